@@ -1,0 +1,33 @@
+# kane: two commands on a fresh machine.
+#   make run   - make a virtual environment, install kane, simulate the shopping cart, write out/cart.h5 and a plot
+#   make test  - the whole test suite (under 10 minutes on 2 cores)
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test bench install clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	mkdir -p out
+	$(BIN)/kane simulate examples/shopping_cart.toml -o out/cart.h5
+	$(BIN)/kane plot out/cart.h5 -o out/cart.png
+	@echo "wrote out/cart.h5 and out/cart.png"
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[bench]"
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) out .pytest_cache

@@ -1,0 +1,201 @@
+"""Numpy backend: turn a :class:`Program` into Python functions, for one state or a batch of states.
+
+The generated source is straight-line code printed from the program's own expressions (sympy's code printers),
+compiled once with ``compile``; nothing from a user's text is evaluated. The scalar variant uses ``math`` on
+floats (fast for one state); the batch variant uses numpy ufuncs on arrays with a leading batch axis.
+``linear_solve`` appends an unrolled LDL^T factorization of a symmetric positive-definite output (a mass matrix)
+that skips its structural zeros, so u' = M^-1 f is solved in the generated code, never by a symbolic inverse.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import sympy as sp
+from sympy.printing.numpy import NumPyPrinter
+from sympy.printing.pycode import PythonCodePrinter
+
+from .program import Program
+
+__all__ = ["CompiledFunction", "compile_program", "GROUPS"]
+
+GROUPS = ("t", "q", "u", "params", "inputs")
+
+_counter = itertools.count()
+
+
+class CompiledFunction:
+    """A generated function ``fn(t, q, u, params, inputs) -> tuple of arrays`` with its source.
+
+    Quantities that depend on parameters only are computed by a separate prelude, cached for the last
+    parameter vector seen, so that a change of parameters never re-derives and an unchanged one costs nothing.
+    """
+
+    def __init__(self, main, prelude, source, outputs, batch):
+        self.main, self.prelude, self.source = main, prelude, source
+        self.outputs, self.batch = tuple(outputs), batch
+        self._key, self._consts = None, None
+
+    def constants(self, params):
+        if self.batch:
+            return self.prelude(params)
+        key = params.tobytes() if hasattr(params, "tobytes") else tuple(params)
+        if key != self._key:
+            self._consts, self._key = self.prelude(params), key
+        return self._consts
+
+    def __call__(self, t, q, u, params, inputs):
+        return self.main(t, q, u, self.constants(params), inputs)
+
+
+class _ScalarPrinter(PythonCodePrinter):
+    def _print_Pow(self, expr, rational=False):
+        b, e = expr.args
+        if e == 2:
+            return f"(({self._print(b)})*({self._print(b)}))"
+        if e == -1:
+            return f"(1.0/({self._print(b)}))"
+        if e == sp.Rational(1, 2):
+            return f"math.sqrt({self._print(b)})"
+        return super()._print_Pow(expr, rational)
+
+    def _print_sign(self, expr):
+        a = self._print(expr.args[0])
+        return f"(({a}) > 0) - (({a}) < 0)"
+
+
+class _BatchPrinter(NumPyPrinter):
+    def _print_Pow(self, expr, rational=False):
+        b, e = expr.args
+        if e == 2:
+            return f"(({self._print(b)})*({self._print(b)}))"
+        if e == -1:
+            return f"(1.0/({self._print(b)}))"
+        return super()._print_Pow(expr, rational)
+
+
+def _ldlt_lines(n, zero, mname, fname, indent):
+    """Unrolled LDL^T of the symmetric n x n matrix named by ``mname(i, j)`` (structural zeros given by
+    ``zero(i, j)``) and solve with right-hand side ``fname(i)``; the solution is left in x0 ... x{n-1}."""
+    lines = []
+    nz = {(i, j): not zero(i, j) for i in range(n) for j in range(n)}
+    L = {}
+    for j in range(n):
+        terms = [f"L{j}_{k}*L{j}_{k}*D{k}" for k in range(j) if L.get((j, k))]
+        lines.append(f"D{j} = {mname(j, j)}" + "".join(f" - {t}" for t in terms))
+        lines.append(f"iD{j} = 1.0/D{j}")
+        for i in range(j + 1, n):
+            terms = [f"L{i}_{k}*L{j}_{k}*D{k}" for k in range(j) if L.get((i, k)) and L.get((j, k))]
+            if not nz[(i, j)] and not terms:
+                continue
+            L[(i, j)] = True
+            head = mname(i, j) if nz[(i, j)] else "0.0"
+            lines.append(f"L{i}_{j} = ({head}" + "".join(f" - {t}" for t in terms) + f")*iD{j}")
+    for i in range(n):
+        terms = [f"L{i}_{k}*y{k}" for k in range(i) if L.get((i, k))]
+        lines.append(f"y{i} = {fname(i)}" + "".join(f" - {t}" for t in terms))
+    for i in reversed(range(n)):
+        terms = [f"L{k}_{i}*x{k}" for k in range(i + 1, n) if L.get((k, i))]
+        lines.append(f"x{i} = y{i}*iD{i}" + "".join(f" - {t}" for t in terms))
+    return [indent + line for line in lines]
+
+
+def compile_program(program: Program, outputs, *, batch: bool = False, linear_solve=None) -> CompiledFunction:
+    """Generate and compile a function evaluating ``outputs`` of ``program``.
+
+    Call as ``fn(t, q, u, params, inputs)``; for ``batch=True`` q, u (and t, params, inputs if they vary) carry a
+    leading batch axis of length B and every output gains it too. ``linear_solve=(M, f, name)`` adds an output
+    ``name`` = M^-1 f computed by an unrolled LDL^T factorization in the generated code.
+    """
+    outputs = tuple(outputs)
+    needed = [o for o in outputs if o in program.outputs]
+    if linear_solve is not None:
+        needed += [linear_solve[0], linear_solve[1]]
+    prog = program.select(dict.fromkeys(needed))
+    printer = _BatchPrinter() if batch else _ScalarPrinter()
+    rename = {}
+    head, pre = [], []
+    for g in GROUPS:
+        syms = prog.inputs.get(g, ())
+        names = [f"{g}_{k}" for k in range(len(syms))]
+        rename.update({s: sp.Symbol(n) for s, n in zip(syms, names)})
+        if not syms:
+            continue
+        if g == "t":
+            head.append("    t_0 = t")
+            continue
+        def unpack(src):
+            if batch:  # rows of the transposed batch are contiguous, so every operation streams
+                return [f"    {', '.join(names)}, = np.ascontiguousarray(np.moveaxis({src}, -1, 0)) "
+                        f"if np.ndim({src}) > 1 else {src}"]
+            # Python floats: their arithmetic is several times faster than numpy scalars'
+            return [f"    {', '.join(names)}, = {src}.tolist() if hasattr({src}, 'tolist') else {src}"]
+        if g == "params":
+            pre += unpack("params")
+            head += unpack("consts[-1]")
+        else:
+            head += unpack(g)
+    constant = set(prog.inputs.get("params", ()))
+    body, const_names = [], []
+    for k, (s, e) in enumerate(prog.assignments):
+        rename[s] = sp.Symbol(f"z_{k}")
+        line = f"    z_{k} = {printer.doprint(e.xreplace(rename))}"
+        if e.free_symbols <= constant:
+            constant.add(s)
+            pre.append(line)
+            const_names.append(f"z_{k}")
+        else:
+            body.append(line)
+    if const_names:
+        head.append(f"    {', '.join(const_names)}, = consts[:-1]")
+    lines = head + body
+    shape_lead = "B, " if batch else ""
+    if batch:
+        lines.insert(0, "    B = q.shape[0] if q.ndim == 2 else u.shape[0]")
+    ret = []
+    for name in outputs:
+        if name not in prog.outputs:
+            continue
+        m = prog.outputs[name]
+        var = f"out_{name}"
+        if name in prog.vectors:
+            lines.append(f"    {var} = np.zeros(({shape_lead}{m.shape[0]},))")
+            for i in range(m.shape[0]):
+                if m[i] != 0:
+                    idx = f"..., {i}" if batch else f"{i}"
+                    lines.append(f"    {var}[{idx}] = {printer.doprint(m[i].xreplace(rename))}")
+        else:
+            lines.append(f"    {var} = np.zeros(({shape_lead}{m.shape[0]}, {m.shape[1]}))")
+            for i in range(m.shape[0]):
+                for j in range(m.shape[1]):
+                    if m[i, j] != 0:
+                        idx = f"..., {i}, {j}" if batch else f"{i}, {j}"
+                        lines.append(f"    {var}[{idx}] = {printer.doprint(m[i, j].xreplace(rename))}")
+        ret.append(var)
+    if linear_solve is not None:
+        Mname, fname, xname = linear_solve
+        M, f = prog.outputs[Mname], prog.outputs[fname]
+        n = M.shape[0]
+        for i in range(n):
+            for j in range(i + 1):
+                if M[i, j] != 0:
+                    lines.append(f"    m{i}_{j} = {printer.doprint(M[i, j].xreplace(rename))}")
+            lines.append(f"    f{i} = {printer.doprint(f[i].xreplace(rename))}")
+        lines += _ldlt_lines(n, lambda i, j: M[max(i, j), min(i, j)] == 0,
+                             lambda i, j: f"m{max(i, j)}_{min(i, j)}", lambda i: f"f{i}", "    ")
+        if batch:
+            lines.append(f"    out_{xname} = np.empty((B, {n}))")
+            lines += [f"    out_{xname}[:, {i}] = x{i}" for i in range(n)]
+        else:
+            lines.append(f"    out_{xname} = np.array([{', '.join(f'x{i}' for i in range(n))}])")
+        ret.append(f"out_{xname}")
+    name = f"_kane_generated_{next(_counter)}"
+    src = (f"def {name}_prelude(params):\n" + "\n".join(pre or ["    pass"])
+           + f"\n    return ({''.join(c + ', ' for c in const_names)}params,)\n\n"
+           + f"def {name}(t, q, u, consts, inputs):\n" + "\n".join(lines) + f"\n    return ({', '.join(ret)},)\n")
+    namespace = {"math": __import__("math"), "np": np, "numpy": np}
+    code = compile(src, f"<kane generated {name}>", "exec")
+    exec(code, namespace)  # noqa: S102 - executes source generated from the program IR, never user text
+    out_names = tuple(o for o in outputs if o in prog.outputs) + ((linear_solve[2],) if linear_solve else ())
+    return CompiledFunction(namespace[name], namespace[f"{name}_prelude"], src, out_names, batch)

@@ -1,0 +1,276 @@
+"""The straight-line ``Program`` IR shared by symbolic derivation and code generation.
+
+A ``Program`` has named input groups (t, q, u, params, inputs), an ordered list of assignments ``z_k = expr`` and
+named outputs (sympy matrices in inputs and assigned symbols). Kane's method emits one through a
+:class:`ProgramBuilder`, which names every nontrivial intermediate quantity as it is formed (the z's of Autolev,
+seed 000 Eq. 66) so that expressions never swell, shares repeated subexpressions, and differentiates with respect
+to time through the assignments (forward mode). Operation counts follow the categories of seed 000 Table 3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import sympy as sp
+
+__all__ = ["Program", "ProgramBuilder", "OpCount", "count_expr_ops"]
+
+
+@dataclass(frozen=True)
+class OpCount:
+    """Operations by category (seed 000 Table 3)."""
+
+    mul_div: int = 0
+    add_sub: int = 0
+    functions: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.mul_div + self.add_sub + self.functions
+
+    def __add__(self, other: "OpCount") -> "OpCount":
+        return OpCount(self.mul_div + other.mul_div, self.add_sub + other.add_sub, self.functions + other.functions)
+
+
+def count_expr_ops(expr) -> OpCount:
+    """Count multiplications/divisions, additions/subtractions and function calls in one expression tree.
+
+    A sign change costs nothing; x**2 is one multiplication, x**-1 one division, other powers a function call.
+    """
+    md = ad = fn = 0
+    stack = [sp.sympify(expr)]
+    while stack:
+        e = stack.pop()
+        if e.is_Atom:
+            continue
+        if e.is_Add:
+            ad += len(e.args) - 1
+        elif e.is_Mul:
+            coeff, factors = e.as_coeff_mul()
+            n = len(factors) - 1 + (0 if coeff in (1, -1) else 1)
+            md += max(n, 0)
+            stack.extend(factors)
+            continue
+        elif e.is_Pow:
+            b, x = e.args
+            if x == -1 or x == 2 or x == -2:
+                md += 1 if abs(x) == 1 or x == 2 else 2
+            elif x == sp.Rational(1, 2):
+                fn += 1
+            else:
+                fn += 1
+            stack.append(b)
+            continue
+        elif isinstance(e, sp.Function):
+            fn += 1
+        stack.extend(e.args)
+    return OpCount(md, ad, fn)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A straight-line program: ``inputs`` (group -> symbols), ``assignments`` ((symbol, expr), ...) in
+    evaluation order, ``outputs`` (name -> sympy ImmutableMatrix)."""
+
+    inputs: Mapping[str, tuple]
+    assignments: tuple
+    outputs: Mapping[str, sp.ImmutableMatrix]
+    vectors: frozenset = frozenset()
+
+    def shape(self, name: str) -> tuple:
+        """Numeric shape of an output: (n,) for a vector output, (rows, cols) for a matrix output."""
+        m = self.outputs[name]
+        return (m.shape[0],) if name in self.vectors else m.shape
+
+    def select(self, names) -> "Program":
+        """The program restricted to some outputs, with every assignment they do not need removed."""
+        names = list(names)
+        outs = {n: self.outputs[n] for n in names}
+        defs = dict(self.assignments)
+        needed = set()
+        stack = [s for m in outs.values() for e in m for s in e.free_symbols]
+        while stack:
+            s = stack.pop()
+            if s in needed or s not in defs:
+                continue
+            needed.add(s)
+            stack.extend(defs[s].free_symbols)
+        return Program(self.inputs, tuple(a for a in self.assignments if a[0] in needed), outs,
+                       frozenset(n for n in names if n in self.vectors))
+
+    def constant_symbols(self) -> set:
+        """Assigned symbols that depend on parameters only (computed once per parameter set)."""
+        const = set(self.inputs.get("params", ()))
+        for sym, expr in self.assignments:
+            if expr.free_symbols <= const:
+                const.add(sym)
+        return const - set(self.inputs.get("params", ()))
+
+    def count_ops(self, names=None, *, constants: bool = False) -> OpCount:
+        """Operations to evaluate the given outputs (default all) at one state, with the assignments they need.
+
+        Quantities of parameters only are computed once per parameter set and are not counted, unless
+        ``constants=True``, which counts just them.
+        """
+        prog = self.select(names) if names is not None else self
+        const = prog.constant_symbols()
+        params = set(prog.inputs.get("params", ()))
+        total = OpCount()
+        for sym, expr in prog.assignments:
+            if (sym in const) == constants:
+                total = total + count_expr_ops(expr)
+        for m in prog.outputs.values():
+            for e in m:
+                if (e.free_symbols <= (const | params)) == constants:
+                    total = total + count_expr_ops(e)
+        return total
+
+    def expression(self, name: str) -> sp.Matrix:
+        """An output with every intermediate variable substituted back (readable form; small systems only)."""
+        prog = self.select([name])
+        subs = {}
+        for sym, expr in prog.assignments:
+            subs[sym] = expr.xreplace(subs)
+        return sp.Matrix(prog.outputs[name]).xreplace(subs)
+
+    def assignment_text(self) -> str:
+        return "\n".join(f"{s} = {e}" for s, e in self.assignments)
+
+
+class ProgramBuilder:
+    """Builds a :class:`Program`: ``assign`` names intermediate quantities, ``time_derivative`` differentiates.
+
+    ``rates`` maps each coordinate symbol to its time derivative (an expression). ``time_derivative`` gives the
+    velocity-product part of a derivative: speeds are held constant (u' = 0), parameters and inputs too, and
+    ``t`` has rate 1; so d/dt(A(q) u + b) yields A' u + b', and d/dt S(q) yields S'.
+    """
+
+    def __init__(self, inputs: Mapping[str, tuple], prefix: str = "z"):
+        self.inputs = {k: tuple(v) for k, v in inputs.items()}
+        self.prefix = prefix
+        self._assignments: list = []
+        self._defs: dict = {}
+        self._cache: dict = {}
+        self._dots: dict = {}
+        self._const: set = set(self.inputs.get("params", ()))
+        self.rates: dict = {}
+
+    def assign(self, expr):
+        """Return ``expr`` itself if trivial (a symbol, a number, a negated symbol) or a named intermediate.
+
+        Parameter-only factors and terms inside ``expr`` are named first, so that they can be computed once per
+        parameter set (see :meth:`Program.constant_symbols`).
+        """
+        expr = sp.sympify(expr)
+        if expr.is_Atom:
+            return expr
+        if expr.is_Mul:  # keep a sign outside so that z and -z share one name
+            coeff, rest = expr.as_coeff_Mul()
+            if coeff.is_Number and float(coeff) == -1.0:
+                return -self.assign(rest) if not rest.is_Atom else -rest
+        if not self._is_const(expr):
+            expr = self._hoist(expr)
+            if expr.is_Atom:
+                return expr
+        return self._name(expr)
+
+    def _name(self, expr):
+        cached = self._cache.get(expr)
+        if cached is not None:
+            return cached
+        sym = sp.Symbol(f"{self.prefix}{len(self._assignments)}")
+        self._assignments.append((sym, expr))
+        self._defs[sym] = expr
+        self._cache[expr] = sym
+        if self._is_const(expr):
+            self._const.add(sym)
+        return sym
+
+    def _is_const(self, expr) -> bool:
+        return expr.free_symbols <= self._const
+
+    def _hoist(self, e):
+        """Name the parameter-only parts of ``e`` (a state-dependent expression)."""
+        if e.is_Atom:
+            return e
+        if self._is_const(e):
+            return e if e.is_Number else self._name(e)
+        if e.is_Add:
+            return sp.Add(*[self._hoist(a) for a in e.args])
+        if e.is_Mul:
+            consts = [f for f in e.args if self._is_const(f)]
+            others = [self._hoist(f) for f in e.args if not self._is_const(f)]
+            c = sp.Mul(*consts)
+            if not c.is_Atom:
+                coeff, rest = c.as_coeff_Mul()
+                c = coeff * (rest if rest.is_Atom else self._name(rest))
+            return sp.Mul(c, *others)
+        if e.is_Pow:
+            return sp.Pow(self._hoist(e.args[0]), e.args[1])
+        return e.func(*[self._hoist(a) for a in e.args])
+
+    def assign_matrix(self, m) -> sp.Matrix:
+        m = sp.Matrix(m)
+        return m.applyfunc(self.assign)
+
+    def definition(self, symbol):
+        return self._defs.get(symbol)
+
+    def time_derivative(self, expr):
+        """d/dt of ``expr`` at u' = 0, through the intermediate variables (assigned, memoized)."""
+        expr = sp.sympify(expr)
+        total = sp.S.Zero
+        for s in expr.free_symbols:
+            ds = self._symbol_rate(s)
+            if ds != 0:
+                total += expr.diff(s) * ds
+        return self.assign(total)
+
+    def _symbol_rate(self, s):
+        if s in self._dots:
+            return self._dots[s]
+        if s in self.rates:
+            rate = self.rates[s]
+        elif s in self._defs:
+            rate = self.time_derivative(self._defs[s])
+        elif s in self.inputs.get("t", ()):
+            rate = sp.S.One
+        else:
+            rate = sp.S.Zero
+        self._dots[s] = rate
+        return rate
+
+    def build(self, outputs: Mapping[str, sp.MatrixBase], *, inputs: Mapping[str, tuple] | None = None,
+              definitions: Mapping[sp.Symbol, sp.Expr] | None = None) -> Program:
+        """Freeze into a :class:`Program`, ordering assignments so each follows what it uses.
+
+        Outputs given as lists or tuples are vectors, sympy matrices are matrices (even 1 x 1).
+        ``inputs`` replaces input groups (e.g. only the independent speeds) and ``definitions`` adds assignments
+        for symbols that are inputs of the builder but computed in this program (e.g. dependent speeds).
+        """
+        vectors = frozenset(k for k, v in outputs.items() if isinstance(v, (list, tuple)))
+        outs = {k: sp.ImmutableMatrix(len(v), 1, list(v)) if k in vectors else sp.ImmutableMatrix(v)
+                for k, v in outputs.items()}
+        order, seen = [], set()
+        defs = dict(self._defs)
+        extra = dict(definitions or {})
+        defs.update(extra)
+        for sym in list(extra) + [s for s, _ in self._assignments]:
+            if sym in seen:
+                continue
+            stack = [(sym, False)]
+            while stack:
+                s, ready = stack.pop()
+                if ready:
+                    if s not in seen:
+                        seen.add(s)
+                        order.append((s, defs[s]))
+                    continue
+                if s in seen:
+                    continue
+                stack.append((s, True))
+                stack.extend((d, False) for d in defs[s].free_symbols if d in defs and d not in seen)
+        groups = dict(self.inputs)
+        groups.update(inputs or {})
+        return Program(groups, tuple(order), outs, vectors)

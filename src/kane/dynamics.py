@@ -1,0 +1,128 @@
+"""``Dynamics``: the one numeric interface every formulation offers (DESIGN.md), here from Kane's equations.
+
+State: q (n_q,) and the independent speeds u (n_u,). Parameters and inputs are arguments (a dict name -> value,
+an array in model order, or None for the defaults), so a sweep never re-derives. Every method also accepts a
+batch: q of shape (B, n_q) and u of shape (B, n_u) give results with a leading axis B.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from .codegen.numpy_backend import compile_program
+from .errors import KaneError
+
+__all__ = ["Dynamics"]
+
+
+class Dynamics:
+    """Numeric equations of motion M(q) u' = f(q, u, t), q' = W(q) u + X, compiled from :class:`Equations`."""
+
+    def __init__(self, equations):
+        self.equations = equations
+        self.model = equations.model
+        self.n_q = self.model.n_q
+        self.n_u = len(equations.u_independent)
+        self.q_names = tuple(str(s) for s in self.model.q)
+        self.u_names = tuple(str(s) for s in equations.u_independent)
+        self.u_dependent_names = tuple(str(s) for s in equations.u_dependent)
+        self._default_params = self.model.parameter_values()
+        self._default_inputs = self.model.input_values()
+        self._fns = {}
+
+    # ---- compiled functions --------------------------------------------------------------------------------
+    def _fn(self, key, outputs, batch, solve=False, full=False):
+        k = (key, batch)
+        if k not in self._fns:
+            prog = self.equations.full_program if full else self.equations.program
+            self._fns[k] = compile_program(prog, outputs, batch=batch,
+                                           linear_solve=("M", "f", "udot") if solve else None)
+        return self._fns[k]
+
+    def _args(self, q, u, params, inputs):
+        p = self._default_params if params is None else self.model.parameter_values(params)
+        w = self._default_inputs if inputs is None else self.model.input_values(inputs)
+        q = np.asarray(q, dtype=float)
+        u = np.asarray(u, dtype=float) if u is not None else np.zeros(q.shape[:-1] + (self.n_u,))
+        batch = q.ndim == 2
+        if q.shape[-1] != self.n_q or u.shape[-1] != self.n_u:
+            raise KaneError(f"expected q with {self.n_q} and u with {self.n_u} entries (last axis), "
+                            f"got shapes {q.shape} and {u.shape}")
+        if batch:
+            B = q.shape[0]
+            if u.ndim == 1:
+                u = np.broadcast_to(u, (B, self.n_u))
+        return q, u, p, w, batch
+
+    # ---- the interface -------------------------------------------------------------------------------------
+    def qdot(self, t, q, u, params=None, inputs=None) -> np.ndarray:
+        """q' (n_q,) = W(q) u + X."""
+        q, u, p, w, batch = self._args(q, u, params, inputs)
+        return self._fn("qdot", ["qdot"], batch)(t, q, u, p, w)[0]
+
+    def udot(self, t, q, u, params=None, inputs=None) -> np.ndarray:
+        """u' (n_u,): solves M u' = f by an unrolled LDL^T factorization."""
+        q, u, p, w, batch = self._args(q, u, params, inputs)
+        return self._fn("udot", [], batch, solve=True)(t, q, u, p, w)[0]
+
+    def rhs(self, t, q, u, params=None, inputs=None):
+        """(q', u') in one evaluation: the right-hand side of the first-order ODE."""
+        q, u, p, w, batch = self._args(q, u, params, inputs)
+        return self._fn("rhs", ["qdot"], batch, solve=True)(t, q, u, p, w)
+
+    def mass_matrix(self, t, q, params=None) -> np.ndarray:
+        """M (n_u, n_u) of the embedded equations [kg, kg m, kg m^2 by speed units]."""
+        q, u, p, w, batch = self._args(q, None, params, None)
+        return self._fn("M", ["M"], batch)(t, q, u, p, w)[0]
+
+    def forcing(self, t, q, u, params=None, inputs=None) -> np.ndarray:
+        """f (n_u,) of M u' = f."""
+        q, u, p, w, batch = self._args(q, u, params, inputs)
+        return self._fn("f", ["f"], batch)(t, q, u, p, w)[0]
+
+    def full_speeds(self, t, q, u, params=None) -> np.ndarray:
+        """All speeds of the model (n_u of the model), the dependent ones from u_dep = D u + E."""
+        q, u, p, w, batch = self._args(q, u, params, None)
+        return self._fn("u_full", ["u_full"], batch)(t, q, u, p, w)[0]
+
+    def kinetic_energy(self, t, q, u, params=None) -> float:
+        """Kinetic energy [J] from the bodies' velocities."""
+        q, u, p, w, batch = self._args(q, u, params, None)
+        return self._fn("ke", ["kinetic"], batch)(t, q, u, p, w)[0][..., 0]
+
+    def potential_energy(self, t, q, params=None) -> float:
+        """Potential energy [J] of gravity and springs (raises if a load's potential is unknown)."""
+        if not self.equations.has_potential:
+            raise NotImplementedError("a spring or joint load has no known potential: energy is not defined")
+        q, u, p, w, batch = self._args(q, None, params, None)
+        return self._fn("pe", ["potential"], batch)(t, q, u, p, w)[0][..., 0]
+
+    def energy(self, t, q, u, params=None) -> float:
+        """Total mechanical energy [J] (kinetic + potential)."""
+        return self.kinetic_energy(t, q, u, params) + self.potential_energy(t, q, params)
+
+    def constraints(self, t, q, params=None):
+        """(A, b) (m x n_u_model, m) of every declared constraint, A u_full + b = 0, at q."""
+        q, _, p, w, batch = self._args(q, None, params, None)
+        u_full = np.zeros(q.shape[:-1] + (self.model.n_u,))
+        return self._fn("Ab", ["A", "b"], batch, full=True)(t, q, u_full, p, w)
+
+    def constraint_residual(self, t, q, u, params=None) -> np.ndarray:
+        """A u_full + b of every declared constraint (zero for the embedded ones up to round-off)."""
+        q, u, p, w, batch = self._args(q, u, params, None)
+        return self._fn("res", ["constraint_residual"], batch)(t, q, u, p, w)[0]
+
+    def configuration_residual(self, t, q, params=None) -> np.ndarray:
+        """C(q) of the holonomic constraints (loop closures, contact heights) [m]."""
+        q, u, p, w, batch = self._args(q, None, params, None)
+        return self._fn("C", ["C"], batch)(t, q, u, p, w)[0]
+
+    @cached_property
+    def parameter_names(self) -> tuple:
+        return tuple(str(s) for s in self.model.parameters)
+
+    @cached_property
+    def input_names(self) -> tuple:
+        return tuple(str(s) for s in self.model.inputs)

@@ -1,0 +1,205 @@
+"""Compile a ``System`` into a frozen ``Model``: topology, q/u layout, symbol checks, inertia checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from ..errors import ModelError
+from . import joints as J
+from .elements import Body, Constraint, ConstraintKind, Force, JointLoad, PlacedJoint, Spring, Torque
+from .system import GROUND, Model, stretch, stretch_rate, t
+
+__all__ = ["compile_system"]
+
+
+def _order_bodies(system) -> list[str]:
+    """Bodies in parent-before-child order; checks parents exist, one inboard joint per body, no cycle."""
+    inboard = {}
+    for e in system._joints:
+        if e.parent != GROUND and e.parent not in system._bodies:
+            raise ModelError(f"joint {e.name!r}: parent body {e.parent!r} does not exist; expected 'ground' or "
+                             f"one of: {', '.join(system._bodies) or '(no bodies)'}")
+        if e.child not in system._bodies:
+            raise ModelError(f"joint {e.name!r}: child body {e.child!r} does not exist")
+        if e.child == e.parent:
+            raise ModelError(f"joint {e.name!r}: a body cannot be jointed to itself ({e.child!r})")
+        if e.child in inboard:
+            raise ModelError(f"body {e.child!r} has two inboard joints, {inboard[e.child].name!r} and {e.name!r}; "
+                             "a tree has one per body: close loops with add_loop_closure")
+        inboard[e.child] = e
+    for b in system._bodies:
+        if b not in inboard:
+            raise ModelError(f"body {b!r} has no inboard joint; expected a joint from its parent or a "
+                             "kane.joints.Free joint from 'ground'")
+    order, placed = [], {GROUND}
+    children = {}
+    for e in system._joints:
+        children.setdefault(e.parent, []).append(e.child)
+    stack = [GROUND]
+    while stack:
+        node = stack.pop(0)
+        for c in children.get(node, []):
+            if c not in placed:
+                placed.add(c)
+                order.append(c)
+                stack.append(c)
+    missing = [b for b in system._bodies if b not in placed]
+    if missing:
+        raise ModelError(f"joints form a cycle through bodies {', '.join(missing)}: every body must be reachable "
+                         "from 'ground' through a tree of joints; close loops with add_loop_closure")
+    return order, inboard
+
+
+def _check_inertia(body: Body, defaults: dict):
+    subs = {sp.Symbol(k): v for k, v in defaults.items()}
+    try:
+        m = float(body.mass.subs(subs))
+        I = np.array(body.inertia.subs(subs), dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"body {body.name!r}: mass and inertia must be numbers or expressions of parameters") from None
+    if not m >= 0:
+        raise ModelError(f"body {body.name!r} field 'mass': expected a mass >= 0 (0 for a massless frame), "
+                         f"got {m:g}")
+    if body.is_particle or not np.any(I):
+        return  # a point mass (or a massless frame) has no rotational inertia
+    ev = np.linalg.eigvalsh(I)
+    tol = 1e-12 * max(1.0, float(np.max(np.abs(ev))))
+    if np.any(ev <= tol):
+        raise ModelError(f"body {body.name!r} field 'inertia': expected a positive-definite central inertia "
+                         f"tensor (or all zeros for a point mass), got principal moments "
+                         f"{np.array2string(ev, precision=4)}")
+    a, b, c = ev
+    if a + b < c * (1 - 1e-9):
+        raise ModelError(f"body {body.name!r} field 'inertia': principal moments {a:g}, {b:g}, {c:g} violate "
+                         "the triangle inequality (no rigid body has them)")
+
+
+def compile_system(system) -> Model:
+    if not system._bodies:
+        raise ModelError(f"system {system.name!r} has no bodies")
+    order, inboard = _order_bodies(system)
+    body_index = {name: i for i, name in enumerate(order)}
+    gravity = sp.ImmutableMatrix([sp.sympify(g) for g in system.gravity])
+    if gravity.shape != (3, 1):
+        raise ModelError(f"system {system.name!r} field 'gravity': expected a 3-vector")
+
+    def bidx(name, what):
+        if name == GROUND:
+            return -1
+        if name not in body_index:
+            raise ModelError(f"{what}: no body named {name!r}; bodies: {', '.join(order)}")
+        return body_index[name]
+
+    bodies, joints, parent, qs, us, q0, u0 = [], [], [], [], [], [], []
+    for i, name in enumerate(order):
+        body = system._bodies[name]
+        _check_inertia(body, system._params)
+        bodies.append(body)
+        e = inboard[name]
+        p = bidx(e.parent, f"joint {e.name!r}")
+        parent.append(p)
+        nq, nu = e.joint.nq, e.joint.nu
+        qsl, usl = slice(len(qs), len(qs) + nq), slice(len(us), len(us) + nu)
+        qs += [sp.Symbol(n) for n in e.q_names]
+        us += [sp.Symbol(n) for n in e.u_names]
+        q_init = e.q0 if e.q0 is not None else _neutral_q(e.joint)
+        u_init = e.u0 if e.u0 is not None else (0.0,) * nu
+        if len(q_init) != nq or len(u_init) != nu:
+            raise ModelError(f"joint {e.name!r}: q0 needs {nq} values and u0 {nu}; got {len(q_init)} and {len(u_init)}")
+        q0 += list(q_init)
+        u0 += list(u_init)
+        joints.append(PlacedJoint(e.name, p, i, e.joint, e.R_parent_F, e.r_parent_F, e.R_child_M, e.r_child_M,
+                                  qsl, usl))
+        # early check that the joint's own kinematics are well defined for its speed choice
+        e.joint.kinematics(sp.Matrix([sp.Symbol(n) for n in e.q_names]), t)
+
+    params = tuple(sp.Symbol(n) for n in system._params)
+    inputs = tuple(sp.Symbol(n) for n in system._inputs)
+    known = set(qs) | set(us) | set(params) | set(inputs) | {t}
+    joint_names = [e.name for e in joints]
+
+    def check(expr, what, extra=()):
+        unknown = sorted(str(s) for s in sp.sympify(expr).free_symbols - known - set(extra))
+        if unknown:
+            raise ModelError(f"{what}: unknown symbol(s) {', '.join(unknown)}; expected coordinates, speeds, 't', "
+                             "or parameters/inputs declared with System.parameter / System.input")
+        return expr
+
+    for b in bodies:
+        for expr in [b.mass, *b.com, *b.inertia]:
+            check(expr, f"body {b.name!r}")
+            if expr.free_symbols - set(params):
+                raise ModelError(f"body {b.name!r}: mass properties may depend on parameters only")
+    check(gravity, "gravity")
+    forces = tuple(Force(bidx(b, "force"), check(v, f"force on {b!r}"), check(pt, f"force point on {b!r}"),
+                         bidx(f, f"force on {b!r} field 'frame'")) for b, v, pt, f in system._forces)
+    torques = tuple(Torque(bidx(b, "torque"), check(v, f"torque on {b!r}"), bidx(f, f"torque on {b!r} field 'frame'"))
+                    for b, v, f in system._torques)
+    springs = tuple(Spring(bidx(a, "spring field 'body_a'"), check(pa, "spring field 'point_a'"),
+                           bidx(b, "spring field 'body_b'"), check(pb, "spring field 'point_b'"),
+                           check(L0, "spring field 'rest_length'"),
+                           check(law, "spring field 'tension'", (stretch, stretch_rate)), pot)
+                    for a, pa, b, pb, L0, law, pot in system._springs)
+    joint_loads = []
+    for entry in system._joint_loads:
+        jname = entry[1]
+        if jname not in joint_names:
+            raise ModelError(f"joint load: no joint named {jname!r}; joints: {', '.join(joint_names)}")
+        k = joint_names.index(jname)
+        pj = joints[k]
+        if pj.joint.nq != pj.joint.nu:
+            raise ModelError(f"joint load on {jname!r}: generalized forces need a joint with as many coordinates "
+                             f"as speeds; a {pj.joint.kind} joint has {pj.joint.nq} and {pj.joint.nu}: apply a "
+                             "torque with add_torque instead")
+        qj = sp.Matrix(qs[pj.q_slice])
+        if entry[0] == "spring":
+            _, _, kk, rest, cc = entry
+            kk, rest, cc = (sp.sympify(x) for x in (kk, rest, cc))
+            W = pj.joint.kinematics(qj, t).W
+            qdot = W * sp.Matrix(us[pj.u_slice])
+            Q = sp.Matrix([-kk * (qj[r] - rest) - cc * qdot[r] for r in range(len(qj))])
+            pot = sum(kk * (qj[r] - rest) ** 2 / 2 for r in range(len(qj)))
+        else:
+            Q = sp.Matrix([sp.sympify(x) for x in entry[2]])
+            if Q.shape[0] != pj.joint.nq:
+                raise ModelError(f"joint torque on {jname!r}: expected {pj.joint.nq} generalized forces")
+            pot = None
+        joint_loads.append(JointLoad(k, sp.ImmutableMatrix(check(Q, f"joint load on {jname!r}")),
+                                     check(pot, f"joint load on {jname!r}") if pot is not None else None))
+
+    constraints = tuple(_compile_constraint(c, bidx, joint_names, check) for c in system._constraints)
+    return Model(system.name, tuple(bodies), tuple(joints), tuple(parent), tuple(qs), tuple(us), t, params,
+                 tuple(system._params.values()), inputs, tuple(system._inputs.values()), gravity, forces, torques,
+                 springs, tuple(joint_loads), constraints, tuple(float(x) for x in q0), tuple(float(x) for x in u0))
+
+
+def _neutral_q(joint: J.Joint) -> tuple:
+    if isinstance(joint, J.Spherical):
+        return (1.0, 0.0, 0.0, 0.0)
+    if isinstance(joint, J.Free):
+        return (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
+    return (0.0,) * joint.nq
+
+
+def _compile_constraint(entry, bidx, joint_names, check) -> Constraint:
+    name, kind, data, transient = entry
+    what = f"constraint {name!r}"
+    if kind is ConstraintKind.MOTION:
+        data = tuple(check(e, what) for e in data)
+    elif kind is ConstraintKind.JOINT_LOCK:
+        if data[0] not in joint_names:
+            raise ModelError(f"{what}: no joint named {data[0]!r}; joints: {', '.join(joint_names)}")
+        data = (joint_names.index(data[0]),)
+    elif kind is ConstraintKind.POINT_VELOCITY:
+        data = (bidx(data[0], what), check(data[1], what), tuple(check(d, what) for d in data[2]))
+    elif kind is ConstraintKind.ROLLING_DISK:
+        data = (bidx(data[0], what), check(data[1], what), check(data[2], what), check(data[3], what))
+        if data[0] < 0:
+            raise ModelError(f"{what}: the rolling body cannot be 'ground'")
+    elif kind is ConstraintKind.NO_SLIP:
+        data = (bidx(data[0], what), check(data[1], what), check(data[2], what))
+    elif kind is ConstraintKind.LOOP_CLOSURE:
+        data = (bidx(data[0], what), check(data[1], what), bidx(data[2], what), check(data[3], what), data[4],
+                tuple(check(d, what) for d in data[5]))
+    return Constraint(name, kind, data, transient)

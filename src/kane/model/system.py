@@ -1,0 +1,375 @@
+"""The mutable ``System`` builder and the frozen ``Model`` it compiles into.
+
+A user describes bodies, joints, loads and constraints once on a :class:`System`; :meth:`System.compile` checks
+everything and returns an immutable, index-based :class:`Model` that every formulation consumes. Nothing
+downstream mutates a ``Model``.
+
+Conventions: SI units; right-handed frames; the ground frame is called ``"ground"``; vectors are 3-sequences of
+numbers or sympy expressions; inertia tensors are 3x3 or the 6-tuple (Ixx, Iyy, Izz, Ixy, Iyz, Izx) about the
+centre of mass in body axes; quaternions are scalar-first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy as sp
+
+from ..errors import ModelError
+from . import joints as J
+from .elements import (Body, Constraint, ConstraintKind, Force, JointLoad, PlacedJoint, Spring, Torque)
+
+__all__ = ["System", "Model", "GROUND", "t", "stretch", "stretch_rate"]
+
+GROUND = "ground"
+t = sp.Symbol("t")
+stretch = sp.Symbol("stretch")
+stretch_rate = sp.Symbol("stretch_rate")
+
+
+def _vec(value, what: str) -> sp.ImmutableMatrix:
+    try:
+        items = list(value)
+    except TypeError:
+        raise ModelError(f"{what}: expected a 3-vector, got {value!r}") from None
+    if len(items) != 3:
+        raise ModelError(f"{what}: expected a 3-vector, got {len(items)} components")
+    return sp.ImmutableMatrix([_scalar(v, what) for v in items])
+
+
+def _scalar(value, what: str) -> sp.Expr:
+    if isinstance(value, str):
+        raise ModelError(f"{what}: got the string {value!r}; expected a number or a sympy expression "
+                         "(model files parse their expressions with kane.io)")
+    try:
+        return sp.sympify(value, strict=True)
+    except (sp.SympifyError, TypeError):
+        raise ModelError(f"{what}: expected a number or a sympy expression, got {value!r}") from None
+
+
+def _rotation(value, what: str) -> sp.ImmutableMatrix:
+    if value is None:
+        return sp.ImmutableMatrix(sp.eye(3))
+    R = sp.Matrix(value)
+    if R.shape != (3, 3):
+        raise ModelError(f"{what}: expected a 3x3 rotation matrix")
+    if all(e.is_number for e in R):
+        Rn = np.array(R.evalf(), dtype=float)
+        if not np.allclose(Rn.T @ Rn, np.eye(3), atol=1e-9) or np.linalg.det(Rn) < 0:
+            raise ModelError(f"{what}: expected a proper rotation matrix (orthonormal, det +1)")
+    return sp.ImmutableMatrix(R)
+
+
+def _inertia(value, what: str) -> sp.ImmutableMatrix:
+    items = list(value) if not isinstance(value, sp.MatrixBase) else value
+    if isinstance(items, sp.MatrixBase) and items.shape == (3, 3):
+        I = sp.Matrix(items)
+    elif len(items) == 6:
+        ixx, iyy, izz, ixy, iyz, izx = (_scalar(v, what) for v in items)
+        I = sp.Matrix([[ixx, ixy, izx], [ixy, iyy, iyz], [izx, iyz, izz]])
+    elif len(items) == 3 and all(not hasattr(v, "__len__") for v in items):
+        I = sp.diag(*(_scalar(v, what) for v in items))
+    else:
+        I = sp.Matrix(items)
+        if I.shape != (3, 3):
+            raise ModelError(f"{what}: expected a 3x3 tensor, (Ixx, Iyy, Izz) or (Ixx, Iyy, Izz, Ixy, Iyz, Izx)")
+    if I != I.T:
+        diff = I - I.T
+        if not all(e.is_number for e in diff) or max(abs(float(e)) for e in diff) > 1e-9 * max(
+                1.0, max(abs(float(e)) for e in I if e.is_number)):
+            raise ModelError(f"{what}: the inertia tensor must be symmetric")
+        I = (I + I.T) / 2
+    return sp.ImmutableMatrix(I)
+
+
+@dataclass(frozen=True)
+class Model:
+    """A compiled, immutable multibody model (index-based; bodies ordered parent before child).
+
+    ``joints[i]`` is the inboard joint of ``bodies[i]``; ``parent[i]`` is its parent body index (-1: ground).
+    ``q`` (n_q) and ``u`` (n_u) are the sympy symbols of the coordinates and speeds in system order.
+    """
+
+    name: str
+    bodies: tuple[Body, ...]
+    joints: tuple[PlacedJoint, ...]
+    parent: tuple[int, ...]
+    q: tuple[sp.Symbol, ...]
+    u: tuple[sp.Symbol, ...]
+    t: sp.Symbol
+    parameters: tuple[sp.Symbol, ...]
+    parameter_defaults: tuple[float, ...]
+    inputs: tuple[sp.Symbol, ...]
+    input_defaults: tuple[float, ...]
+    gravity: sp.ImmutableMatrix
+    forces: tuple[Force, ...]
+    torques: tuple[Torque, ...]
+    springs: tuple[Spring, ...]
+    joint_loads: tuple[JointLoad, ...]
+    constraints: tuple[Constraint, ...]
+    q0: tuple[float, ...]
+    u0: tuple[float, ...]
+
+    @property
+    def n_q(self) -> int:
+        return len(self.q)
+
+    @property
+    def n_u(self) -> int:
+        return len(self.u)
+
+    @property
+    def n_bodies(self) -> int:
+        return len(self.bodies)
+
+    def body_index(self, name: str) -> int:
+        """Index of a body by name; -1 for ``"ground"``."""
+        if name == GROUND:
+            return -1
+        for i, b in enumerate(self.bodies):
+            if b.name == name:
+                return i
+        raise ModelError(f"no body named {name!r}; bodies: {', '.join(b.name for b in self.bodies)}")
+
+    def joint_index(self, name: str) -> int:
+        for i, j in enumerate(self.joints):
+            if j.name == name:
+                return i
+        raise ModelError(f"no joint named {name!r}; joints: {', '.join(j.name for j in self.joints)}")
+
+    def parameter_values(self, params=None) -> np.ndarray:
+        """Parameter vector in model order from defaults, updated by a dict name -> value (or a full array)."""
+        return _values(self.parameters, self.parameter_defaults, params, "parameter")
+
+    def input_values(self, inputs=None) -> np.ndarray:
+        return _values(self.inputs, self.input_defaults, inputs, "input")
+
+
+def _values(symbols, defaults, given, what) -> np.ndarray:
+    out = np.array(defaults, dtype=float)
+    if given is None:
+        return out
+    if isinstance(given, dict):
+        names = [str(s) for s in symbols]
+        for key, value in given.items():
+            if str(key) not in names:
+                raise ModelError(f"unknown {what} {str(key)!r}; known: {', '.join(names) or '(none)'}")
+            out[names.index(str(key))] = value
+        return out
+    arr = np.asarray(given, dtype=float)
+    if arr.shape != out.shape:
+        raise ModelError(f"{what} values: expected {out.shape[0]} values in model order, got shape {arr.shape}")
+    return arr
+
+
+@dataclass
+class _JointEntry:
+    name: str
+    parent: str
+    child: str
+    joint: J.Joint
+    R_parent_F: sp.ImmutableMatrix
+    r_parent_F: sp.ImmutableMatrix
+    R_child_M: sp.ImmutableMatrix
+    r_child_M: sp.ImmutableMatrix
+    q_names: tuple[str, ...]
+    u_names: tuple[str, ...]
+    q0: tuple | None
+    u0: tuple | None
+
+
+@dataclass
+class System:
+    """Mutable description of a multibody system. Build it with the ``add_*`` methods, then :meth:`compile`.
+
+    >>> s = System("pendulum", gravity=(0, 0, -9.81))
+    >>> b = s.add_body("link", mass=1.0, com=(0, 0, -0.5), inertia=(0.1, 0.1, 0.01))
+    >>> j = s.add_joint("ground", "link", Revolute("y"), name="hinge", coordinates=["theta"], speeds=["omega"])
+    """
+
+    name: str = "system"
+    gravity: tuple = (0, 0, 0)
+    _bodies: dict = field(default_factory=dict)
+    _joints: list = field(default_factory=list)
+    _params: dict = field(default_factory=dict)
+    _inputs: dict = field(default_factory=dict)
+    _forces: list = field(default_factory=list)
+    _torques: list = field(default_factory=list)
+    _springs: list = field(default_factory=list)
+    _joint_loads: list = field(default_factory=list)
+    _constraints: list = field(default_factory=list)
+
+    # ---- symbols -------------------------------------------------------------------------------------------
+    def parameter(self, name: str, default: float) -> sp.Symbol:
+        """Declare a named parameter with a default value; returns its symbol for use in expressions."""
+        self._check_new_name(name, "parameter")
+        self._params[name] = float(default)
+        return sp.Symbol(name)
+
+    def input(self, name: str, default: float = 0.0) -> sp.Symbol:
+        """Declare a named input (applied torque, device force, ...) given at run time; returns its symbol."""
+        self._check_new_name(name, "input")
+        self._inputs[name] = float(default)
+        return sp.Symbol(name)
+
+    def _check_new_name(self, name, what):
+        if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
+            raise ModelError(f"{what} name {name!r}: expected an identifier not starting with '_'")
+        taken = set(self._params) | set(self._inputs) | {"t", "stretch", "stretch_rate"}
+        for e in self._joints:
+            taken |= set(e.q_names) | set(e.u_names)
+        if name in taken:
+            raise ModelError(f"{what} name {name!r} is already used by another symbol of system {self.name!r}")
+
+    # ---- bodies and joints ---------------------------------------------------------------------------------
+    def add_body(self, name: str, mass, com=(0, 0, 0), inertia=(0, 0, 0)) -> str:
+        """Add a rigid body: mass [kg], centre of mass in body axes [m], central inertia in body axes [kg m^2]."""
+        if not isinstance(name, str) or not name or name == GROUND or name in self._bodies:
+            raise ModelError(f"body name {name!r}: expected a new, non-empty name other than 'ground'")
+        self._bodies[name] = Body(name, _scalar(mass, f"body {name!r} field 'mass'"),
+                                  _vec(com, f"body {name!r} field 'com'"),
+                                  _inertia(inertia, f"body {name!r} field 'inertia'"))
+        return name
+
+    def add_particle(self, name: str, mass) -> str:
+        """Add a particle (a point mass at its frame's origin, no rotational inertia)."""
+        self.add_body(name, mass)
+        b = self._bodies[name]
+        self._bodies[name] = Body(b.name, b.mass, b.com, b.inertia, is_particle=True)
+        return name
+
+    def add_joint(self, parent: str, child: str, joint: J.Joint, *, name: str | None = None,
+                  parent_point=(0, 0, 0), parent_rotation=None, child_point=(0, 0, 0), child_rotation=None,
+                  coordinates=None, speeds=None, q0=None, u0=None) -> str:
+        """Connect ``child`` to ``parent`` (a body name or ``"ground"``) by ``joint``.
+
+        parent_point / parent_rotation place the joint frame F in the parent's axes (rotation R_parent_F, 3x3);
+        child_point / child_rotation place the frame M in the child's axes. ``coordinates`` and ``speeds`` name
+        the joint's q and u (defaults ``q_<joint>...`` and ``u_<joint>...``); q0, u0 are initial values.
+        """
+        if not isinstance(joint, J.Joint):
+            raise ModelError(f"joint {name or child!r}: expected a kane.joints joint object, got {joint!r}")
+        name = name or f"{parent}_{child}"
+        if any(e.name == name for e in self._joints):
+            raise ModelError(f"joint name {name!r} is used twice")
+        what = f"joint {name!r}"
+        suffixes = joint.coordinate_suffixes()
+        qn = tuple(coordinates) if coordinates is not None else (
+            (f"q_{name}",) if joint.nq == 1 else tuple(f"q_{name}_{s}" for s in suffixes))
+        un = tuple(speeds) if speeds is not None else (
+            (f"u_{name}",) if joint.nu == 1 else tuple(f"u_{name}_{k + 1}" for k in range(joint.nu)))
+        if len(qn) != joint.nq or len(un) != joint.nu:
+            raise ModelError(f"{what}: a {joint.kind} joint has {joint.nq} coordinates and {joint.nu} speeds; "
+                             f"got {len(qn)} coordinate and {len(un)} speed names")
+        for n in qn + un:
+            self._check_new_name(n, f"{what} coordinate/speed")
+        if len(set(qn + un)) != len(qn + un):
+            raise ModelError(f"{what}: coordinate and speed names must be distinct")
+        self._joints.append(_JointEntry(
+            name, parent, child, joint,
+            _rotation(parent_rotation, f"{what} field 'parent_rotation'"),
+            _vec(parent_point, f"{what} field 'parent_point'"),
+            _rotation(child_rotation, f"{what} field 'child_rotation'"),
+            _vec(child_point, f"{what} field 'child_point'"),
+            qn, un, None if q0 is None else tuple(np.atleast_1d(q0).astype(float)),
+            None if u0 is None else tuple(np.atleast_1d(u0).astype(float))))
+        return name
+
+    def q(self, name: str) -> sp.Symbol:
+        """The symbol of a coordinate by name."""
+        return sp.Symbol(name)
+
+    def u(self, name: str) -> sp.Symbol:
+        """The symbol of a speed by name."""
+        return sp.Symbol(name)
+
+    # ---- loads ---------------------------------------------------------------------------------------------
+    def add_force(self, body: str, force, point=(0, 0, 0), frame: str = GROUND) -> None:
+        """A force [N] (components in ``frame``) applied at ``point`` (body axes [m]) of ``body``."""
+        self._forces.append((body, _vec(force, f"force on {body!r}"), _vec(point, f"force point on {body!r}"),
+                             frame))
+
+    def add_torque(self, body: str, torque, frame: str = GROUND) -> None:
+        """A couple [N m] on ``body``, components in ``frame``."""
+        self._torques.append((body, _vec(torque, f"torque on {body!r}"), frame))
+
+    def add_spring(self, body_a: str, point_a, body_b: str, point_b, *, stiffness=0, rest_length=0,
+                   damping=0, tension=None) -> None:
+        """A spring-damper between two body points. Linear by default: tension = k*stretch + c*stretch_rate;
+        or any ``tension`` expression of ``kane.stretch`` [m] and ``kane.stretch_rate`` [m/s]."""
+        k = _scalar(stiffness, "spring field 'stiffness'")
+        c = _scalar(damping, "spring field 'damping'")
+        if tension is None:
+            law, potential = k * stretch + c * stretch_rate, k * stretch**2 / 2
+        else:
+            law, potential = _scalar(tension, "spring field 'tension'"), None
+        self._springs.append((body_a, _vec(point_a, "spring field 'point_a'"), body_b,
+                              _vec(point_b, "spring field 'point_b'"),
+                              _scalar(rest_length, "spring field 'rest_length'"), law, potential))
+
+    def add_joint_spring(self, joint: str, stiffness, rest=0, damping=0) -> None:
+        """Linear spring and damper on every coordinate of a joint: Q = -k (q - rest) - c q'."""
+        self._joint_loads.append(("spring", joint, stiffness, rest, damping))
+
+    def add_joint_torque(self, joint: str, generalized_forces) -> None:
+        """Generalized forces conjugate to the joint's coordinates (a torque about a revolute axis, a force
+        along a prismatic axis): one expression per coordinate, e.g. an input symbol."""
+        self._joint_loads.append(("torque", joint, generalized_forces))
+
+    # ---- constraints ---------------------------------------------------------------------------------------
+    def _add_constraint(self, name, kind, data, transient):
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"constraint name {name!r}: expected a non-empty string")
+        if any(c[0] == name for c in self._constraints):
+            raise ModelError(f"constraint name {name!r} is used twice")
+        self._constraints.append((name, kind, data, bool(transient)))
+        return name
+
+    def add_motion_constraint(self, name: str, expressions, *, transient=False) -> str:
+        """Pfaffian rows A(q) u + b(q, t) = 0 given as expressions linear in the speeds."""
+        rows = tuple(_scalar(e, f"constraint {name!r} row") for e in expressions)
+        return self._add_constraint(name, ConstraintKind.MOTION, rows, transient)
+
+    def add_joint_lock(self, name: str, joint: str, *, transient=False) -> str:
+        """All speeds of ``joint`` are zero (42's lock of a joint's DOFs; a sticking caster)."""
+        return self._add_constraint(name, ConstraintKind.JOINT_LOCK, (joint,), transient)
+
+    def add_point_velocity_constraint(self, name: str, body: str, point=(0, 0, 0), directions=None, *,
+                                      transient=False) -> str:
+        """The body-fixed ``point`` has zero velocity along ``directions`` (ground axes; default all three)."""
+        dirs = tuple(_vec(d, f"constraint {name!r} direction") for d in (directions or np.eye(3).tolist()))
+        return self._add_constraint(name, ConstraintKind.POINT_VELOCITY,
+                                    (body, _vec(point, f"constraint {name!r} point"), dirs), transient)
+
+    def add_rolling_disk(self, name: str, body: str, radius, axis=(0, 1, 0), center=(0, 0, 0), *,
+                         transient=False) -> str:
+        """A thin disk (symmetry ``axis`` in body axes, ``center`` in body axes) rolls without slip on the
+        ground plane z = 0: the disk's material point at the contact has zero velocity (3 rows)."""
+        return self._add_constraint(name, ConstraintKind.ROLLING_DISK,
+                                    (body, _scalar(radius, f"constraint {name!r} radius"),
+                                     _vec(axis, f"constraint {name!r} axis"),
+                                     _vec(center, f"constraint {name!r} center")), transient)
+
+    def add_no_slip(self, name: str, body: str, point, direction, *, transient=False) -> str:
+        """Knife edge: the body-fixed ``point`` has no velocity along the body-fixed ``direction``."""
+        return self._add_constraint(name, ConstraintKind.NO_SLIP,
+                                    (body, _vec(point, f"constraint {name!r} point"),
+                                     _vec(direction, f"constraint {name!r} direction")), transient)
+
+    def add_loop_closure(self, name: str, body_a: str, point_a, body_b: str, point_b, *, frames=False,
+                         directions=None, transient=False) -> str:
+        """Two body points (and with ``frames=True`` the two body frames' rotations) move together, imposed at
+        velocity level; ``directions`` (ground axes) selects components of the point velocity."""
+        dirs = tuple(_vec(d, f"constraint {name!r} direction") for d in (directions or np.eye(3).tolist()))
+        return self._add_constraint(name, ConstraintKind.LOOP_CLOSURE,
+                                    (body_a, _vec(point_a, f"constraint {name!r} point_a"), body_b,
+                                     _vec(point_b, f"constraint {name!r} point_b"), bool(frames), dirs),
+                                    transient)
+
+    # ---- compile -------------------------------------------------------------------------------------------
+    def compile(self) -> Model:
+        """Check the description and return the frozen :class:`Model` (raises :class:`kane.ModelError`)."""
+        from .compile import compile_system
+
+        return compile_system(self)

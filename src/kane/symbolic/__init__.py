@@ -1,0 +1,5 @@
+"""Kane's method with named intermediates, constraint embedding and recombination."""
+
+from .derive import Embedding, Equations, derive
+
+__all__ = ["derive", "Embedding", "Equations"]

@@ -1,0 +1,217 @@
+"""Motion constraints in Pfaffian form, A(q) u + b(q, t) = 0 (seed 000 Eq. 3), and their embedding.
+
+Every declared constraint becomes rows of A and b built from the same kinematics as the equations of motion.
+Embedding chooses dependent speeds (the user's, or automatically from the constraint matrix at a reference
+configuration by a rank-revealing factorization, seed 000 Eq. 43), solves the dependent block for
+u_dep = D u_ind + E (Eq. 5) by elimination with named intermediates (never a symbolic inverse), and recombines
+the unconstrained equations, F~r = Fr + sum_s D_sr Fs (Eqs. 44-45).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+import sympy as sp
+
+from ..errors import DerivationError, ModelError
+from ..model.elements import ConstraintKind
+from .kinematics import TreeKinematics, dot, matvec
+
+__all__ = ["ConstraintRows", "constraint_rows", "select_dependent", "solve_dependent", "EmbeddingChoice"]
+
+
+@dataclass(frozen=True)
+class ConstraintRows:
+    """Rows of one constraint: A (m x n_u), b (m,), and position-level residual C (holonomic kinds, else None)."""
+
+    name: str
+    A: sp.Matrix
+    b: sp.Matrix
+    C: sp.Matrix | None
+
+
+def constraint_rows(model, kin: TreeKinematics, constraint) -> ConstraintRows:
+    """Pfaffian rows of one constraint in terms of the kinematics' named quantities."""
+    kind, data, a = constraint.kind, constraint.data, kin.b.assign
+    n = model.n_u
+    C = None
+    if kind is ConstraintKind.MOTION:
+        A, b = sp.zeros(len(data), n), sp.zeros(len(data), 1)
+        subs0 = {u: 0 for u in model.u}
+        for r, expr in enumerate(data):
+            for c, u in enumerate(model.u):
+                coeff = expr.diff(u)
+                if coeff.free_symbols & set(model.u):
+                    raise ModelError(f"constraint {constraint.name!r} row {r + 1}: expected an expression linear in "
+                                     f"the speeds (Pfaffian form A(q) u + b = 0); it is nonlinear in {u}")
+                A[r, c] = a(coeff)
+            b[r] = a(expr.xreplace(subs0))
+        return ConstraintRows(constraint.name, A, b, None)
+    if kind is ConstraintKind.JOINT_LOCK:
+        pj = model.joints[data[0]]
+        cols = list(range(n)[pj.u_slice])
+        A = sp.zeros(len(cols), n)
+        for r, c in enumerate(cols):
+            A[r, c] = 1
+        return ConstraintRows(constraint.name, A, sp.zeros(len(cols), 1), None)
+    if kind is ConstraintKind.POINT_VELOCITY:
+        body, point, dirs = data
+        P0 = kin.point_in_ground(body, point)
+        V, rem = kin.point_partials_in_ground(body, P0)
+        return _project(constraint.name, kin, V, rem, dirs, None)
+    if kind is ConstraintKind.NO_SLIP:
+        body, point, direction = data
+        P0 = kin.point_in_ground(body, point)
+        V, rem = kin.point_partials_in_ground(body, P0)
+        d0 = [a(e) for e in matvec(kin.rotation_to_ground(body), list(direction))]
+        return _project(constraint.name, kin, V, rem, [d0], None)
+    if kind is ConstraintKind.ROLLING_DISK:
+        body, radius, axis, center = data
+        R0 = kin.rotation_to_ground(body)
+        c0 = kin.point_in_ground(body, center)
+        a0 = [a(e) for e in matvec(R0, list(axis / sp.sqrt(dot(list(axis), list(axis)))))]
+        # the contact point is the lowest point of the rim: centre - r * (unit vector of the disk plane closest
+        # to the vertical)
+        k = [a(e) for e in [-a0[2] * a0[0], -a0[2] * a0[1], 1 - a0[2] * a0[2]]]
+        norm = a(sp.sqrt(1 - a0[2] * a0[2]))
+        P0 = [a(c0[j] - radius * k[j] / norm) for j in range(3)]
+        V, rem = kin.point_partials_in_ground(body, P0)
+        C = sp.Matrix([P0[2]])
+        return _project(constraint.name, kin, V, rem, [[1, 0, 0], [0, 1, 0], [0, 0, 1]], C)
+    if kind is ConstraintKind.LOOP_CLOSURE:
+        ba, pa, bb, pb, frames, dirs = data
+        Pa, Pb = kin.point_in_ground(ba, pa), kin.point_in_ground(bb, pb)
+        Va, ra = _point_partials(kin, ba, Pa, n)
+        Vb, rb = _point_partials(kin, bb, Pb, n)
+        sep = [a(x - y) for x, y in zip(Pa, Pb)]
+        C = sp.Matrix([a(dot(list(d), sep)) for d in dirs])
+        rows = _project(constraint.name, kin, Va - Vb, [x - y for x, y in zip(ra, rb)], dirs, C)
+        if not frames:
+            return rows
+        Wa, wa = _angular_partials(kin, ba, n)
+        Wb, wb = _angular_partials(kin, bb, n)
+        A = sp.Matrix.vstack(rows.A, (Wa - Wb).applyfunc(a))
+        b = sp.Matrix.vstack(rows.b, sp.Matrix([a(x - y) for x, y in zip(wa, wb)]))
+        return ConstraintRows(constraint.name, A, b, rows.C)
+    raise ModelError(f"constraint {constraint.name!r}: unknown kind {kind!r}")
+
+
+def _point_partials(kin, body, P0, n):
+    if body < 0:
+        return sp.zeros(3, n), [sp.S.Zero] * 3
+    return kin.point_partials_in_ground(body, P0)
+
+
+def _angular_partials(kin, body, n):
+    if body < 0:
+        return sp.zeros(3, n), [sp.S.Zero] * 3
+    return kin.angular_partials_in_ground(body)
+
+
+def _project(name, kin, V, rem, dirs, C):
+    a = kin.b.assign
+    A = sp.zeros(len(dirs), V.shape[1])
+    b = sp.zeros(len(dirs), 1)
+    for r, d in enumerate(dirs):
+        d = list(d)
+        for c in range(V.shape[1]):
+            if any(e != 0 for e in V[:, c]):
+                A[r, c] = a(dot(d, list(V[:, c])))
+        b[r] = a(dot(d, rem))
+    return ConstraintRows(name, A, b, C)
+
+
+@dataclass(frozen=True)
+class EmbeddingChoice:
+    """Which rows of A are kept (independent constraints) and which speeds are dependent (column indices),
+    with the pivot order used to eliminate, all decided numerically at a reference state."""
+
+    rows: tuple[int, ...]
+    dependent: tuple[int, ...]
+    independent: tuple[int, ...]
+    pivots: tuple[int, ...]
+    singular_values: tuple[float, ...]
+
+
+def select_dependent(A_num: np.ndarray, u_names, dependent_names=None, A_generic: np.ndarray | None = None,
+                     tol: float = 1e-9) -> EmbeddingChoice:
+    """Choose independent constraint rows and dependent speeds from numeric constraint matrices.
+
+    The number of independent constraints is the number of nonzero singular values (seed 000 Eq. 43) of the
+    generic matrix; rows and columns are picked by QR with column pivoting (the best conditioned dependent
+    block at the reference state), unless the user names the dependent speeds.
+    """
+    A_rank = A_generic if A_generic is not None else A_num
+    sv = np.linalg.svd(A_rank, compute_uv=False) if A_rank.size else np.zeros(0)
+    scale = max(1.0, float(sv[0])) if sv.size else 1.0
+    m = int(np.sum(sv > tol * scale))
+    if m == 0:
+        return EmbeddingChoice((), (), tuple(range(A_num.shape[1])), (), tuple(sv))
+    _, _, row_perm = sla.qr(A_rank.T, pivoting=True, mode="economic")
+    rows = tuple(sorted(int(r) for r in row_perm[:m]))
+    A_rows = A_num[list(rows)]
+    if dependent_names is not None:
+        names = list(u_names)
+        missing = [d for d in dependent_names if d not in names]
+        if missing:
+            raise ModelError(f"dependent speeds {missing}: not speeds of the model; speeds are {', '.join(names)}")
+        if len(dependent_names) != m:
+            raise ModelError(f"{len(dependent_names)} dependent speeds named but the constraints remove {m} "
+                             "degrees of freedom: name exactly that many")
+        dep = tuple(names.index(d) for d in dependent_names)
+        block = A_rows[:, list(dep)]
+        if np.linalg.matrix_rank(block, tol=tol * scale) < m:
+            raise ModelError(f"dependent speeds {list(dependent_names)} make the constraint block singular at "
+                             "the reference configuration (seed 000 Eq. 5 needs it invertible); choose others or "
+                             "let kane choose (dependent=None)")
+    else:
+        _, _, col_perm = sla.qr(A_rows, pivoting=True, mode="economic")
+        dep = tuple(int(c) for c in col_perm[:m])
+        if np.linalg.matrix_rank(A_rows[:, list(dep)], tol=tol * scale) < m:
+            raise DerivationError("the constraint rows are rank deficient at the reference configuration")
+    indep = tuple(c for c in range(A_num.shape[1]) if c not in dep)
+    # pivot order for elimination: partial pivoting on the numeric dependent block
+    pivots = _lu_pivots(A_rows[:, list(dep)])
+    return EmbeddingChoice(rows, dep, indep, pivots, tuple(float(s) for s in sv))
+
+
+def _lu_pivots(block: np.ndarray) -> tuple[int, ...]:
+    """Row order of Gaussian elimination with partial pivoting on a numeric square block."""
+    B = block.astype(float).copy()
+    m = B.shape[0]
+    order = list(range(m))
+    for k in range(m):
+        p = k + int(np.argmax(np.abs(B[k:, k])))
+        B[[k, p]] = B[[p, k]]
+        order[k], order[p] = order[p], order[k]
+        if B[k, k] != 0:
+            B[k + 1:] -= np.outer(B[k + 1:, k] / B[k, k], B[k])
+    return tuple(order)
+
+
+def solve_dependent(builder, A_dep: sp.Matrix, rhs: sp.Matrix, pivots) -> sp.Matrix:
+    """Solve A_dep X = rhs by Gaussian elimination in the given pivot order, naming every intermediate."""
+    a = builder.assign
+    m = A_dep.shape[0]
+    Ab = sp.Matrix.hstack(A_dep, rhs)
+    Ab = Ab.extract(list(pivots), list(range(Ab.shape[1])))
+    for k in range(m):
+        piv = Ab[k, k]
+        if piv == 0:
+            raise DerivationError("zero pivot while solving for the dependent speeds")
+        inv = a(1 / piv)
+        for r in range(k + 1, m):
+            if Ab[r, k] == 0:
+                continue
+            factor = a(Ab[r, k] * inv)
+            for c in range(k, Ab.shape[1]):
+                Ab[r, c] = a(Ab[r, c] - factor * Ab[k, c]) if c != k else sp.S.Zero
+    X = sp.zeros(m, rhs.shape[1])
+    for k in reversed(range(m)):
+        inv = a(1 / Ab[k, k])
+        for c in range(rhs.shape[1]):
+            acc = Ab[k, m + c] - sum((Ab[k, j] * X[j, c] for j in range(k + 1, m)), sp.S.Zero)
+            X[k, c] = a(acc * inv)
+    return X

@@ -1,0 +1,252 @@
+"""``kane.derive``: equations of motion by Kane's method with the permanent constraints embedded.
+
+The result, :class:`Equations`, holds two straight-line programs over the same named intermediates:
+
+* ``program`` (inputs t, q, independent u, parameters, inputs): the minimal ODE M(q) u_ind' = f(q, u_ind, t),
+  q' = W u + X (dependent speeds computed from u_dep = D u_ind + E), energies and constraint residuals;
+* ``full_program`` (inputs t, q, all u, ...): the unconstrained M and f (Fr + Fr* before embedding), the rows
+  A, b of every declared constraint and their velocity-product derivative A' u + b', kept so that constraints
+  can be embedded during a run by recombination (seed 000 Eqs. 44-46).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from ..codegen.numpy_backend import compile_program
+from ..codegen.program import OpCount, Program, ProgramBuilder
+from ..errors import KaneError, ModelError
+from ..model import joints as J
+from ..model.system import Model, System
+from .constraints import EmbeddingChoice, constraint_rows, select_dependent, solve_dependent
+from .kane import energy_expressions, explicit_generalized_forces, recursive_mass_forcing
+from .kinematics import TreeKinematics
+
+__all__ = ["Embedding", "Equations", "derive", "reference_configuration"]
+
+
+class Embedding(enum.Enum):
+    """How permanent constraints are embedded (both give the same equations)."""
+
+    RECOMBINATION = "recombination"  # F~r = Fr + sum_s D_sr Fs on the unconstrained equations (Eqs. 44-45)
+    SUBSTITUTION = "substitution"  # constrained partial velocities, then Kane's sums body by body (Eqs. 41-42)
+
+
+@dataclass(frozen=True)
+class Equations:
+    """Equations of motion of a model, as named intermediates and outputs (see module docstring)."""
+
+    model: Model
+    program: Program
+    full_program: Program
+    u_independent: tuple
+    u_dependent: tuple
+    embedding: EmbeddingChoice | None
+    constraint_names: tuple
+    transient_names: tuple
+    has_potential: bool
+
+    @property
+    def mass_matrix(self) -> sp.ImmutableMatrix:
+        """M (p x p) of the embedded equations M u_ind' = f, in terms of the intermediates."""
+        return self.program.outputs["M"]
+
+    @property
+    def forcing(self) -> sp.ImmutableMatrix:
+        """f (p,) of the embedded equations, in terms of the intermediates."""
+        return self.program.outputs["f"]
+
+    @property
+    def qdot(self) -> sp.ImmutableMatrix:
+        """q' (n_q,) = W u + X, in terms of the intermediates (dependent speeds among them)."""
+        return self.program.outputs["qdot"]
+
+    @property
+    def intermediates(self) -> tuple:
+        """The named intermediate quantities (symbol, expression) that M, f and q' use, in order."""
+        return self.program.select(["M", "f", "qdot"]).assignments
+
+    def explicit(self, name: str, full: bool = False) -> sp.Matrix:
+        """An output with every intermediate substituted back (readable; small systems only)."""
+        return (self.full_program if full else self.program).expression(name)
+
+    def count_ops(self) -> dict:
+        """Operation counts (seed 000 Table 3 categories) per evaluation of M, f, q' and of M and f together,
+        and under "constants" the one-time work on parameters that M and f need."""
+        p = self.program
+        return {"M": p.count_ops(["M"]), "f": p.count_ops(["f"]), "qdot": p.count_ops(["qdot"]),
+                "M+f": p.count_ops(["M", "f"]), "constants": p.count_ops(["M", "f"], constants=True)}
+
+    def compile(self):
+        """A numeric :class:`kane.Dynamics` for these equations (numpy backend)."""
+        from ..dynamics import Dynamics
+
+        return Dynamics(self)
+
+    # ---- readable forms ------------------------------------------------------------------------------------
+    def to_text(self) -> str:
+        prog = self.program.select(["M", "f", "qdot"])
+        lines = [f"# {self.model.name}: {len(self.u_independent)} degrees of freedom",
+                 f"# q = {', '.join(map(str, self.model.q))}",
+                 f"# u (independent) = {', '.join(map(str, self.u_independent))}"]
+        if self.u_dependent:
+            lines.append(f"# u (dependent) = {', '.join(map(str, self.u_dependent))}")
+        lines.append(prog.assignment_text())
+        for name in ("qdot", "M", "f"):
+            m = prog.outputs[name]
+            for idx, e in enumerate(m):
+                r, c = divmod(idx, m.shape[1])
+                label = f"{name}[{r}]" if m.shape[1] == 1 else f"{name}[{r},{c}]"
+                if e != 0:
+                    lines.append(f"{label} = {e}")
+        return "\n".join(lines) + "\n"
+
+    def to_latex(self) -> str:
+        prog = self.program.select(["M", "f", "qdot"])
+        rows = [f"{sp.latex(s)} &= {sp.latex(e)}" for s, e in prog.assignments]
+        for name, tex in (("qdot", r"\dot{q}"), ("M", "M"), ("f", "f")):
+            rows.append(f"{tex} &= {sp.latex(sp.Matrix(prog.outputs[name]))}")
+        return "\\begin{align*}\n" + " \\\\\n".join(rows) + "\n\\end{align*}\n"
+
+    def to_json(self) -> str:
+        prog = self.program.select(["M", "f", "qdot"])
+        counts = {k: vars(v) for k, v in self.count_ops().items()}
+        return json.dumps({
+            "model": self.model.name,
+            "q": [str(s) for s in self.model.q],
+            "u_independent": [str(s) for s in self.u_independent],
+            "u_dependent": [str(s) for s in self.u_dependent],
+            "parameters": {str(s): v for s, v in zip(self.model.parameters, self.model.parameter_defaults)},
+            "assignments": [[str(s), str(e)] for s, e in prog.assignments],
+            "outputs": {k: [[str(x) for x in row] for row in sp.Matrix(m).tolist()] for k, m in prog.outputs.items()},
+            "operation_counts": counts,
+        }, indent=1)
+
+
+def reference_configuration(model: Model, seed: int = 7, spread: float = 0.6) -> np.ndarray:
+    """A generic configuration near q0 (seeded), with unit quaternions: used to decide ranks and pivots."""
+    rng = np.random.default_rng(seed)
+    q = np.array(model.q0, dtype=float) + rng.normal(0.0, spread, model.n_q)
+    for pj in model.joints:
+        if isinstance(pj.joint, (J.Spherical, J.Free)):
+            sl = range(model.n_q)[pj.q_slice]
+            quat = list(sl)[-4:]
+            q[quat] /= np.linalg.norm(q[quat])
+    return q
+
+
+def derive(system: System | Model, *, dependent=None, embedding: Embedding = Embedding.RECOMBINATION,
+           reference_q=None) -> Equations:
+    """Derive the equations of motion of ``system`` by Kane's method, permanent constraints embedded.
+
+    dependent: names of the dependent speeds (default: chosen automatically at the reference configuration,
+    the model's q0, falling back to a generic configuration where q0 is singular). embedding: see
+    :class:`Embedding`. Raises :class:`kane.ModelError` for a bad description or dependent-speed choice.
+    """
+    model = system.compile() if isinstance(system, System) else system
+    if not isinstance(model, Model):
+        raise ModelError(f"derive: expected a kane.System or kane.Model, got {type(system).__name__}")
+    if not isinstance(embedding, Embedding):
+        raise ModelError(f"derive: embedding must be a kane.Embedding, got {embedding!r}")
+    groups = {"t": (model.t,), "q": model.q, "u": model.u, "params": model.parameters, "inputs": model.inputs}
+    b = ProgramBuilder(groups)
+    kin = TreeKinematics(model, b)
+    M_full, f_full = recursive_mass_forcing(model, kin)
+    u_all = sp.Matrix(model.u)
+
+    rows = [constraint_rows(model, kin, c) for c in model.constraints]
+    permanent = [r for r, c in zip(rows, model.constraints) if not c.transient]
+    n = model.n_u
+    A_all = sp.Matrix.vstack(*[r.A for r in rows]) if rows else sp.zeros(0, n)
+    b_all = sp.Matrix.vstack(*[r.b for r in rows]) if rows else sp.zeros(0, 1)
+    bias_all = sp.Matrix([b.time_derivative((A_all[k, :] * u_all)[0] + b_all[k]) for k in range(A_all.shape[0])])
+    holo = [r.C for r in rows if r.C is not None]
+    C_all = sp.Matrix.vstack(*holo) if holo else sp.zeros(0, 1)
+
+    choice = None
+    u_dep_defs = {}
+    C_map, c_acc = sp.eye(n), sp.zeros(n, 1)
+    indep = tuple(range(n))
+    if permanent:
+        A_p = sp.Matrix.vstack(*[r.A for r in permanent])
+        b_p = sp.Matrix.vstack(*[r.b for r in permanent])
+        choice = _choose(model, b, A_p, dependent, reference_q)
+        if choice.dependent:
+            indep, dep, sel = choice.independent, choice.dependent, list(choice.rows)
+            A_d = A_p.extract(sel, list(dep))
+            rhs = sp.Matrix.hstack(-A_p.extract(sel, list(indep)), -b_p.extract(sel, [0]))
+            bias_p = sp.Matrix([b.time_derivative((A_p[k, :] * u_all)[0] + b_p[k]) for k in sel])
+            X = solve_dependent(b, A_d, sp.Matrix.hstack(rhs, -bias_p), choice.pivots)
+            p = len(indep)
+            C_map = sp.zeros(n, p)
+            for k, col in enumerate(indep):
+                C_map[col, k] = 1
+            for r, col in enumerate(dep):
+                C_map[col, :] = X[r, :p]
+                c_acc[col] = X[r, p + 1]
+                u_dep_defs[model.u[col]] = b.assign(sum((X[r, k] * model.u[indep[k]] for k in range(p)), sp.S.Zero)
+                                                    + X[r, p])
+    if not u_dep_defs:
+        M, f = M_full, f_full
+    elif embedding is Embedding.RECOMBINATION:
+        M, f = _recombine(b, M_full, f_full, C_map, c_acc)
+    else:
+        M, f = explicit_generalized_forces(model, kin, C_map, c_acc)
+    kinetic, potential = energy_expressions(model, kin)
+    qdot = sp.Matrix(kin.qdot)
+    u_ind = tuple(model.u[k] for k in indep)
+    energy_out = {"kinetic": [kinetic]}
+    if potential is not None:
+        energy_out["potential"] = [potential]
+    vec = list
+    embedded_outputs = {"M": M, "f": vec(f), "qdot": vec(qdot), "u_full": vec(u_all), "C": vec(C_all),
+                        "constraint_residual": vec((A_all * u_all + b_all).applyfunc(b.assign)), **energy_out}
+    full_outputs = {"M": M_full, "f": vec(f_full), "qdot": vec(qdot), "A": A_all, "b": vec(b_all),
+                    "A_bias": vec(bias_all), "C": vec(C_all), **energy_out}
+    program = b.build(embedded_outputs, inputs={"u": u_ind}, definitions=u_dep_defs)
+    full_program = b.build(full_outputs)
+    return Equations(model, program, full_program, u_ind, tuple(u_dep_defs), choice,
+                     tuple(c.name for c in model.constraints),
+                     tuple(c.name for c in model.constraints if c.transient), potential is not None)
+
+
+def _recombine(b, M, f, C, c_acc):
+    """F~ = C^T (f - M c_acc) and M~ = C^T M C: the recombination of seed 000 Eqs. (44)-(45)."""
+    MC = (M * C).applyfunc(b.assign)
+    Mt = sp.zeros(C.shape[1], C.shape[1])
+    for r in range(C.shape[1]):
+        for s in range(r, C.shape[1]):
+            Mt[r, s] = Mt[s, r] = b.assign((C[:, r].T * MC[:, s])[0])
+    Mc = (M * c_acc).applyfunc(b.assign)
+    ft = (C.T * (f - Mc)).applyfunc(b.assign)
+    return Mt, ft
+
+
+def _choose(model, builder, A_p, dependent, reference_q) -> EmbeddingChoice:
+    """Numeric constraint matrices at q0 and at a generic configuration, then the dependent-speed choice."""
+    prog = builder.build({"A": A_p})
+    fn = compile_program(prog, ["A"])
+    params = model.parameter_values()
+    inputs = model.input_values()
+    u0 = np.array(model.u0, dtype=float)
+    q_ref = np.array(model.q0 if reference_q is None else reference_q, dtype=float)
+    A_gen = fn(0.0, reference_configuration(model), u0, params, inputs)[0]
+    try:
+        with np.errstate(all="raise"):
+            A_ref = fn(0.0, q_ref, u0, params, inputs)[0]
+    except (FloatingPointError, ZeroDivisionError, ValueError):
+        A_ref = A_gen
+    if not np.all(np.isfinite(A_ref)):
+        A_ref = A_gen
+    names = [str(u) for u in model.u]
+    try:
+        return select_dependent(A_ref, names, dependent, A_gen)
+    except KaneError:
+        if dependent is not None:
+            raise
+        return select_dependent(A_gen, names, None, A_gen)

@@ -1,0 +1,229 @@
+"""Kinematics of a tree, body to body in local axes, emitted as named intermediate quantities.
+
+Spatial vectors are in body axes at the body frame's origin (Featherstone's body coordinates): a motion vector
+is (omega, v) with v the velocity of the body-fixed point at the origin; a force vector is (n, f) with n the
+moment about the origin. ``R_pc[i]`` takes body i's axes to its parent's; ``r_pc[i]`` locates body i's origin in
+parent axes. Gravity enters as a fictitious acceleration -g of the ground (so accelerations include it).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ..codegen.program import ProgramBuilder
+from ..model.system import Model
+
+__all__ = ["TreeKinematics", "cross", "dot", "matvec", "matTvec", "crm", "crf"]
+
+
+def cross(a, b):
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
+def dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def matvec(R, v):
+    return [R[i, 0] * v[0] + R[i, 1] * v[1] + R[i, 2] * v[2] for i in range(3)]
+
+
+def matTvec(R, v):
+    return [R[0, i] * v[0] + R[1, i] * v[1] + R[2, i] * v[2] for i in range(3)]
+
+
+class TreeKinematics:
+    """Forward kinematics of ``model`` with speeds ``u`` (symbols), emitted into ``builder``.
+
+    Per body i (parent-before-child order): ``R_pc[i]`` (3x3), ``r_pc[i]`` (3,), ``S[i]`` (6 x nu_i) the motion
+    subspace in body axes, ``vel[i]`` (6,) the spatial velocity, ``acc[i]`` (6,) the acceleration at u' = 0
+    (velocity-product terms and gravity), ``W[i]``/``X[i]`` the kinematic map of its joint.
+    """
+
+    def __init__(self, model: Model, builder: ProgramBuilder):
+        self.model, self.b = model, builder
+        a = builder.assign
+        self.qdot = [None] * model.n_q
+        self.R_pc, self.r_pc, self.S, self.sigma, self.vel, self.acc = [], [], [], [], [], []
+        self._R0, self._r0 = {}, {}
+        u_all = sp.Matrix(model.u)
+        for pj in model.joints:  # kinematic differential equations first: time derivatives need them
+            q_j = sp.Matrix(model.q[pj.q_slice])
+            jk = pj.joint.kinematics(q_j, model.t)
+            rates = jk.W * u_all[pj.u_slice, :] + jk.X if pj.joint.nq else sp.zeros(0, 1)
+            for k, idx in enumerate(range(model.n_q)[pj.q_slice]):
+                self.qdot[idx] = a(rates[k])
+                builder.rates[model.q[idx]] = self.qdot[idx]
+        g0 = [-gk for gk in model.gravity]
+        for i, pj in enumerate(model.joints):
+            q_j = sp.Matrix(model.q[pj.q_slice])
+            jk = pj.joint.kinematics(q_j, model.t)
+            R_FM, p_FM = pj.joint.transform(q_j)
+            R_FM = builder.assign_matrix(R_FM)
+            R_pc = builder.assign_matrix(sp.Matrix(pj.R_parent_F) * R_FM * sp.Matrix(pj.R_child_M).T)
+            r_pc = [a(e) for e in (sp.Matrix(pj.r_parent_F) + sp.Matrix(pj.R_parent_F) * p_FM
+                                   - R_pc * sp.Matrix(pj.r_child_M))]
+            self.R_pc.append(R_pc)
+            self.r_pc.append(r_pc)
+            # motion subspace and velocity bias of the joint, moved from frame M to body axes
+            S_M = builder.assign_matrix(jk.S_M)
+            S_c = sp.zeros(6, pj.joint.nu)
+            for k in range(pj.joint.nu):
+                S_c[:, k] = self._from_M(pj, S_M[:, k])
+            sig_c = self._from_M(pj, jk.sigma_M)
+            self.S.append(S_c)
+            self.sigma.append(sig_c)
+            u_j = list(model.u[pj.u_slice])
+            rel = [a(sum((S_c[r, k] * u_j[k] for k in range(len(u_j))), sp.S.Zero) + sig_c[r]) for r in range(6)]
+            # spatial velocity: parent's, carried into body axes, plus the joint's relative twist
+            if pj.parent < 0:
+                v_par = [sp.S.Zero] * 6
+                a_par = [sp.S.Zero] * 3 + list(g0)
+            else:
+                v_par, a_par = self.vel[pj.parent], self.acc[pj.parent]
+            v = [a(x + y) for x, y in zip(self.motion_to_child(i, v_par), rel)]
+            self.vel.append(v)
+            # acceleration at u' = 0: carried parent's + S' u + sigma' + v x (relative twist)
+            rel_M = [sum((S_M[r, k] * u_j[k] for k in range(len(u_j))), sp.S.Zero) + jk.sigma_M[r]
+                     for r in range(6)]
+            rel_dot_M = sp.Matrix([builder.time_derivative(e) for e in rel_M])
+            rel_dot = self._from_M(pj, rel_dot_M)
+            cr = crm(v, rel)
+            acc = [a(x + y + z) for x, y, z in zip(self.motion_to_child(i, a_par), rel_dot, cr)]
+            self.acc.append(acc)
+
+    def _from_M(self, pj, m):
+        """A motion vector in the joint's M axes, expressed in the child body's axes at its origin."""
+        R = sp.Matrix(pj.R_child_M)
+        w = [self.b.assign(e) for e in matvec(R, [m[0], m[1], m[2]])]
+        v = matvec(R, [m[3], m[4], m[5]])
+        r = [-c for c in pj.r_child_M]
+        wxr = cross(w, r)
+        return [w[0], w[1], w[2]] + [self.b.assign(v[k] + wxr[k]) for k in range(3)]
+
+    def motion_to_child(self, i, m):
+        """Carry a motion vector from the parent's axes to body i's axes (X_child_parent m)."""
+        R, r = self.R_pc[i], self.r_pc[i]
+        a = self.b.assign
+        w, v = list(m[:3]), list(m[3:])
+        wc = [a(e) for e in matTvec(R, w)]
+        vs = [a(v[k] + e) for k, e in enumerate(cross(w, r))]
+        return wc + [a(e) for e in matTvec(R, vs)]
+
+    def force_to_parent(self, i, f):
+        """Carry a force vector from body i's axes to its parent's (X_child_parent^T f)."""
+        R, r = self.R_pc[i], self.r_pc[i]
+        a = self.b.assign
+        fp = [a(e) for e in matvec(R, f[3:])]
+        n = matvec(R, f[:3])
+        rxf = cross(r, fp)
+        return [a(n[k] + rxf[k]) for k in range(3)] + fp
+
+    # ---- absolute quantities (emitted only when asked for) -------------------------------------------------
+    def rotation_to_ground(self, i):
+        """R_0_i (3x3): body i's axes to ground axes; the identity for ground (i = -1)."""
+        if i < 0:
+            return sp.eye(3)
+        if i not in self._R0:
+            p = self.model.parent[i]
+            self._R0[i] = self.R_pc[i] if p < 0 else self.b.assign_matrix(self.rotation_to_ground(p) * self.R_pc[i])
+        return self._R0[i]
+
+    def origin_in_ground(self, i):
+        """Position of body i's origin in ground axes (3,)."""
+        if i < 0:
+            return [sp.S.Zero] * 3
+        if i not in self._r0:
+            p = self.model.parent[i]
+            if p < 0:
+                self._r0[i] = list(self.r_pc[i])
+            else:
+                rp = matvec(self.rotation_to_ground(p), self.r_pc[i])
+                self._r0[i] = [self.b.assign(x + y) for x, y in zip(self.origin_in_ground(p), rp)]
+        return self._r0[i]
+
+    def point_in_ground(self, i, point):
+        """Position in ground axes of a point given in body i's axes."""
+        o = self.origin_in_ground(i)
+        Rp = matvec(self.rotation_to_ground(i), list(point))
+        return [self.b.assign(x + y) for x, y in zip(o, Rp)]
+
+    def vector_in_body(self, vec, frame, i):
+        """Components in body i's axes of a vector given in ``frame`` (a body index, -1 for ground)."""
+        if frame == i:
+            return list(vec)
+        ground = matvec(self.rotation_to_ground(frame), list(vec)) if frame >= 0 else list(vec)
+        return [self.b.assign(e) for e in matTvec(self.rotation_to_ground(i), ground)]
+
+    def point_velocity_in_ground(self, i, point):
+        """Velocity in ground axes of the body-fixed point ``point`` (body i's axes) of body i."""
+        if i < 0:
+            return [sp.S.Zero] * 3
+        w, v = self.vel[i][:3], self.vel[i][3:]
+        vp = [v[k] + e for k, e in enumerate(cross(w, list(point)))]
+        return [self.b.assign(e) for e in matvec(self.rotation_to_ground(i), vp)]
+
+    def ancestors(self, i):
+        """Joint indices from body i up to the ground (body i's own joint first)."""
+        out = []
+        while i >= 0:
+            out.append(i)
+            i = self.model.parent[i]
+        return out
+
+    def point_partials_in_ground(self, i, point_ground):
+        """Partial velocities (3 x n_u, ground axes) and remainder (3,) of the material point of body i now at
+        ``point_ground`` (ground axes): v = V u + v_t."""
+        n = self.model.n_u
+        V = sp.zeros(3, n)
+        rem = [sp.S.Zero] * 3
+        for j in self.ancestors(i):
+            pj = self.model.joints[j]
+            R0 = self.rotation_to_ground(j)
+            o = self.origin_in_ground(j)
+            arm = [point_ground[k] - o[k] for k in range(3)]
+            cols = [(c, self.S[j][:, c - pj.u_slice.start]) for c in range(n)[pj.u_slice]]
+            for col, s in cols + [(None, self.sigma[j])]:
+                if all(e == 0 for e in s):
+                    continue
+                w0 = matvec(R0, [s[0], s[1], s[2]])
+                v0 = matvec(R0, [s[3], s[4], s[5]])
+                vp = [self.b.assign(v0[k] + e) for k, e in enumerate(cross(w0, arm))]
+                if col is None:
+                    rem = [rem[k] + vp[k] for k in range(3)]
+                else:
+                    V[:, col] = sp.Matrix(vp)
+        return V, rem
+
+    def angular_partials_in_ground(self, i):
+        """Partial angular velocities (3 x n_u, ground axes) and remainder of body i."""
+        n = self.model.n_u
+        W = sp.zeros(3, n)
+        rem = [sp.S.Zero] * 3
+        for j in self.ancestors(i):
+            pj = self.model.joints[j]
+            R0 = self.rotation_to_ground(j)
+            for c in range(n)[pj.u_slice]:
+                s = self.S[j][:, c - pj.u_slice.start]
+                W[:, c] = sp.Matrix([self.b.assign(e) for e in matvec(R0, [s[0], s[1], s[2]])])
+            w_sig = matvec(R0, [self.sigma[j][k] for k in range(3)])
+            rem = [rem[k] + w_sig[k] for k in range(3)]
+        return W, rem
+
+
+def crm(v, m):
+    """Spatial cross product of motion vectors, v x m."""
+    w, vl = v[:3], v[3:]
+    a = cross(w, m[:3])
+    b = cross(w, m[3:])
+    c = cross(vl, m[:3])
+    return a + [b[k] + c[k] for k in range(3)]
+
+
+def crf(v, f):
+    """Spatial cross product for forces, v x* f."""
+    w, vl = v[:3], v[3:]
+    a = cross(w, f[:3])
+    b = cross(vl, f[3:])
+    c = cross(w, f[3:])
+    return [a[k] + b[k] for k in range(3)] + c
