@@ -101,6 +101,26 @@ def _ldlt_lines(n, zero, mname, fname, indent):
     return [indent + line for line in lines]
 
 
+def _with_deletions(body, state, prog, rename):
+    """Insert ``del`` statements after the last use of every state-dependent intermediate."""
+    kept = {x for m in prog.outputs.values() for e in m for x in e.free_symbols}
+    last = {}
+    for k, (_, e) in enumerate(state):
+        for x in e.free_symbols:
+            last[x] = k
+    defined = {s for s, _ in state}
+    dead = {}
+    for x, k in last.items():
+        if x in defined and x not in kept:
+            dead.setdefault(k, []).append(str(rename[x]))
+    out = []
+    for k, line in enumerate(body):
+        out.append(line)
+        if k in dead:
+            out.append(f"    del {', '.join(sorted(dead[k]))}")
+    return out
+
+
 def compile_program(program: Program, outputs, *, batch: bool = False, linear_solve=None) -> CompiledFunction:
     """Generate and compile a function evaluating ``outputs`` of ``program``.
 
@@ -137,7 +157,7 @@ def compile_program(program: Program, outputs, *, batch: bool = False, linear_so
         else:
             head += unpack(g)
     constant = set(prog.inputs.get("params", ()))
-    body, const_names = [], []
+    body, const_names, state = [], [], []
     for k, (s, e) in enumerate(prog.assignments):
         rename[s] = sp.Symbol(f"z_{k}")
         line = f"    z_{k} = {printer.doprint(e.xreplace(rename))}"
@@ -147,6 +167,9 @@ def compile_program(program: Program, outputs, *, batch: bool = False, linear_so
             const_names.append(f"z_{k}")
         else:
             body.append(line)
+            state.append((s, e))
+    if batch:  # free each batch-sized intermediate after its last use, so the working set stays in cache
+        body = _with_deletions(body, state, prog, rename)
     if const_names:
         head.append(f"    {', '.join(const_names)}, = consts[:-1]")
     lines = head + body

@@ -50,7 +50,10 @@ def count_expr_ops(expr) -> OpCount:
             coeff, factors = e.as_coeff_mul()
             n = len(factors) - 1 + (0 if coeff in (1, -1) else 1)
             md += max(n, 0)
-            stack.extend(factors)
+            for fct in factors:  # a/b is one division: a reciprocal factor adds nothing beyond the product
+                if fct.is_Pow and fct.args[1].is_Number and fct.args[1] < 0:
+                    fct = fct.args[0] if fct.args[1] == -1 else fct.args[0] ** -fct.args[1]
+                stack.append(fct)
             continue
         elif e.is_Pow:
             b, x = e.args
@@ -169,6 +172,8 @@ class ProgramBuilder:
             coeff, rest = expr.as_coeff_Mul()
             if coeff.is_Number and float(coeff) == -1.0:
                 return -self.assign(rest) if not rest.is_Atom else -rest
+        elif expr.is_Add and expr.could_extract_minus_sign() and not (-expr).could_extract_minus_sign():
+            return -self.assign(-expr)
         if not self._is_const(expr):
             expr = self._hoist(expr)
             if expr.is_Atom:

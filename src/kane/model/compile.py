@@ -52,10 +52,11 @@ def _order_bodies(system) -> list[str]:
 
 
 def _check_inertia(body: Body, defaults: dict):
-    subs = {sp.Symbol(k): v for k, v in defaults.items()}
+    symbols = body.mass.free_symbols | body.inertia.free_symbols
+    subs = {s: sp.Float(defaults[str(s)]) for s in symbols if str(s) in defaults}
     try:
-        m = float(body.mass.subs(subs))
-        I = np.array(body.inertia.subs(subs), dtype=float)
+        m = float(body.mass.xreplace(subs))
+        I = np.array(body.inertia.xreplace(subs), dtype=float)
     except (TypeError, ValueError):
         raise ModelError(f"body {body.name!r}: mass and inertia must be numbers or expressions of parameters") from None
     if not m >= 0:

@@ -1,0 +1,106 @@
+"""Constraint rows, automatic choice of dependent speeds (seed 000 Eq. 43) and embedding (Eqs. 5, 44-45)."""
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+import kane
+from kane import joints as J
+
+
+def four_bar(q0=(0.5, -0.9, -1.2)):
+    """Crank (1 m), coupler (2 m), rocker (1.5 m) hinged about z; the rocker's tip is closed on the ground pivot
+    at (2, 0, 0) by a point loop closure at velocity level. Gravity along -y."""
+    s = kane.System("four_bar", gravity=(0, -9.81, 0))
+    lengths = (1.0, 2.0, 1.5)
+    parent, point = "ground", (0, 0, 0)
+    for i, L in enumerate(lengths):
+        s.add_body(f"l{i}", mass=1.0 + i, com=(L / 2, 0, 0), inertia=(0.01, (1.0 + i) * L**2 / 12, (1.0 + i) * L**2 / 12))
+        s.add_joint(parent, f"l{i}", J.Revolute("z"), parent_point=point, coordinates=[f"q{i + 1}"],
+                    speeds=[f"u{i + 1}"], q0=[q0[i]])
+        parent, point = f"l{i}", (L, 0, 0)
+    s.add_loop_closure("closure", "l2", (1.5, 0, 0), "ground", (2.0, 0, 0))
+    return s
+
+
+def _assemble(dyn, q_guess):
+    """Solve C(q) = 0 for q2, q3 given q1 (scipy's fsolve; independent of kane's own projection)."""
+    from scipy.optimize import fsolve
+
+    q1 = q_guess[0]
+    sol = fsolve(lambda x: dyn.configuration_residual(0.0, np.array([q1, *x]))[:2], q_guess[1:], xtol=1e-14)
+    q = np.array([q1, *sol])
+    assert np.abs(dyn.configuration_residual(0.0, q)).max() < 1e-12
+    return q
+
+
+def test_four_bar_rank_and_automatic_choice():
+    eqs = kane.derive(four_bar())
+    # three rows, the z-row vanishes identically: two independent constraints by the SVD, one degree of freedom
+    assert len(eqs.u_independent) == 1 and len(eqs.u_dependent) == 2
+    sv = eqs.embedding.singular_values
+    assert sv[-1] < 1e-12 * sv[0] and sv[1] > 1e-3
+
+
+def test_four_bar_embedded_energy_and_velocity_constraint():
+    eqs = kane.derive(four_bar(), dependent=["u2", "u3"])
+    dyn = eqs.compile()
+    q0 = _assemble(dyn, [0.5, -0.3, 2.0])
+    u0 = np.array([1.5])
+    E0 = dyn.energy(0.0, q0, u0)
+    sol = solve_ivp(lambda t, x: np.concatenate(dyn.rhs(t, x[:3], x[3:])), (0.0, 1.0), np.concatenate([q0, u0]),
+                    method="DOP853", rtol=1e-11, atol=1e-12)
+    qf, uf = sol.y[:3, -1], sol.y[3:, -1]
+    assert dyn.energy(0.0, qf, uf) == pytest.approx(E0, rel=1e-8)
+    assert np.abs(dyn.constraint_residual(0.0, qf, uf)).max() < 1e-10
+    # at velocity level the closure drifts only by the integration error
+    assert np.abs(dyn.configuration_residual(0.0, qf)).max() < 1e-7
+
+
+def test_singular_dependent_choice_is_a_model_error():
+    # with every link along the x axis the closure's x-row vanishes: no two dependent speeds can be solved for
+    s = four_bar(q0=(0.0, 0.0, 0.0))
+    with pytest.raises(kane.ModelError, match="singular"):
+        kane.derive(s, dependent=["u1", "u2"])
+
+
+def test_wrong_number_of_dependent_speeds_and_unknown_names():
+    with pytest.raises(kane.ModelError, match="exactly"):
+        kane.derive(four_bar(), dependent=["u2"])
+    with pytest.raises(kane.ModelError, match="not speeds"):
+        kane.derive(four_bar(), dependent=["u2", "w9"])
+
+
+def test_motion_constraint_must_be_linear_in_speeds():
+    s = kane.System("x")
+    s.add_body("b", mass=1.0, inertia=(1, 1, 1))
+    s.add_joint("ground", "b", J.Planar(), coordinates=["x", "y", "th"], speeds=["vx", "vy", "w"])
+    s.add_motion_constraint("bad", [s.u("vx") * s.u("vy")])
+    with pytest.raises(kane.ModelError, match="linear in"):
+        kane.derive(s)
+
+
+def test_knife_edge_rows_and_embedding_against_hand_derivation():
+    """A sled (planar joint, joint-rate speeds) with a knife edge at its origin along its y axis: the row is
+    [-sin th, cos th, 0]; embedded with vy dependent, M~ = C^T M C with C = [1, tan th, 0; 0, 0, 1]."""
+    s = kane.System("sled")
+    s.add_body("b", mass=3.0, com=(0.2, 0, 0), inertia=(0.3, 0.3, 0.5))
+    s.add_joint("ground", "b", J.Planar(), coordinates=["x", "y", "th"], speeds=["vx", "vy", "w"])
+    s.add_no_slip("edge", "b", (0, 0, 0), (0, 1, 0))
+    eqs = kane.derive(s, dependent=["vy"])
+    dyn = eqs.compile()
+    q = np.array([0.3, -0.1, 0.4])
+    A, _ = dyn.constraints(0.0, q)
+    th = q[2]
+    assert np.allclose(A, [[-np.sin(th), np.cos(th), 0.0]])
+    free = kane.derive(_without_constraints()).compile()
+    M = free.mass_matrix(0.0, q)
+    C = np.array([[1.0, 0.0], [np.tan(th), 0.0], [0.0, 1.0]])
+    assert np.allclose(dyn.mass_matrix(0.0, q), C.T @ M @ C, rtol=1e-12)
+
+
+def _without_constraints():
+    t = kane.System("sled_free")
+    t.add_body("b", mass=3.0, com=(0.2, 0, 0), inertia=(0.3, 0.3, 0.5))
+    t.add_joint("ground", "b", J.Planar(), coordinates=["x", "y", "th"], speeds=["vx", "vy", "w"])
+    return t
