@@ -10,10 +10,16 @@ from .errors import DerivationError, KaneError, ModelError
 from .model.joints import SpeedMap, Speeds
 from .model.system import GROUND, Model, System, stretch, stretch_rate, t
 from .symbolic.derive import Embedding, Equations, derive
+from .simulate import Event, Method, SimulationError, Trajectory, assemble, load_trajectory, project_positions
+from .simulate import simulate as _simulate_function
 
 __all__ = [
     "System", "Model", "GROUND", "joints", "Speeds", "SpeedMap", "derive", "Embedding", "Equations", "Dynamics",
     "KaneError", "ModelError", "DerivationError", "t", "stretch", "stretch_rate",
+    "simulate", "Method", "Event", "SimulationError", "Trajectory", "load_trajectory", "assemble",
+    "project_positions",
 ]
+
+simulate = _simulate_function  # kane.simulate(dynamics, t_span, q0, u0, ...); the package stays kane.simulate
 
 __version__ = "0.1.0"

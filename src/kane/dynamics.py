@@ -119,6 +119,19 @@ class Dynamics:
         q, u, p, w, batch = self._args(q, None, params, None)
         return self._fn("C", ["C"], batch)(t, q, u, p, w)[0]
 
+    def holonomic_rows(self, t, q, params=None):
+        """(C, A_C, W): the holonomic residuals C(q) (m,), their velocity rows A_C (m x n_u of the model) with
+        C' = A_C u_full, and the kinematic map W (n_q x n_u of the model) with q' = W u_full + X."""
+        q, _, p, w, batch = self._args(q, None, params, None)
+        u_full = np.zeros(q.shape[:-1] + (self.model.n_u,))
+        return self._fn("holo", ["C", "A_C", "W"], batch, full=True)(t, q, u_full, p, w)
+
+    @cached_property
+    def dependent_indices(self) -> tuple:
+        """Indices (in the model's speeds) of the dependent speeds of the embedded equations."""
+        names = [str(s) for s in self.model.u]
+        return tuple(names.index(n) for n in self.u_dependent_names)
+
     @cached_property
     def parameter_names(self) -> tuple:
         return tuple(str(s) for s in self.model.parameters)

@@ -58,10 +58,15 @@ def test_four_bar_embedded_energy_and_velocity_constraint():
 
 
 def test_singular_dependent_choice_is_a_model_error():
-    # with every link along the x axis the closure's x-row vanishes: no two dependent speeds can be solved for
-    s = four_bar(q0=(0.0, 0.0, 0.0))
+    # a knife edge only involves the sled's velocity: its heading rate cannot be the dependent speed
     with pytest.raises(kane.ModelError, match="singular"):
-        kane.derive(s, dependent=["u1", "u2"])
+        kane.derive(_sled(), dependent=["w"])
+
+
+def test_degenerate_reference_configuration_falls_back_to_a_generic_one():
+    # with every link along the x axis the closure's x-row vanishes; the choice is judged at a generic state
+    eqs = kane.derive(four_bar(q0=(0.0, 0.0, 0.0)), dependent=["u1", "u2"])
+    assert [str(u) for u in eqs.u_independent] == ["u3"]
 
 
 def test_wrong_number_of_dependent_speeds_and_unknown_names():
@@ -103,4 +108,10 @@ def _without_constraints():
     t = kane.System("sled_free")
     t.add_body("b", mass=3.0, com=(0.2, 0, 0), inertia=(0.3, 0.3, 0.5))
     t.add_joint("ground", "b", J.Planar(), coordinates=["x", "y", "th"], speeds=["vx", "vy", "w"])
+    return t
+
+
+def _sled():
+    t = _without_constraints()
+    t.add_no_slip("edge", "b", (0, 0, 0), (0, 1, 0))
     return t

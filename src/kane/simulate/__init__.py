@@ -18,10 +18,16 @@ from kane.simulate.integrators import (
     Step,
     make_integrator,
 )
+from kane.simulate.assembly import AssemblyError, AssemblyResult, assemble, make_projection, project_positions
 from kane.simulate.simulator import SimulationError, Simulator, StepInfo, simulate
 from kane.simulate.trajectory import EventRecord, Stats, Trajectory, TrajectoryWriter, load_trajectory
 
 __all__ = [
+    "AssemblyError",
+    "AssemblyResult",
+    "assemble",
+    "make_projection",
+    "project_positions",
     "Counters",
     "DormandPrince5",
     "Event",

@@ -322,6 +322,8 @@ class Simulator:
             self._grid_k += 1
             if tk >= t_stop - tol:
                 self._sample(t_stop, x_stop)
+            elif self._projection is not None:  # an interpolated sample is put back on the constraints too
+                self._sample(tk, self._project(tk, step(tk)))
             else:
                 self._sample(tk, step(tk))
         if force_end and self._t_sampled < t_stop:

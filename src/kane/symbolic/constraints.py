@@ -24,12 +24,14 @@ __all__ = ["ConstraintRows", "constraint_rows", "select_dependent", "solve_depen
 
 @dataclass(frozen=True)
 class ConstraintRows:
-    """Rows of one constraint: A (m x n_u), b (m,), and position-level residual C (holonomic kinds, else None)."""
+    """Rows of one constraint: A (m x n_u), b (m,), and the position-level residual C (holonomic kinds, else
+    None) whose time derivative is the rows ``C_rows`` of A u + b."""
 
     name: str
     A: sp.Matrix
     b: sp.Matrix
     C: sp.Matrix | None
+    C_rows: tuple = ()
 
 
 def constraint_rows(model, kin: TreeKinematics, constraint) -> ConstraintRows:
@@ -79,7 +81,8 @@ def constraint_rows(model, kin: TreeKinematics, constraint) -> ConstraintRows:
         P0 = [a(c0[j] - radius * k[j] / norm) for j in range(3)]
         V, rem = kin.point_partials_in_ground(body, P0)
         C = sp.Matrix([P0[2]])
-        return _project(constraint.name, kin, V, rem, [[1, 0, 0], [0, 1, 0], [0, 0, 1]], C)
+        rows = _project(constraint.name, kin, V, rem, [[1, 0, 0], [0, 1, 0], [0, 0, 1]], C)
+        return ConstraintRows(rows.name, rows.A, rows.b, C, (2,))
     if kind is ConstraintKind.LOOP_CLOSURE:
         ba, pa, bb, pb, frames, dirs = data
         Pa, Pb = kin.point_in_ground(ba, pa), kin.point_in_ground(bb, pb)
@@ -88,13 +91,14 @@ def constraint_rows(model, kin: TreeKinematics, constraint) -> ConstraintRows:
         sep = [a(x - y) for x, y in zip(Pa, Pb)]
         C = sp.Matrix([a(dot(list(d), sep)) for d in dirs])
         rows = _project(constraint.name, kin, Va - Vb, [x - y for x, y in zip(ra, rb)], dirs, C)
+        rows = ConstraintRows(rows.name, rows.A, rows.b, C, tuple(range(len(dirs))))
         if not frames:
             return rows
         Wa, wa = _angular_partials(kin, ba, n)
         Wb, wb = _angular_partials(kin, bb, n)
         A = sp.Matrix.vstack(rows.A, (Wa - Wb).applyfunc(a))
         b = sp.Matrix.vstack(rows.b, sp.Matrix([a(x - y) for x, y in zip(wa, wb)]))
-        return ConstraintRows(constraint.name, A, b, rows.C)
+        return ConstraintRows(constraint.name, A, b, rows.C, rows.C_rows)
     raise ModelError(f"constraint {constraint.name!r}: unknown kind {kind!r}")
 
 
@@ -152,6 +156,8 @@ def select_dependent(A_num: np.ndarray, u_names, dependent_names=None, A_generic
     _, _, row_perm = sla.qr(A_rank.T, pivoting=True, mode="economic")
     rows = tuple(sorted(int(r) for r in row_perm[:m]))
     A_rows = A_num[list(rows)]
+    if np.linalg.matrix_rank(A_rows, tol=tol * scale) < m:  # the reference state is itself a singular
+        A_rows = A_rank[list(rows)]  # configuration of the constraints: decide at the generic one
     if dependent_names is not None:
         names = list(u_names)
         missing = [d for d in dependent_names if d not in names]

@@ -167,6 +167,9 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
     bias_all = sp.Matrix([b.time_derivative((A_all[k, :] * u_all)[0] + b_all[k]) for k in range(A_all.shape[0])])
     holo = [r.C for r in rows if r.C is not None]
     C_all = sp.Matrix.vstack(*holo) if holo else sp.zeros(0, 1)
+    offsets = np.cumsum([0] + [r.A.shape[0] for r in rows])
+    C_row_index = [int(offsets[k]) + j for k, r in enumerate(rows) if r.C is not None for j in r.C_rows]
+    A_C = A_all.extract(C_row_index, list(range(n))) if C_row_index else sp.zeros(0, n)
 
     choice = None
     u_dep_defs = {}
@@ -207,7 +210,7 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
     embedded_outputs = {"M": M, "f": vec(f), "qdot": vec(qdot), "u_full": vec(u_all), "C": vec(C_all),
                         "constraint_residual": vec((A_all * u_all + b_all).applyfunc(b.assign)), **energy_out}
     full_outputs = {"M": M_full, "f": vec(f_full), "qdot": vec(qdot), "A": A_all, "b": vec(b_all),
-                    "A_bias": vec(bias_all), "C": vec(C_all), **energy_out}
+                    "A_bias": vec(bias_all), "C": vec(C_all), "A_C": A_C, "W": kin.W_full, **energy_out}
     program = b.build(embedded_outputs, inputs={"u": u_ind}, definitions=u_dep_defs)
     full_program = b.build(full_outputs)
     return Equations(model, program, full_program, u_ind, tuple(u_dep_defs), choice,

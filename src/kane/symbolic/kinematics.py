@@ -47,10 +47,13 @@ class TreeKinematics:
         self.R_pc, self.r_pc, self.S, self.sigma, self.vel, self.acc = [], [], [], [], [], []
         self._R0, self._r0 = {}, {}
         u_all = sp.Matrix(model.u)
+        self.W_full = sp.zeros(model.n_q, model.n_u)  # q' = W_full u + X
         for pj in model.joints:  # kinematic differential equations first: time derivatives need them
             q_j = sp.Matrix(model.q[pj.q_slice])
             jk = pj.joint.kinematics(q_j, model.t)
             rates = jk.W * u_all[pj.u_slice, :] + jk.X if pj.joint.nq else sp.zeros(0, 1)
+            if pj.joint.nq:
+                self.W_full[pj.q_slice, pj.u_slice] = builder.assign_matrix(jk.W)
             for k, idx in enumerate(range(model.n_q)[pj.q_slice]):
                 self.qdot[idx] = a(rates[k])
                 builder.rates[model.q[idx]] = self.qdot[idx]
