@@ -1,0 +1,325 @@
+"""Safe parsing of the expression strings found in model files (force laws, speeds, constraints).
+
+Model files are data, never code. An expression such as ``"-k*(q1 - q0) - c*u1"`` is turned into a syntax
+tree by :func:`ast.parse` (which parses and never evaluates) and that tree is walked against an explicit
+whitelist: real number literals, names looked up in a caller-supplied mapping (plus the constants ``pi`` and
+``e``), unary ``+``/``-``, binary ``+ - * / **``, parentheses, and calls of a fixed set of functions named
+directly (:data:`FUNCTION_NAMES`). Everything else raises :class:`ExpressionError`, whose message names the
+file, the field, the column and what was expected. Sizes are bounded (text length, nesting depth, exponents,
+exact numbers) so a hostile file cannot make sympy compute for hours.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import math
+from collections.abc import Mapping
+
+import sympy
+
+from kane.errors import ModelError
+
+__all__ = ["ExpressionError", "FUNCTION_NAMES", "parse_expression", "parse_number"]
+
+MAX_LENGTH = 10_000
+MAX_DEPTH = 100
+MAX_EXPONENT = 64
+MAX_NUMBER_BITS = 1100
+MAX_ROOT_WORK = 1024
+
+# name -> (sympy callable, fewest arguments, most arguments or None for no limit)
+_FUNCTIONS = {
+    "sin": (sympy.sin, 1, 1), "cos": (sympy.cos, 1, 1), "tan": (sympy.tan, 1, 1),
+    "asin": (sympy.asin, 1, 1), "acos": (sympy.acos, 1, 1), "atan": (sympy.atan, 1, 1),
+    "atan2": (sympy.atan2, 2, 2), "sinh": (sympy.sinh, 1, 1), "cosh": (sympy.cosh, 1, 1),
+    "tanh": (sympy.tanh, 1, 1), "exp": (sympy.exp, 1, 1), "log": (sympy.log, 1, 2),
+    "sqrt": (sympy.sqrt, 1, 1), "abs": (sympy.Abs, 1, 1), "sign": (sympy.sign, 1, 1),
+    "min": (sympy.Min, 2, None), "max": (sympy.Max, 2, None), "Heaviside": (sympy.Heaviside, 1, 2),
+}
+FUNCTION_NAMES = frozenset(_FUNCTIONS)
+_CONSTANTS = {"pi": sympy.pi, "e": sympy.E}
+_NOT_FINITE = frozenset({sympy.zoo, sympy.nan, sympy.oo, -sympy.oo, sympy.I})
+_OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.FloorDiv: "//",
+              ast.Mod: "%", ast.MatMult: "@", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|",
+              ast.BitAnd: "&", ast.BitXor: "^"}
+_EXPECTED = ("expected real numbers, names, + - * / **, parentheses and calls such as sin(x); "
+             "allowed functions: " + ", ".join(sorted(_FUNCTIONS)))
+_FORBIDDEN = {
+    ast.Attribute: "attribute access with '.' is not allowed",
+    ast.Subscript: "indexing with [...] is not allowed",
+    ast.Lambda: "lambda is not allowed",
+    ast.ListComp: "comprehensions are not allowed", ast.SetComp: "comprehensions are not allowed",
+    ast.DictComp: "comprehensions are not allowed", ast.GeneratorExp: "comprehensions are not allowed",
+    ast.Compare: "comparisons are not allowed; use sign(), Heaviside(), min() or max()",
+    ast.BoolOp: "'and' and 'or' are not allowed; use sign(), Heaviside(), min() or max()",
+    ast.IfExp: "conditional expressions (a if c else b) are not allowed; use Heaviside(), min() or max()",
+    ast.Tuple: "tuples are not allowed; an expression is a single value", ast.List: "lists are not allowed",
+    ast.Set: "sets are not allowed", ast.Dict: "dicts are not allowed",
+    ast.JoinedStr: "f-strings are not allowed", ast.NamedExpr: "assignment with ':=' is not allowed",
+    ast.Starred: "starred arguments (*args) are not allowed",
+}
+
+
+class ExpressionError(ModelError):
+    """An expression string is not an allowed expression.
+
+    Attributes: ``source`` (the file or other origin), ``where`` (the field inside it), ``text`` (the
+    expression), ``line`` and ``column`` (1-based position of the offending part in ``text``, or None where
+    unknown) and ``detail`` (what is wrong and what was expected).
+    """
+
+    def __init__(self, detail: str, *, text: object = "", source: str = "<expression>", where: str = "",
+                 line: int | None = None, column: int | None = None, fragment: str = "") -> None:
+        self.detail, self.text, self.source, self.where = detail, text, source, where
+        self.line, self.column = line, column
+        place = source + (f", {where}" if where else "")
+        shown = text if not isinstance(text, str) or len(text) <= 120 else text[:117] + "..."
+        position = ""
+        if column is not None:
+            position = f", column {column}" if line in (None, 1) else f", line {line}, column {column}"
+            position += f" ({fragment!r})" if fragment else ""
+        super().__init__(f"{place}: expression {shown!r}{position}: {detail}.")
+
+
+class _Parser:
+    """Walks one syntax tree against the whitelist, building the sympy expression bottom-up."""
+
+    def __init__(self, text: str, symbols: Mapping[str, sympy.Basic], source: str, where: str) -> None:
+        self.text, self.symbols, self.source, self.where = text, symbols, source, where
+        self.lines = text.split("\n")
+
+    def error(self, detail: str, node: ast.AST | None = None, line: int | None = None,
+              byte_col: int | None = None) -> ExpressionError:
+        """An ExpressionError located at ``node`` or at (line, byte column) of the text."""
+        fragment = ""
+        if node is not None and hasattr(node, "col_offset"):
+            line, byte_col = node.lineno, node.col_offset
+            fragment = ast.get_source_segment(self.text, node) or ""
+            fragment = fragment if len(fragment) <= 40 else fragment[:37] + "..."
+        column = None
+        if line is not None and byte_col is not None and 1 <= line <= len(self.lines):
+            column = len(self.lines[line - 1].encode("utf-8")[:byte_col].decode("utf-8", "replace")) + 1
+        return ExpressionError(detail, text=self.text, source=self.source, where=self.where,
+                               line=line, column=column, fragment=fragment)
+
+    def operator_error(self, detail: str, node: ast.BinOp) -> ExpressionError:
+        """An error located at the operator token of ``node`` (between its operands) where it can be found."""
+        left, right = node.left, node.right
+        if left.end_lineno == right.lineno:
+            raw = self.lines[right.lineno - 1].encode("utf-8")
+            found = raw.find(_OPERATORS[type(node.op)].encode(), left.end_col_offset, right.col_offset)
+            if found >= 0:
+                return self.error(detail, line=right.lineno, byte_col=found)
+        return self.error(detail, node)
+
+    def build(self, node: ast.AST, depth: int) -> sympy.Expr:
+        """The sympy value of ``node``, checked to be finite, real and of bounded size."""
+        if depth > MAX_DEPTH:
+            raise self.error(f"the expression is nested too deeply (more than {MAX_DEPTH} levels)", node)
+        value = self.build_node(node, depth)
+        if value in _NOT_FINITE or (value.is_Add or value.is_Mul) and any(a in _NOT_FINITE for a in value.args):
+            raise self.error("the value is infinite, undefined or not real (division by zero, log(0), "
+                             "sqrt of a negative number?); expected a finite real expression", node)
+        if value.is_Number and _magnitude_bits(value) > MAX_NUMBER_BITS:
+            raise self.error(f"the number is too large (more than {MAX_NUMBER_BITS} bits)", node)
+        return value
+
+    def build_node(self, node: ast.AST, depth: int) -> sympy.Expr:
+        """Dispatch on the node type; anything not whitelisted raises ExpressionError."""
+        if isinstance(node, ast.Constant):
+            return self.constant(node)
+        if isinstance(node, ast.Name):
+            return self.name(node)
+        if isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, ast.USub):
+                return -self.build(node.operand, depth + 1)
+            if isinstance(node.op, ast.UAdd):
+                return self.build(node.operand, depth + 1)
+            token = {ast.Not: "not", ast.Invert: "~"}[type(node.op)]
+            raise self.error(f"operator '{token}' is not allowed; {_EXPECTED}", node)
+        if isinstance(node, ast.BinOp):
+            return self.binary(node, depth)
+        if isinstance(node, ast.Call):
+            return self.call(node, depth)
+        detail = _FORBIDDEN.get(type(node), f"{type(node).__name__} is not allowed")
+        raise self.error(f"{detail}; {_EXPECTED}", node)
+
+    def constant(self, node: ast.Constant) -> sympy.Expr:
+        """A real number literal; strings, bytes, booleans, None and complex numbers are refused."""
+        value = node.value
+        if type(value) is int:
+            return sympy.Integer(value)
+        if type(value) is float:
+            if not math.isfinite(value):
+                raise self.error("the number is out of the range of a double", node)
+            return sympy.Float(value)
+        kind = {str: "a string", bytes: "bytes", bool: "a boolean", complex: "a complex number"}.get(
+            type(value), repr(value))
+        raise self.error(f"{kind} is not allowed; {_EXPECTED}", node)
+
+    def name(self, node: ast.Name) -> sympy.Expr:
+        """A symbol from the mapping, or one of the constants pi and e (the mapping takes precedence)."""
+        name = node.id
+        if name.startswith("_"):
+            raise self.error(f"names beginning with '_' are not allowed (got '{name}')", node)
+        if name in self.symbols:
+            return _as_sympy(name, self.symbols[name])
+        if name in _CONSTANTS:
+            return _CONSTANTS[name]
+        if name in _FUNCTIONS:
+            raise self.error(f"'{name}' is a function; call it as {name}(...)", node)
+        known = [n for n in self.symbols if not n.startswith("_")]
+        close = difflib.get_close_matches(name, known + list(_CONSTANTS), n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        listed = ", ".join(known[:30]) + (f" and {len(known) - 30} more" if len(known) > 30 else "")
+        listed = (listed + ", " if listed else "") + "and the constants pi, e"
+        raise self.error(f"unknown name '{name}'{hint}; known names: {listed}", node)
+
+    def binary(self, node: ast.BinOp, depth: int) -> sympy.Expr:
+        """Sums and products are flattened (so long chains do not count as nesting); powers are guarded."""
+        if type(node.op) not in (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow):
+            symbol = _OPERATORS.get(type(node.op), "?")
+            raise self.operator_error(f"operator '{symbol}' is not allowed; {_EXPECTED}", node)
+        if isinstance(node.op, ast.Pow):
+            return self.power(node, depth)
+        kinds = (ast.Add, ast.Sub) if isinstance(node.op, (ast.Add, ast.Sub)) else (ast.Mult, ast.Div)
+        chain = []
+        while isinstance(node, ast.BinOp) and isinstance(node.op, kinds):
+            chain.append(node)
+            node = node.left
+        items = [self.build(node, depth + 1)]
+        for link in reversed(chain):
+            item = self.build(link.right, depth + 1)
+            if isinstance(link.op, ast.Sub):
+                item = -item
+            elif isinstance(link.op, ast.Div):
+                if item.is_zero:
+                    raise self.operator_error("division by zero", link)
+                item = sympy.Pow(item, -1)
+            items.append(item)
+        return sympy.Add(*items) if kinds[0] is ast.Add else sympy.Mul(*items)
+
+    def power(self, node: ast.BinOp, depth: int) -> sympy.Expr:
+        """base**exponent, refusing exponents and exact roots that would make sympy work without end."""
+        base = self.build(node.left, depth + 1)
+        exponent = self.build(node.right, depth + 1)
+        if exponent.is_Number:
+            if abs(exponent) > MAX_EXPONENT:
+                raise self.error(f"the exponent is too large; expected at most {MAX_EXPONENT} in magnitude",
+                                 node.right)
+            if base.is_Rational and exponent.is_Rational:
+                if base.is_zero and exponent.is_negative:
+                    raise self.operator_error("division by zero (zero to a negative power)", node)
+                bits = _magnitude_bits(base)
+                work = bits * max(abs(exponent.p), exponent.q) if exponent.q != 1 else 0
+                if bits * abs(exponent) > MAX_NUMBER_BITS or work > MAX_ROOT_WORK:
+                    raise self.error("this exact power is too large to evaluate; write the number in decimal "
+                                     "form, such as 1.5e12", node)
+        return sympy.Pow(base, exponent)
+
+    def call(self, node: ast.Call, depth: int) -> sympy.Expr:
+        """A call of a whitelisted function named directly, with positional arguments only."""
+        if not isinstance(node.func, ast.Name):
+            raise self.error("only functions named directly may be called, such as sin(x); "
+                             "allowed functions: " + ", ".join(sorted(_FUNCTIONS)), node.func)
+        name = node.func.id
+        if name not in _FUNCTIONS:
+            what = "is not a function" if name in self.symbols or name in _CONSTANTS else "is not an allowed function"
+            raise self.error(f"'{name}' {what}; allowed functions: " + ", ".join(sorted(_FUNCTIONS)), node.func)
+        if node.keywords:
+            raise self.error(f"keyword arguments are not allowed in {name}(...)", node.keywords[0])
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                raise self.error(f"starred arguments (*args) are not allowed in {name}(...)", arg)
+        function, fewest, most = _FUNCTIONS[name]
+        if len(node.args) < fewest or (most is not None and len(node.args) > most):
+            wanted = (f"{fewest}" if fewest == most else f"{fewest} or more" if most is None
+                      else f"{fewest} to {most}")
+            raise self.error(f"{name}() takes {wanted} argument{'s' * (wanted != '1')}, "
+                             f"got {len(node.args)}", node)
+        return function(*(self.build(arg, depth + 1) for arg in node.args))
+
+
+def _magnitude_bits(number: sympy.Number) -> int:
+    """Bits needed for an exact rational's numerator or denominator, or for a float's binary exponent."""
+    if number.is_Rational:
+        return max(abs(number.p).bit_length(), abs(number.q).bit_length())
+    _, mantissa, exponent, bit_count = number._mpf_
+    return abs(exponent + bit_count) if mantissa else 0
+
+
+def _as_sympy(name: str, value: object) -> sympy.Expr:
+    """A mapping value as a sympy expression; only sympy expressions and real Python numbers are accepted."""
+    if isinstance(value, sympy.Expr):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return sympy.Integer(value)
+    if isinstance(value, float):
+        return sympy.Float(value)
+    raise TypeError(f"symbols[{name!r}] must be a sympy expression or a real number, not {type(value).__name__}")
+
+
+def parse_expression(text: str | int | float, symbols: Mapping[str, sympy.Basic], *,
+                     source: str = "<expression>", where: str = "") -> sympy.Expr:
+    """Parse ``text`` into a sympy expression by whitelist, never evaluating it as code.
+
+    ``symbols`` maps the names the expression may use to sympy objects (they shadow the constants ``pi``
+    and ``e``). ``source`` (usually the file name) and ``where`` (the field, such as
+    "table [[loads]] #2, key 'force'") go into error messages. A real Python number is accepted as is.
+    Raises :class:`ExpressionError` for anything outside the whitelist or beyond the size limits.
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        return sympy.Integer(text)
+    if isinstance(text, float):
+        if not math.isfinite(text):
+            raise ExpressionError("expected a finite real number", text=text, source=source, where=where)
+        return sympy.Float(text)
+    if not isinstance(text, str):
+        raise ExpressionError(f"expected an expression string, got {type(text).__name__}", text=text,
+                              source=source, where=where)
+    if len(text) > MAX_LENGTH:
+        raise ExpressionError(f"the expression is too long ({len(text)} characters; at most {MAX_LENGTH})",
+                              text=text, source=source, where=where)
+    stripped = text.strip()
+    if not stripped:
+        raise ExpressionError("the expression is empty; expected a number or a formula", text=text,
+                              source=source, where=where)
+    parser = _Parser(stripped, symbols, source, where)
+    try:
+        tree = ast.parse(stripped, mode="eval")
+    except SyntaxError as exc:
+        raise ExpressionError(f"syntax error: {exc.msg}; {_EXPECTED}", text=stripped, source=source,
+                              where=where, line=exc.lineno, column=exc.offset) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise parser.error(f"the expression cannot be parsed ({type(exc).__name__}: it is too complex or "
+                           "contains forbidden characters)") from None
+    expr = parser.build(tree.body, 1)
+    if expr.has(*_NOT_FINITE):
+        raise parser.error("the value is infinite, undefined or not real; expected a finite real expression")
+    return expr
+
+
+def parse_number(value: str | int | float, symbols: Mapping[str, sympy.Basic] | None = None, *,
+                 source: str = "<expression>", where: str = "") -> float:
+    """A plain real number from a number or a constant expression such as "2*pi" or "9.81/2".
+
+    Names in ``symbols`` may be used only if they stand for numbers; an expression left with free symbols,
+    or whose value is not a finite real number, raises :class:`ExpressionError`.
+    """
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ExpressionError(f"expected a real number or a constant expression string, got "
+                              f"{type(value).__name__}", text=value, source=source, where=where)
+    expr = parse_expression(value, symbols or {}, source=source, where=where)
+    free = sorted(str(s) for s in expr.free_symbols)
+    if free:
+        raise ExpressionError(f"expected a plain number, but the value depends on {', '.join(free)}",
+                              text=value, source=source, where=where)
+    try:
+        result = complex(expr.evalf())
+    except (TypeError, ValueError, OverflowError):
+        raise ExpressionError("expected a plain real number, but the value cannot be evaluated to one",
+                              text=value, source=source, where=where) from None
+    if result.imag != 0.0 or not math.isfinite(result.real):
+        raise ExpressionError("expected a finite real number", text=value, source=source, where=where)
+    return result.real
