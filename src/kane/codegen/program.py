@@ -141,6 +141,22 @@ class Program:
         return "\n".join(f"{s} = {e}" for s, e in self.assignments)
 
 
+def _fold_numbers(order, outs):
+    """Substitute assignments whose value is a plain number (e.g. a dependent speed that is identically zero)
+    into everything after them, dropping the assignments that become numbers."""
+    subs, kept = {}, []
+    for sym, expr in order:
+        if subs and not expr.free_symbols.isdisjoint(subs):
+            expr = expr.xreplace(subs)
+        if expr.is_Number:
+            subs[sym] = expr
+        else:
+            kept.append((sym, expr))
+    if subs:
+        outs = {k: m.xreplace(subs) for k, m in outs.items()}
+    return kept, outs
+
+
 class ProgramBuilder:
     """Builds a :class:`Program`: ``assign`` names intermediate quantities, ``time_derivative`` differentiates.
 
@@ -276,6 +292,7 @@ class ProgramBuilder:
                     continue
                 stack.append((s, True))
                 stack.extend((d, False) for d in defs[s].free_symbols if d in defs and d not in seen)
+        order, outs = _fold_numbers(order, outs)
         groups = dict(self.inputs)
         groups.update(inputs or {})
         return Program(groups, tuple(order), outs, vectors)

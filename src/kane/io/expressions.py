@@ -33,16 +33,22 @@ _FUNCTIONS = {
     "sin": (sympy.sin, 1, 1), "cos": (sympy.cos, 1, 1), "tan": (sympy.tan, 1, 1),
     "asin": (sympy.asin, 1, 1), "acos": (sympy.acos, 1, 1), "atan": (sympy.atan, 1, 1),
     "atan2": (sympy.atan2, 2, 2), "sinh": (sympy.sinh, 1, 1), "cosh": (sympy.cosh, 1, 1),
-    "tanh": (sympy.tanh, 1, 1), "exp": (sympy.exp, 1, 1), "log": (sympy.log, 1, 2),
+    "tanh": (sympy.tanh, 1, 1), "exp": (sympy.exp, 1, 1), "log": (sympy.log, 1, 1),
     "sqrt": (sympy.sqrt, 1, 1), "abs": (sympy.Abs, 1, 1), "sign": (sympy.sign, 1, 1),
     "min": (sympy.Min, 2, None), "max": (sympy.Max, 2, None), "Heaviside": (sympy.Heaviside, 1, 2),
 }
+# sympy simplifies function calls through assumption queries that grow fast with the size of the arguments
+# (Max of 32 symbols takes a second); larger arguments are kept as unevaluated calls.
+_EVALUATE_NODES = {"min": 8, "max": 8}
+_EVALUATE_NODES_DEFAULT = 64
 FUNCTION_NAMES = frozenset(_FUNCTIONS)
 _CONSTANTS = {"pi": sympy.pi, "e": sympy.E}
 _NOT_FINITE = frozenset({sympy.zoo, sympy.nan, sympy.oo, -sympy.oo, sympy.I})
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.FloorDiv: "//",
               ast.Mod: "%", ast.MatMult: "@", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|",
               ast.BitAnd: "&", ast.BitXor: "^"}
+_ROOT_MESSAGE = ("this exact power or root of a large number is too costly to evaluate; write the number in "
+                 "decimal form, such as 1.5e12 or 2.0**0.5")
 _EXPECTED = ("expected real numbers, names, + - * / **, parentheses and calls such as sin(x); "
              "allowed functions: " + ", ".join(sorted(_FUNCTIONS)))
 _FORBIDDEN = {
@@ -121,8 +127,8 @@ class _Parser:
         if value in _NOT_FINITE or (value.is_Add or value.is_Mul) and any(a in _NOT_FINITE for a in value.args):
             raise self.error("the value is infinite, undefined or not real (division by zero, log(0), "
                              "sqrt of a negative number?); expected a finite real expression", node)
-        if value.is_Number and _magnitude_bits(value) > MAX_NUMBER_BITS:
-            raise self.error(f"the number is too large (more than {MAX_NUMBER_BITS} bits)", node)
+        if _magnitude_bits(_coefficient(value)) > MAX_NUMBER_BITS:
+            raise self.error(f"a number is too large (more than {MAX_NUMBER_BITS} bits)", node)
         return value
 
     def build_node(self, node: ast.AST, depth: int) -> sympy.Expr:
@@ -182,7 +188,8 @@ class _Parser:
             symbol = _OPERATORS.get(type(node.op), "?")
             raise self.operator_error(f"operator '{symbol}' is not allowed; {_EXPECTED}", node)
         if isinstance(node.op, ast.Pow):
-            return self.power(node, depth)
+            base, exponent = self.build(node.left, depth + 1), self.build(node.right, depth + 1)
+            return self.checked_power(base, exponent, node, node.right)
         kinds = (ast.Add, ast.Sub) if isinstance(node.op, (ast.Add, ast.Sub)) else (ast.Mult, ast.Div)
         chain = []
         while isinstance(node, ast.BinOp) and isinstance(node.op, kinds):
@@ -196,26 +203,27 @@ class _Parser:
             elif isinstance(link.op, ast.Div):
                 if item.is_zero:
                     raise self.operator_error("division by zero", link)
-                item = sympy.Pow(item, -1)
+                item = self.checked_power(item, sympy.S.NegativeOne, link, link.right)
             items.append(item)
-        return sympy.Add(*items) if kinds[0] is ast.Add else sympy.Mul(*items)
+        if kinds[0] is ast.Add:
+            return sympy.Add(*items)
+        if sum(_root_work(item, sympy.S.One) for item in items) > MAX_ROOT_WORK:
+            raise self.error(_ROOT_MESSAGE, chain[0])
+        return sympy.Mul(*items)
 
-    def power(self, node: ast.BinOp, depth: int) -> sympy.Expr:
-        """base**exponent, refusing exponents and exact roots that would make sympy work without end."""
-        base = self.build(node.left, depth + 1)
-        exponent = self.build(node.right, depth + 1)
+    def checked_power(self, base: sympy.Expr, exponent: sympy.Expr, node: ast.AST,
+                      exponent_node: ast.AST | None = None) -> sympy.Expr:
+        """base**exponent, refusing exponents and exact powers or roots that would make sympy work for long."""
         if exponent.is_Number:
             if abs(exponent) > MAX_EXPONENT:
                 raise self.error(f"the exponent is too large; expected at most {MAX_EXPONENT} in magnitude",
-                                 node.right)
-            if base.is_Rational and exponent.is_Rational:
-                if base.is_zero and exponent.is_negative:
-                    raise self.operator_error("division by zero (zero to a negative power)", node)
-                bits = _magnitude_bits(base)
-                work = bits * max(abs(exponent.p), exponent.q) if exponent.q != 1 else 0
-                if bits * abs(exponent) > MAX_NUMBER_BITS or work > MAX_ROOT_WORK:
-                    raise self.error("this exact power is too large to evaluate; write the number in decimal "
-                                     "form, such as 1.5e12", node)
+                                 exponent_node or node)
+            if base.is_zero and exponent.is_negative:
+                raise self.error("division by zero (zero to a negative power)", node)
+            if _magnitude_bits(_coefficient(base)) * abs(exponent) > MAX_NUMBER_BITS:
+                raise self.error(f"the power is too large (more than {MAX_NUMBER_BITS} bits)", node)
+            if exponent.is_Rational and _root_work(base, exponent) > MAX_ROOT_WORK:
+                raise self.error(_ROOT_MESSAGE, node)
         return sympy.Pow(base, exponent)
 
     def call(self, node: ast.Call, depth: int) -> sympy.Expr:
@@ -238,15 +246,53 @@ class _Parser:
                       else f"{fewest} to {most}")
             raise self.error(f"{name}() takes {wanted} argument{'s' * (wanted != '1')}, "
                              f"got {len(node.args)}", node)
-        return function(*(self.build(arg, depth + 1) for arg in node.args))
+        args = [self.build(arg, depth + 1) for arg in node.args]
+        if name == "sqrt":
+            return self.checked_power(args[0], sympy.S.Half, node)
+        return function(*args, evaluate=_is_small(args, _EVALUATE_NODES.get(name, _EVALUATE_NODES_DEFAULT)))
 
 
-def _magnitude_bits(number: sympy.Number) -> int:
-    """Bits needed for an exact rational's numerator or denominator, or for a float's binary exponent."""
+def _magnitude_bits(number: sympy.Expr | None) -> int:
+    """Bits of an exact rational's numerator or denominator, or of a float's binary exponent (0 for None)."""
+    if number is None:
+        return 0
     if number.is_Rational:
         return max(abs(number.p).bit_length(), abs(number.q).bit_length())
     _, mantissa, exponent, bit_count = number._mpf_
     return abs(exponent + bit_count) if mantissa else 0
+
+
+def _is_small(args: list[sympy.Expr], limit: int) -> bool:
+    """Whether the arguments have at most ``limit`` tree nodes in all (counting stops at the limit)."""
+    count = 0
+    for arg in args:
+        for _ in sympy.preorder_traversal(arg):
+            count += 1
+            if count > limit:
+                return False
+    return True
+
+
+def _coefficient(expr: sympy.Expr) -> sympy.Expr | None:
+    """The leading number of a number, sum or product (where sympy keeps it), else None."""
+    if expr.is_Number:
+        return expr
+    return expr.args[0] if (expr.is_Add or expr.is_Mul) and expr.args[0].is_Number else None
+
+
+def _root_work(base: sympy.Expr, exponent: sympy.Rational) -> int:
+    """Bits of exact numbers that sympy would factor to evaluate base**exponent, weighted by the exponent.
+
+    sympy takes exact roots by factoring (sqrt(8) -> 2*sqrt(2)), and products of roots with one exponent are
+    merged and factored again, which takes minutes for numbers of a few hundred bits.
+    """
+    total = 0
+    for factor in base.args if base.is_Mul else (base,):
+        inner, power = (factor.base, factor.exp) if factor.is_Pow else (factor, sympy.S.One)
+        effective = power * exponent
+        if inner.is_Rational and effective.is_Rational and not effective.is_Integer:
+            total += _magnitude_bits(inner) * max(abs(effective.p), effective.q)
+    return total
 
 
 def _as_sympy(name: str, value: object) -> sympy.Expr:

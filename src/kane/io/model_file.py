@@ -9,14 +9,15 @@ Schema (tables and their keys; ``expr`` = a number or an expression string; ``ve
 
     [model]        name = "cart"; description = "..."; gravity = vec (ground axes [m/s^2], default zero)
     [parameters]   NAME = expr                # numbers, or expressions of the parameters declared above
-    [inputs]       NAME = expr                # a constant default, or a schedule of t, parameters, q and u
+    [inputs]       NAME = number | "expr"     # a default value, or a schedule (string) of t, parameters, q, u
     [[bodies]]     name; mass = expr; com = vec; inertia = [Ixx, Iyy, Izz] | [Ixx, Iyy, Izz, Ixy, Iyz, Izx]
                    | 3x3; particle = false   # mass properties depend on parameters only
     [[joints]]     name; parent ("ground" or a body); child; type = "revolute" | "prismatic" | "cylindrical"
                    | "universal" | "planar" | "gimbal" | "spherical" | "free" | "weld";
                    axis = "x" | "-z" | vec (revolute, prismatic, cylindrical); sequence = "213" (gimbal; two
                    digits for universal); n_free = 1..3 (gimbal); speeds = "rates" | "body" | {Y = [[expr]],
-                   Z = [expr]} (u = Y q' + Z); coordinates = [names]; speed_names = [names];
+                   Z = [expr]} (u = Y q' + Z; default "rates", "body" for spherical and free);
+                   coordinates = [names]; speed_names = [names];
                    parent_point, child_point = vec; parent_rotation, child_rotation = 3x3 of expr or
                    {sequence = "3", angles = [expr]}; q0 = [expr]; u0 = [expr]
     [[loads]]      type = "force":        body; vector = vec; point = vec (body axes); frame = "ground" | body
@@ -35,8 +36,10 @@ Schema (tables and their keys; ``expr`` = a number or an expression string; ``ve
                    | "bdf"; rtol = 1e-8; atol = 1e-10; dt (fixed-step methods); output_dt = 0.01; max_step;
                    dependent = [speed names] (default: chosen automatically)
 
-Symbols in scope: parameters, inputs, joint coordinates and speeds, and ``t``; spring tensions add ``stretch``
-and ``stretch_rate``; initial values (q0, u0) and parameter values are evaluated from the parameters. The
+Symbols in scope: parameters, inputs, joint coordinates and speeds, and ``t`` in loads, constraints and speed
+maps; spring tensions add ``stretch`` and ``stretch_rate``; mass properties and joint placements use parameters
+only; parameter values, q0, u0 and [simulation] numbers are evaluated from the parameters. An input given as a
+string is a schedule evaluated during ``kane simulate`` (its symbol stays in the derived equations). The
 initial values of dependent speeds are not used: they follow from the constraints.
 
 Every error is a :class:`ModelFileError` (a :class:`kane.ModelError`) whose one-paragraph message names the
@@ -60,7 +63,7 @@ from ..errors import ModelError
 from ..model import joints as J
 from ..model.system import GROUND, System, stretch, stretch_rate, t
 from ..simulate.stepping import Method
-from .expressions import parse_expression
+from .expressions import ExpressionError, parse_expression
 
 __all__ = ["ModelFileError", "SimulationSettings", "LoadedModel", "load_model", "parse_model"]
 
@@ -71,13 +74,17 @@ _JOINT_COMMON = {"name", "type", "parent", "child", "coordinates", "speed_names"
 _JOINT_KINDS = {"revolute": {"axis"}, "prismatic": {"axis"}, "cylindrical": {"axis"}, "universal": {"sequence"},
                 "gimbal": {"sequence", "n_free"}, "planar": set(), "spherical": set(), "free": set(),
                 "weld": set()}
-_LOAD_KEYS = {"force": {"body", "vector", "point", "frame"}, "torque": {"body", "vector", "frame"},
-              "spring": {"body_a", "point_a", "body_b", "point_b", "stiffness", "rest_length", "damping",
-                         "tension"},
-              "joint_spring": {"joint", "stiffness", "rest", "damping"}, "joint_torque": {"joint", "values"}}
-_CONSTRAINT_KEYS = {"motion": {"rows"}, "joint_lock": {"joint"}, "point_velocity": {"body", "point", "directions"},
-                    "rolling_disk": {"body", "radius", "axis", "center"}, "no_slip": {"body", "point", "direction"},
-                    "loop_closure": {"body_a", "point_a", "body_b", "point_b", "frames", "directions"}}
+# kind -> (required keys, optional keys)
+_LOAD_KEYS = {"force": (("body", "vector"), {"point", "frame"}), "torque": (("body", "vector"), {"frame"}),
+              "spring": (("body_a", "point_a", "body_b", "point_b"),
+                         {"stiffness", "rest_length", "damping", "tension"}),
+              "joint_spring": (("joint", "stiffness"), {"rest", "damping"}),
+              "joint_torque": (("joint", "values"), set())}
+_CONSTRAINT_KEYS = {"motion": (("rows",), set()), "joint_lock": (("joint",), set()),
+                    "point_velocity": (("body",), {"point", "directions"}),
+                    "rolling_disk": (("body", "radius"), {"axis", "center"}),
+                    "no_slip": (("body", "point", "direction"), set()),
+                    "loop_closure": (("body_a", "point_a", "body_b", "point_b"), {"frames", "directions"})}
 _SIM_KEYS = {"t_start", "t_end", "method", "rtol", "atol", "dt", "output_dt", "max_step", "dependent"}
 
 
@@ -117,7 +124,7 @@ class LoadedModel:
 
     path: Path | None
     name: str
-    system: System
+    system: System = field(repr=False)
     parameters: Mapping[str, float]
     inputs: Mapping[str, float]
     q0: Mapping[str, float]
@@ -130,10 +137,7 @@ class LoadedModel:
     def from_system(cls, system: System, path=None, simulation: SimulationSettings | None = None) -> LoadedModel:
         """Wrap a System built in Python (initial values from its joints, default settings)."""
         model = system.compile()
-        return cls(None if path is None else Path(path), model.name, system,
-                   {str(s): v for s, v in zip(model.parameters, model.parameter_defaults)},
-                   {str(s): v for s, v in zip(model.inputs, model.input_defaults)},
-                   {str(s): v for s, v in zip(model.q, model.q0)}, {str(s): v for s, v in zip(model.u, model.u0)},
+        return cls(None if path is None else Path(path), model.name, system, *_defaults(model),
                    simulation or SimulationSettings())
 
     def derive(self, dependent=None, **kwargs):
@@ -172,7 +176,8 @@ class LoadedModel:
         def inputs(time, q, u):
             full = dynamics.full_speeds(time, q, u) if needs_full else [
                 0.0 if k is None else u[k] for k in index]
-            return {n: float(v) for n, v in zip(names, fn(time, *q, *full))}
+            with np.errstate(all="ignore"):  # a NaN stops the run with the time and state (Simulator)
+                return {n: float(v) for n, v in zip(names, fn(time, *q, *full))}
 
         return inputs
 
@@ -199,19 +204,19 @@ def _line_index(text: str) -> dict:
     """(table, index, key) -> 1-based line of ``key = ...`` for top-level keys of every table in the text."""
     out, table, index, counts = {}, None, None, {}
     for n, line in enumerate(text.splitlines(), 1):
-        m = re.match(r"\s*\[\[\s*([\w.\-]+)\s*\]\]", line) or re.match(r"\s*\[\s*([\w.\-]+)\s*\]", line)
-        if m and not re.match(r"\s*\[[^\]]*\]\s*=", line):
-            table = m.group(1)
-            if line.lstrip().startswith("[["):
+        m = re.match(r"\s*\[(\[)?\s*([A-Za-z_][\w.\-]*)\s*\](?(1)\])\s*(#.*)?$", line)
+        if m:
+            table = m.group(2)
+            if m.group(1):
                 index = counts.get(table, 0)
                 counts[table] = index + 1
             else:
                 index = None
             out.setdefault((table, index, None), n)
             continue
-        k = re.match(r"\s*(\"[^\"]*\"|[\w\-]+)\s*=", line)
+        k = re.match(r"\s*(\"[^\"]*\"|'[^']*'|[\w\-]+)\s*=", line)
         if k:
-            out.setdefault((table, index, k.group(1).strip('"')), n)
+            out.setdefault((table, index, k.group(1).strip("\"'")), n)
     return out
 
 
@@ -225,8 +230,9 @@ class _Ctx:
             else f"[{table}]"
 
     def error(self, key, reason) -> ModelFileError:
-        line = self.loader.lines.get((self.table, self.index, key)) or self.loader.lines.get(
-            (self.table, self.index, None))
+        lines = self.loader.lines
+        line = lines.get((self.table, self.index, key)) or lines.get((self.table, self.index, None)) or (
+            lines.get((key, None, None)) if not self.table else None)
         return ModelFileError(self.loader.path, self.label, key, line, reason)
 
     def check_keys(self, allowed, required=(), what=""):
@@ -249,6 +255,25 @@ class _Ctx:
 
     def get(self, key, default=None):
         return self.data.get(key, default)
+
+    def kind(self, kinds, what, extra=()) -> str:
+        """The ``type`` key, one of ``kinds``; checks the keys of that kind (``kinds[k]``: (required, optional))."""
+        kind = self.string("type", choices=list(kinds))
+        if kind is None:
+            raise self.error("type", f"missing required key 'type' (one of: {', '.join(kinds)})")
+        required, optional = kinds[kind]
+        self.check_keys(set(required) | optional | {"type", "name", *extra}, required, f" for a {kind} {what}")
+        return kind
+
+    def ref(self, key, known, what="body", ground=True, default=None) -> str:
+        """A name from ``known`` (bodies, or joints), or "ground" where ``ground``."""
+        name = self.string(key, default)
+        if name is None:
+            raise self.error(key, f"missing required key '{key}'")
+        if name not in known and not (ground and name == GROUND):
+            choices = sorted(known) + ([GROUND] if ground else [])
+            raise self.error(key, f"no {what} named {name!r}; expected one of: {', '.join(choices)}")
+        return name
 
     def string(self, key, default=None, choices=None) -> str | None:
         v = self.data.get(key, default)
@@ -319,15 +344,14 @@ class _Loader:
         self.params: dict = {}
         self.inputs: dict = {}
         self.base = {"t": t}
+        self.named: dict = {}
 
     def parse(self, text, symbols, ctx: _Ctx, key) -> sp.Expr:
-        where = f"{ctx.label}, key '{key}'"
-        line = self.lines.get((ctx.table, ctx.index, key))
         try:
-            return parse_expression(text, symbols, source=f"{self.path}" + (f":{line}" if line else ""),
-                                    where=where)
-        except ModelError as exc:
-            raise ctx.error(key, f"bad expression {text!r}: {getattr(exc, 'reason', None) or exc}") from None
+            return parse_expression(text, symbols, source=str(self.path), where=f"{ctx.label}, key '{key}'")
+        except ExpressionError as exc:
+            col = f", column {exc.column}" if exc.column else ""
+            raise ctx.error(key, f"bad expression {text!r}{col}: {exc.detail}") from None
 
     def scope(self, *extra) -> dict:
         out = dict(self.base)
@@ -345,7 +369,7 @@ def parse_model(text: str, path="<string>") -> LoadedModel:
         raise ModelFileError(path, None, None, int(m.group(1)) if m else None,
                              f"not valid TOML: {exc}") from None
     L = _Loader(text, path)
-    root = _Ctx(L, "", doc)
+    root = _Ctx(L, None, doc)
     root.label = "top level"
     for key, value in doc.items():
         if key not in _TOP:
@@ -383,24 +407,34 @@ def parse_model(text: str, path="<string>") -> LoadedModel:
     bodies = _bodies(L, system, doc.get("bodies", []))
     qu, joints = _joints(L, system, doc.get("joints", []), bodies)
     laws = {k: ictx.expr(k, {**L.base, **L.params, **qu}) for k in raw_laws}
-    for ctx in _tables(L, "loads", doc):
-        _load(ctx, system, bodies, L.scope(qu), joints)
-    for ctx in _tables(L, "constraints", doc):
-        _constraint(ctx, system, bodies, L.scope(qu), joints)
+    for table, build in (("loads", _load), ("constraints", _constraint)):
+        for i, d in enumerate(doc.get(table, [])):
+            build(_Ctx(L, table, d, i), system, bodies, L.scope(qu), joints)
     settings = _simulation(_Ctx(L, "simulation", doc.get("simulation", {})), L)
     try:
         model = system.compile()
     except ModelError as exc:
-        raise ModelFileError(path, None, None, None, str(exc)) from None
-    return LoadedModel(None if path == "<string>" else Path(path), name, system,
-                       {str(s): v for s, v in zip(model.parameters, model.parameter_defaults)},
-                       {str(s): v for s, v in zip(model.inputs, model.input_defaults)},
-                       {str(s): v for s, v in zip(model.q, model.q0)}, {str(s): v for s, v in zip(model.u, model.u0)},
-                       settings, laws, mctx.string("description", "") or "")
+        m = re.match(r"(body|joint|constraint) '([^']+)'(?:.*?field '(\w+)')?", str(exc))
+        ctx = L.named.get((m.group(1), m.group(2))) if m else None
+        if ctx is None:
+            raise ModelFileError(path, None, None, None, str(exc)) from None
+        raise ctx.error(m.group(3), str(exc)) from None
+    speeds = {str(u) for u in model.u}
+    sctx = _Ctx(L, "simulation", doc.get("simulation", {}))
+    for n in settings.dependent or ():
+        if n not in speeds:
+            raise sctx.error("dependent", f"no speed named {n!r}; expected some of: {', '.join(sorted(speeds))}")
+    if settings.dependent and not any(not c.transient for c in model.constraints):
+        raise sctx.error("dependent", "the model has no permanent constraints, so no speed can be dependent")
+    return LoadedModel(None if path == "<string>" else Path(path), name, system, *_defaults(model), settings, laws,
+                       mctx.string("description", "") or "")
 
 
-def _tables(L, table, doc):
-    return [_Ctx(L, table, d, i) for i, d in enumerate(doc.get(table, []))]
+def _defaults(model) -> tuple[dict, dict, dict, dict]:
+    """Parameter and input defaults, q0 and u0 of a compiled model, by name."""
+    return tuple({str(s): v for s, v in zip(names, values)} for names, values in (
+        (model.parameters, model.parameter_defaults), (model.inputs, model.input_defaults), (model.q, model.q0),
+        (model.u, model.u0)))
 
 
 def _bodies(L, system, items) -> set:
@@ -411,6 +445,7 @@ def _bodies(L, system, items) -> set:
         ctx.check_keys({"name", "mass", "particle"} | (set() if particle else {"com", "inertia"}),
                        ("name", "mass"), " (a particle has only name and mass)" if particle else "")
         name = ctx.string("name")
+        L.named[("body", name)] = ctx
         mass = ctx.expr("mass", L.params)
         with ctx.guard("name"):
             if particle:
@@ -432,16 +467,6 @@ def _bodies(L, system, items) -> set:
     return names
 
 
-def _body_name(ctx, key, bodies, ground=True, default=None) -> str:
-    name = ctx.string(key, default)
-    if name is None:
-        raise ctx.error(key, f"missing required key '{key}'")
-    if name not in bodies and not (ground and name == GROUND):
-        known = sorted(bodies) + ([GROUND] if ground else [])
-        raise ctx.error(key, f"no body named {name!r}; expected one of: {', '.join(known)}")
-    return name
-
-
 def _joints(L, system, items, bodies) -> tuple[dict, set]:
     """Two passes: names, kinds and symbols first (expressions may use any coordinate), then the placement."""
     pending, symbols, jnames = [], {}, []
@@ -454,9 +479,10 @@ def _joints(L, system, items, bodies) -> tuple[dict, set]:
         if kind == "weld":
             allowed = allowed - {"coordinates", "speed_names", "q0", "u0", "speeds"}
         ctx.check_keys(allowed, ("parent", "child"), f" for a {kind} joint")
-        parent, child = _body_name(ctx, "parent", bodies), _body_name(ctx, "child", bodies, ground=False)
+        parent, child = ctx.ref("parent", bodies), ctx.ref("child", bodies, ground=False)
         name = ctx.string("name", f"{parent}_{child}")
-        with ctx.guard("type"):
+        L.named[("joint", name)] = ctx
+        with ctx.guard("axis" if "axis" in _JOINT_KINDS[kind] else "sequence"):
             joint = _make_joint(ctx, kind, L)
         qn = ctx.names("coordinates", joint.nq) or ((f"q_{name}",) if joint.nq == 1 else tuple(
             f"q_{name}_{s}" for s in joint.coordinate_suffixes()))
@@ -484,6 +510,8 @@ def _joints(L, system, items, bodies) -> tuple[dict, set]:
             Y = tuple(sctx.vector("Y", scope, n=joint.nq, value=row) for row in Y)
             Z = sctx.vector("Z", scope, n=joint.nu) if "Z" in speeds else None
             speeds = J.SpeedMap(Y, Z)
+            with ctx.guard("speeds"):  # Y must be invertible
+                J.replace_speeds(joint, speeds).kinematics(sp.Matrix([symbols[n] for n in qn]), t)
         elif speeds in ("rates", "body"):
             speeds = J.Speeds(speeds)
         else:
@@ -491,10 +519,10 @@ def _joints(L, system, items, bodies) -> tuple[dict, set]:
                                       f"{speeds!r}")
         if kind != "weld":
             joint = J.replace_speeds(joint, speeds)
-        place = {k: ctx.vector(k, scope) for k in ("parent_point", "child_point") if k in ctx.data}
+        place = {k: ctx.vector(k, L.params) for k in ("parent_point", "child_point") if k in ctx.data}
         for k in ("parent_rotation", "child_rotation"):
             if k in ctx.data:
-                place[k] = _rotation(ctx, k, scope)
+                place[k] = _rotation(ctx, k, L.params)
         init = {}
         for k, n in (("q0", joint.nq), ("u0", joint.nu)):
             if k in ctx.data:
@@ -540,25 +568,11 @@ def _rotation(ctx, key, scope):
     return [ctx.vector(key, scope, value=row) for row in v]
 
 
-def _joint_name(ctx, joints) -> str:
-    name = ctx.string("joint")
-    if name is None:
-        raise ctx.error("joint", "missing required key 'joint'")
-    if name not in joints:
-        raise ctx.error("joint", f"no joint named {name!r}; expected one of: {', '.join(sorted(joints))}")
-    return name
-
-
 def _load(ctx, system, bodies, scope, joints):
-    kind = ctx.string("type", choices=list(_LOAD_KEYS))
-    if kind is None:
-        raise ctx.error("type", f"missing required key 'type' (one of: {', '.join(_LOAD_KEYS)})")
-    required = {"force": ("body", "vector"), "torque": ("body", "vector"), "joint_torque": ("joint", "values"),
-                "spring": ("body_a", "point_a", "body_b", "point_b"), "joint_spring": ("joint", "stiffness")}[kind]
-    ctx.check_keys(_LOAD_KEYS[kind] | {"type", "name"}, required, f" for a {kind} load")
+    kind = ctx.kind(_LOAD_KEYS, "load")
     with ctx.guard():
         if kind in ("force", "torque"):
-            body, frame = _body_name(ctx, "body", bodies), _body_name(ctx, "frame", bodies, default=GROUND)
+            body, frame = ctx.ref("body", bodies), ctx.ref("frame", bodies, default=GROUND)
             vec = ctx.vector("vector", scope)
             if kind == "force":
                 system.add_force(body, vec, point=ctx.vector("point", scope, value=ctx.get("point", [0, 0, 0])),
@@ -566,31 +580,27 @@ def _load(ctx, system, bodies, scope, joints):
             else:
                 system.add_torque(body, vec, frame=frame)
         elif kind == "spring":
-            a, b = _body_name(ctx, "body_a", bodies), _body_name(ctx, "body_b", bodies)
+            a, b = ctx.ref("body_a", bodies), ctx.ref("body_b", bodies)
             opts = {k: ctx.expr(k, scope) for k in ("stiffness", "rest_length", "damping") if k in ctx.data}
             if "tension" in ctx.data:
                 opts["tension"] = ctx.expr("tension", {**scope, "stretch": stretch, "stretch_rate": stretch_rate})
             system.add_spring(a, ctx.vector("point_a", scope), b, ctx.vector("point_b", scope), **opts)
         elif kind == "joint_spring":
-            system.add_joint_spring(_joint_name(ctx, joints), ctx.expr("stiffness", scope),
+            system.add_joint_spring(ctx.ref("joint", joints, "joint", ground=False), ctx.expr("stiffness", scope),
                                     *(ctx.expr(k, scope) if k in ctx.data else 0 for k in ("rest", "damping")))
         else:
-            name, values = _joint_name(ctx, joints), ctx.get("values")
+            name, values = ctx.ref("joint", joints, "joint", ground=False), ctx.get("values")
             values = ctx.vector("values", scope, n=len(values)) if isinstance(values, list) else [
                 ctx.expr("values", scope)]
             system.add_joint_torque(name, values)
 
 
 def _constraint(ctx, system, bodies, scope, joints):
-    kind = ctx.string("type", choices=list(_CONSTRAINT_KEYS))
-    if kind is None:
-        raise ctx.error("type", f"missing required key 'type' (one of: {', '.join(_CONSTRAINT_KEYS)})")
-    required = {"motion": ("rows",), "joint_lock": ("joint",), "point_velocity": ("body",),
-                "rolling_disk": ("body", "radius"), "no_slip": ("body", "point", "direction"),
-                "loop_closure": ("body_a", "point_a", "body_b", "point_b")}[kind]
-    ctx.check_keys(_CONSTRAINT_KEYS[kind] | {"type", "name", "transient"}, ("name",) + required,
-                   f" for a {kind} constraint")
+    kind = ctx.kind(_CONSTRAINT_KEYS, "constraint", ("transient",))
+    if "name" not in ctx.data:
+        raise ctx.error("name", "missing required key 'name'")
     name, tr = ctx.string("name"), ctx.boolean("transient")
+    ctx.loader.named[("constraint", name)] = ctx
     vec = (lambda k, d=None: ctx.vector(k, scope, value=ctx.get(k, d)))
 
     def directions():
@@ -607,18 +617,18 @@ def _constraint(ctx, system, bodies, scope, joints):
             rows = ctx.vector("rows", scope, n=len(rows)) if isinstance(rows, list) else [ctx.expr("rows", scope)]
             system.add_motion_constraint(name, rows, transient=tr)
         elif kind == "joint_lock":
-            system.add_joint_lock(name, _joint_name(ctx, joints), transient=tr)
+            system.add_joint_lock(name, ctx.ref("joint", joints, "joint", ground=False), transient=tr)
         elif kind == "point_velocity":
-            system.add_point_velocity_constraint(name, _body_name(ctx, "body", bodies), vec("point", [0, 0, 0]),
+            system.add_point_velocity_constraint(name, ctx.ref("body", bodies), vec("point", [0, 0, 0]),
                                                  directions(), transient=tr)
         elif kind == "rolling_disk":
-            system.add_rolling_disk(name, _body_name(ctx, "body", bodies, ground=False), ctx.expr("radius", scope),
+            system.add_rolling_disk(name, ctx.ref("body", bodies, ground=False), ctx.expr("radius", scope),
                                     vec("axis", [0, 1, 0]), vec("center", [0, 0, 0]), transient=tr)
         elif kind == "no_slip":
-            system.add_no_slip(name, _body_name(ctx, "body", bodies), vec("point"), vec("direction"), transient=tr)
+            system.add_no_slip(name, ctx.ref("body", bodies), vec("point"), vec("direction"), transient=tr)
         else:
-            system.add_loop_closure(name, _body_name(ctx, "body_a", bodies), vec("point_a"),
-                                    _body_name(ctx, "body_b", bodies), vec("point_b"),
+            system.add_loop_closure(name, ctx.ref("body_a", bodies), vec("point_a"),
+                                    ctx.ref("body_b", bodies), vec("point_b"),
                                     frames=ctx.boolean("frames"), directions=directions(), transient=tr)
 
 

@@ -128,6 +128,13 @@ class Simulator:
             description = getattr(dynamics, "description", "")
         self.description = description if isinstance(description, str) else ""
         self._rhs = Rhs(dynamics, params, inputs)
+        try:  # evaluate once, so that a state where the dynamics fail gives a SimulationError, not a traceback
+            f0 = self._rhs(t0, x0)
+            if not np.all(np.isfinite(f0)):
+                raise FloatingPointError("the state derivative is NaN or inf")
+        except Exception as exc:
+            self._fail_at_start(t0, x0, str(mode), exc)
+        self._rhs.n_fev = 0
         self._integrator = make_integrator(self.method, self._rhs, t0, x0, t_bound=t_end, rtol=rtol, atol=atol,
                                            dt=dt, max_step=max_step, min_step=min_step, first_step=first_step)
         self._events = EventDetector(events, self.n_q)
@@ -166,6 +173,16 @@ class Simulator:
             self._sample(t0, x0)
         except Exception as exc:
             self._fail(f"{type(exc).__name__} raised by a monitor at the start: {exc}", t0, t0, x0, exc)
+
+    def _fail_at_start(self, t0: float, x0: np.ndarray, mode: str, exc: BaseException) -> None:
+        q, u = x0[: self.n_q].copy(), x0[self.n_q:].copy()
+        fmt = ", ".join
+        reason = f"the dynamics cannot be evaluated at the initial state ({type(exc).__name__}: {exc})"
+        message = (f"simulation failed at t = {t0!r} s in mode '{mode}': {reason}\n"
+                   f"  q: {fmt(f'{n}={v:.12g}' for n, v in zip(self.q_names, q))}\n"
+                   f"  u: {fmt(f'{n}={v:.12g}' for n, v in zip(self.u_names, u))}")
+        raise SimulationError(message, reason=reason, t=t0, mode=mode, t_good=t0, q=q, u=u,
+                              trajectory=None) from exc
 
     def _probe_energy(self, t: float, x: np.ndarray) -> bool:
         energy = getattr(self.dynamics, "energy", None)

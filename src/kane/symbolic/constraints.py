@@ -60,35 +60,32 @@ def constraint_rows(model, kin: TreeKinematics, constraint) -> ConstraintRows:
         return ConstraintRows(constraint.name, A, sp.zeros(len(cols), 1), None)
     if kind is ConstraintKind.POINT_VELOCITY:
         body, point, dirs = data
-        P0 = kin.point_in_ground(body, point)
-        V, rem = kin.point_partials_in_ground(body, P0)
+        V, rem = kin.point_partials(body, point)
         return _project(constraint.name, kin, V, rem, dirs, None)
-    if kind is ConstraintKind.NO_SLIP:
+    if kind is ConstraintKind.NO_SLIP:  # a body-fixed direction: project in the body's own axes
         body, point, direction = data
-        P0 = kin.point_in_ground(body, point)
-        V, rem = kin.point_partials_in_ground(body, P0)
-        d0 = [a(e) for e in matvec(kin.rotation_to_ground(body), list(direction))]
-        return _project(constraint.name, kin, V, rem, [d0], None)
+        V, rem = kin.point_partials_in_body(body, point)
+        return _project(constraint.name, kin, V, rem, [list(direction)], None)
     if kind is ConstraintKind.ROLLING_DISK:
         body, radius, axis, center = data
         R0 = kin.rotation_to_ground(body)
-        c0 = kin.point_in_ground(body, center)
-        a0 = [a(e) for e in matvec(R0, list(axis / sp.sqrt(dot(list(axis), list(axis)))))]
-        # the contact point is the lowest point of the rim: centre - r * (unit vector of the disk plane closest
-        # to the vertical)
-        k = [a(e) for e in [-a0[2] * a0[0], -a0[2] * a0[1], 1 - a0[2] * a0[2]]]
-        norm = a(sp.sqrt(1 - a0[2] * a0[2]))
-        P0 = [a(c0[j] - radius * k[j] / norm) for j in range(3)]
-        V, rem = kin.point_partials_in_ground(body, P0)
-        C = sp.Matrix([P0[2]])
+        ax = list(axis / sp.sqrt(dot(list(axis), list(axis))))
+        # in the disk's axes: the vertical n, and the unit vector k of the disk plane closest to it; the contact
+        # is the lowest point of the rim, centre - r k
+        n_b = [R0[2, 0], R0[2, 1], R0[2, 2]]
+        na = a(dot(n_b, ax))
+        k = [a(n_b[j] - na * ax[j]) for j in range(3)]
+        norm = a(sp.sqrt(1 - na * na))
+        contact = [a(center[j] - radius * k[j] / norm) for j in range(3)]
+        V, rem = kin.point_partials(body, contact)
+        C = sp.Matrix([kin.point_in_ground(body, contact)[2]])
         rows = _project(constraint.name, kin, V, rem, [[1, 0, 0], [0, 1, 0], [0, 0, 1]], C)
         return ConstraintRows(rows.name, rows.A, rows.b, C, (2,))
     if kind is ConstraintKind.LOOP_CLOSURE:
         ba, pa, bb, pb, frames, dirs = data
-        Pa, Pb = kin.point_in_ground(ba, pa), kin.point_in_ground(bb, pb)
-        Va, ra = _point_partials(kin, ba, Pa, n)
-        Vb, rb = _point_partials(kin, bb, Pb, n)
-        sep = [a(x - y) for x, y in zip(Pa, Pb)]
+        Va, ra = _point_partials(kin, ba, pa, n)
+        Vb, rb = _point_partials(kin, bb, pb, n)
+        sep = [a(x - y) for x, y in zip(kin.point_in_ground(ba, pa), kin.point_in_ground(bb, pb))]
         C = sp.Matrix([a(dot(list(d), sep)) for d in dirs])
         rows = _project(constraint.name, kin, Va - Vb, [x - y for x, y in zip(ra, rb)], dirs, C)
         rows = ConstraintRows(rows.name, rows.A, rows.b, C, tuple(range(len(dirs))))
@@ -102,10 +99,10 @@ def constraint_rows(model, kin: TreeKinematics, constraint) -> ConstraintRows:
     raise ModelError(f"constraint {constraint.name!r}: unknown kind {kind!r}")
 
 
-def _point_partials(kin, body, P0, n):
+def _point_partials(kin, body, point, n):
     if body < 0:
         return sp.zeros(3, n), [sp.S.Zero] * 3
-    return kin.point_partials_in_ground(body, P0)
+    return kin.point_partials(body, point)
 
 
 def _angular_partials(kin, body, n):

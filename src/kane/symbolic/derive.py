@@ -200,6 +200,11 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
         M, f = _recombine(b, M_full, f_full, C_map, c_acc)
     else:
         M, f = explicit_generalized_forces(model, kin, C_map, c_acc)
+    zero_rows = [str(model.u[indep[k]]) for k in range(M.shape[0]) if M[k, k] == 0]
+    if zero_rows:
+        raise ModelError(f"speeds {', '.join(zero_rows)} move no mass (the mass matrix has a zero diagonal "
+                         "entry): give the bodies they move mass and inertia, or remove the degree of freedom "
+                         "(e.g. a particle needs no rotational joint)")
     kinetic, potential = energy_expressions(model, kin)
     qdot = sp.Matrix(kin.qdot)
     u_ind = tuple(model.u[k] for k in indep)

@@ -181,19 +181,7 @@ def recursive_mass_forcing(model: Model, kin: TreeKinematics):
 def body_partial_velocities(model: Model, kin: TreeKinematics):
     """Table of partial velocities: per body a 6 x n_u matrix (body axes) whose column r is the partial
     spatial velocity (partial angular velocity; partial velocity of the origin) with respect to u_r."""
-    b = kin.b
-    out = []
-    for i, pj in enumerate(model.joints):
-        P = sp.zeros(6, model.n_u)
-        if pj.parent >= 0:
-            Pp = out[pj.parent]
-            for r in range(model.n_u):
-                if any(e != 0 for e in Pp[:, r]):
-                    P[:, r] = sp.Matrix(kin.motion_to_child(i, list(Pp[:, r])))
-        for k, col in enumerate(range(model.n_u)[pj.u_slice]):
-            P[:, col] = kin.S[i][:, k]
-        out.append(P)
-    return out
+    return [kin.body_partials(i)[0] for i in range(model.n_bodies)]
 
 
 def explicit_generalized_forces(model: Model, kin: TreeKinematics, C, c_acc):

@@ -45,7 +45,7 @@ class TreeKinematics:
         a = builder.assign
         self.qdot = [None] * model.n_q
         self.R_pc, self.r_pc, self.S, self.sigma, self.vel, self.acc = [], [], [], [], [], []
-        self._R0, self._r0 = {}, {}
+        self._R0, self._r0, self._partials = {}, {}, {}
         u_all = sp.Matrix(model.u)
         self.W_full = sp.zeros(model.n_q, model.n_u)  # q' = W_full u + X
         for pj in model.joints:  # kinematic differential equations first: time derivatives need them
@@ -122,6 +122,39 @@ class TreeKinematics:
         rxf = cross(r, fp)
         return [a(n[k] + rxf[k]) for k in range(3)] + fp
 
+    def body_partials(self, i):
+        """(P, p_t): body i's partial spatial velocities (6 x n_u, body axes; column r is the partial angular
+        velocity and the partial velocity of the origin for u_r) and the remainder (6,), v_i = P u + p_t."""
+        if i in self._partials:
+            return self._partials[i]
+        pj = self.model.joints[i]
+        P = sp.zeros(6, self.model.n_u)
+        rem = [sp.S.Zero] * 6
+        if pj.parent >= 0:
+            Pp, rem_p = self.body_partials(pj.parent)
+            for r in range(self.model.n_u):
+                if any(e != 0 for e in Pp[:, r]):
+                    P[:, r] = sp.Matrix(self.motion_to_child(i, list(Pp[:, r])))
+            if any(e != 0 for e in rem_p):
+                rem = self.motion_to_child(i, rem_p)
+        for k, col in enumerate(range(self.model.n_u)[pj.u_slice]):
+            P[:, col] = self.S[i][:, k]
+        rem = [self.b.assign(x + y) for x, y in zip(rem, self.sigma[i])]
+        self._partials[i] = (P, rem)
+        return P, rem
+
+    def point_partials_in_body(self, i, point):
+        """Partial velocities (3 x n_u) and remainder (3,) of the point ``point`` of body i, in body i's axes."""
+        P, rem = self.body_partials(i)
+        V = sp.zeros(3, self.model.n_u)
+        for r in range(self.model.n_u):
+            col = P[:, r]
+            if any(e != 0 for e in col):
+                wxp = cross([col[0], col[1], col[2]], list(point))
+                V[:, r] = sp.Matrix([self.b.assign(col[3 + j] + wxp[j]) for j in range(3)])
+        wxp = cross(rem[:3], list(point))
+        return V, [self.b.assign(rem[3 + j] + wxp[j]) for j in range(3)]
+
     # ---- absolute quantities (emitted only when asked for) -------------------------------------------------
     def rotation_to_ground(self, i):
         """R_0_i (3x3): body i's axes to ground axes; the identity for ground (i = -1)."""
@@ -174,28 +207,33 @@ class TreeKinematics:
             i = self.model.parent[i]
         return out
 
-    def point_partials_in_ground(self, i, point_ground):
-        """Partial velocities (3 x n_u, ground axes) and remainder (3,) of the material point of body i now at
-        ``point_ground`` (ground axes): v = V u + v_t."""
+    def point_partials(self, i, point):
+        """Partial velocities (3 x n_u, ground axes) and remainder (3,) of the point of body i at ``point`` (body
+        i's axes): v = V u + v_t. Lever arms are carried inward through the relative placements, never through
+        absolute positions, so no large coordinates cancel."""
         n = self.model.n_u
         V = sp.zeros(3, n)
         rem = [sp.S.Zero] * 3
-        for j in self.ancestors(i):
-            pj = self.model.joints[j]
-            R0 = self.rotation_to_ground(j)
-            o = self.origin_in_ground(j)
-            arm = [point_ground[k] - o[k] for k in range(3)]
-            cols = [(c, self.S[j][:, c - pj.u_slice.start]) for c in range(n)[pj.u_slice]]
-            for col, s in cols + [(None, self.sigma[j])]:
+        arm = list(point)
+        k = i
+        while k >= 0:
+            pj = self.model.joints[k]
+            R0 = self.rotation_to_ground(k)
+            cols = [(c, self.S[k][:, c - pj.u_slice.start]) for c in range(n)[pj.u_slice]]
+            for col, s in cols + [(None, self.sigma[k])]:
                 if all(e == 0 for e in s):
                     continue
-                w0 = matvec(R0, [s[0], s[1], s[2]])
-                v0 = matvec(R0, [s[3], s[4], s[5]])
-                vp = [self.b.assign(v0[k] + e) for k, e in enumerate(cross(w0, arm))]
+                w_x_arm = cross([s[0], s[1], s[2]], arm)
+                vb = [s[3 + j] + w_x_arm[j] for j in range(3)]
+                vp = [self.b.assign(e) for e in matvec(R0, vb)]
                 if col is None:
-                    rem = [rem[k] + vp[k] for k in range(3)]
+                    rem = [rem[j] + vp[j] for j in range(3)]
                 else:
                     V[:, col] = sp.Matrix(vp)
+            if self.model.parent[k] >= 0:
+                moved = matvec(self.R_pc[k], arm)
+                arm = [self.b.assign(moved[j] + self.r_pc[k][j]) for j in range(3)]
+            k = self.model.parent[k]
         return V, rem
 
     def angular_partials_in_ground(self, i):

@@ -1,0 +1,419 @@
+"""The ``kane`` command: derive, simulate, plot and inspect multibody models from the shell.
+
+    kane derive MODEL [--format text|latex|json] [-o FILE] [--dependent v2,w4]
+    kane simulate MODEL [-o run.h5] [--t-end 10] [--method dopri5] [--rtol] [--atol] [--dt] [--output-dt]
+    kane plot run.h5 [-o run.png]
+    kane info run.h5
+
+MODEL is a TOML model file (see :mod:`kane.io.model_file`) or a Python script that defines a module-level
+``system`` (a :class:`kane.System`) or a function ``build()`` returning one (and optionally a ``simulation``
+dict with the keys of a model file's ``[simulation]`` table). A bad model, a failed derivation or a failed run
+prints a one-paragraph message and exits with status 2. Times in seconds, energies in joules.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import runpy
+import time
+from dataclasses import fields, replace
+from pathlib import Path
+
+import click
+import numpy as np
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .errors import KaneError, ModelError
+from .io.model_file import LoadedModel, SimulationSettings, load_model
+from .model import joints as J
+from .model.elements import ConstraintKind
+from .model.system import System, stretch_rate
+from .simulate import Method, Simulator, SimulationError, TrajectoryWriter, load_trajectory
+
+__all__ = ["main", "load_model_or_script"]
+
+EXIT_ERROR = 2
+_METHODS = [m.value for m in Method]
+
+
+def _console(stderr: bool = False) -> Console:
+    console = Console(stderr=stderr, highlight=False)
+    if not console.is_terminal:
+        console.width = 120
+    return console
+
+
+def _errors(fn):
+    """Print a KaneError (or an unreadable file) as one paragraph on stderr and exit with status 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (KaneError, OSError, ValueError) as exc:
+            text = str(exc).strip() or type(exc).__name__
+            if not isinstance(exc, SimulationError):
+                text = " ".join(text.split())
+            _console(stderr=True).print(f"error: {text}", markup=False, soft_wrap=True)
+            raise click.exceptions.Exit(EXIT_ERROR) from None
+
+    return wrapper
+
+
+def load_model_or_script(path) -> LoadedModel:
+    """A :class:`LoadedModel` from a ``.toml`` model file or from a ``.py`` script (run with runpy: the user's
+    own code) defining ``system`` or ``build()``."""
+    p = Path(path)
+    if p.suffix.lower() == ".toml":
+        return load_model(p)
+    if p.suffix.lower() != ".py":
+        raise ModelError(f"{p}: expected a .toml model file or a .py script defining a kane.System")
+    namespace = runpy.run_path(str(p), run_name="__kane_model__")
+    system = namespace.get("system")
+    if system is None and callable(namespace.get("build")):
+        system = namespace["build"]()
+    if not isinstance(system, System):
+        raise ModelError(f"{p}: expected a module-level variable 'system' (a kane.System) or a function build() "
+                         f"returning one; found {type(system).__name__ if system is not None else 'neither'}")
+    settings = namespace.get("simulation")
+    if isinstance(settings, dict):
+        known = {f.name for f in fields(SimulationSettings)}
+        unknown = sorted(set(settings) - known)
+        if unknown:
+            raise ModelError(f"{p}: variable 'simulation' has unknown keys {', '.join(unknown)}; allowed keys: "
+                             f"{', '.join(sorted(known))}")
+        settings = SimulationSettings(**settings)
+    elif settings is not None and not isinstance(settings, SimulationSettings):
+        raise ModelError(f"{p}: variable 'simulation' must be a dict or a kane.io.SimulationSettings")
+    return LoadedModel.from_system(system, p, settings)
+
+
+def _dependent(values) -> list[str] | None:
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    return names or None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="kane", prog_name="kane")
+def main():
+    """kane: dynamics of multibody systems by Kane's method.
+
+    Describe a system in a TOML model file (or a Python script), then derive its equations of motion, simulate
+    it to an HDF5 file, plot the run and inspect it. Errors in a model print one paragraph naming the file,
+    table and key, and exit with status 2.
+    """
+
+
+# ---- derive ------------------------------------------------------------------------------------------------
+@main.command(short_help="Derive the equations of motion; print DOFs and operation counts.")
+@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "latex", "json"]), default="text", show_default=True,
+              help="Form of the written equations.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Write the equations to this file ('-' for stdout alone, without the summary); "
+                   "without it they follow the summary on stdout.")
+@click.option("--dependent", multiple=True, metavar="NAMES",
+              help="Dependent speeds, comma-separated or repeated (default: the file's [simulation] "
+                   "dependent, else chosen automatically).")
+@_errors
+def derive(model, fmt, output, dependent):
+    """Derive the equations of motion of MODEL (.toml or .py).
+
+    Prints the degrees of freedom, the partition of every joint's axes into degrees of freedom and constraints
+    (rot x/y/z, trn x/y/z in the joint frame), and the operation counts of M, f and q' (multiplications and
+    divisions, additions and subtractions, function calls); then writes the equations.
+    """
+    lm = load_model_or_script(model)
+    eqs = lm.derive(_dependent(dependent))
+    text = {"text": eqs.to_text, "latex": eqs.to_latex, "json": eqs.to_json}[fmt]()
+    if output == "-":
+        click.echo(text, nl=False)
+        return
+    console = _console()
+    _print_summary(console, eqs)
+    if output:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        Path(output).write_text(text, encoding="utf-8")
+        console.print(f"wrote the equations ({fmt}) to {output}", markup=False)
+    else:
+        console.rule("equations")
+        click.echo(text, nl=False)
+
+
+def _print_summary(console: Console, eqs) -> None:
+    model = eqs.model
+    dof = len(eqs.u_independent)
+    console.print(f"{model.name}: {dof} degree{'s' if dof != 1 else ''} of freedom", style="bold", markup=False)
+    console.print(f"  q ({model.n_q}): {', '.join(map(str, model.q))}", markup=False)
+    line = f"  u ({model.n_u}): {', '.join(map(str, model.u))}"
+    if eqs.u_dependent:
+        line += (f"; independent: {', '.join(map(str, eqs.u_independent))}; dependent: "
+                 f"{', '.join(map(str, eqs.u_dependent))}")
+    console.print(line, markup=False)
+    permanent = [n for n in eqs.constraint_names if n not in eqs.transient_names]
+    if eqs.constraint_names:
+        console.print(f"  constraints: {', '.join(permanent) or '(none)'} embedded"
+                      + (f"; transient: {', '.join(eqs.transient_names)}" if eqs.transient_names else ""),
+                      markup=False)
+    table = Table(title="joint axes: degree of freedom (DOF) or constraint", title_justify="left")
+    for col in ("joint", "type", "parent -> child", "rot x", "rot y", "rot z", "trn x", "trn y", "trn z"):
+        table.add_column(col, no_wrap=True)
+    n_dof = 0
+    for pj in model.joints:
+        rot, trn = pj.joint.axis_partition()
+        n_dof += sum(a == "DOF" for a in rot + trn)
+        parent = "ground" if pj.parent < 0 else model.bodies[pj.parent].name
+        table.add_row(pj.name, pj.joint.kind, f"{parent} -> {model.bodies[pj.child].name}",
+                      *(_cell(a) for a in rot + trn))
+    console.print(table)
+    nb = model.n_bodies
+    console.print(f"  6 x {nb} bodies = {6 * nb} potential DOFs: {n_dof} joint DOFs + {6 * nb - n_dof} joint "
+                  f"constraints; {model.n_u - dof} embedded motion constraints leave {dof}", markup=False)
+    counts = eqs.count_ops()
+    ops = Table(title="operation counts per evaluation", title_justify="left")
+    for col in ("", "mul/div", "add/sub", "functions", "total"):
+        ops.add_column(col, justify="right" if col else "left")
+    for key, label in (("M", "M (mass matrix)"), ("f", "f (forcing)"), ("qdot", "q' (kinematics)"),
+                       ("M+f", "M and f together")):
+        c = counts[key]
+        ops.add_row(label, str(c.mul_div), str(c.add_sub), str(c.functions), str(c.total))
+    console.print(ops)
+
+
+def _cell(a: str) -> str:
+    return "[bold green]DOF[/]" if a == "DOF" else "[dim]constraint[/]"
+
+
+# ---- simulate ----------------------------------------------------------------------------------------------
+@main.command(short_help="Simulate a model and write the run to an HDF5 file.")
+@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="HDF5 results file [default: MODEL's "
+              "name with .h5, in the current directory].")
+@click.option("--t-end", type=float, help="End time [s] (default: the file's t_end).")
+@click.option("--method", type=click.Choice(_METHODS, case_sensitive=False), help="Integration method.")
+@click.option("--rtol", type=click.FloatRange(min=0, min_open=True), help="Relative tolerance (adaptive methods).")
+@click.option("--atol", type=click.FloatRange(min=0, min_open=True), help="Absolute tolerance (adaptive methods).")
+@click.option("--dt", type=click.FloatRange(min=0, min_open=True), help="Step [s] (fixed-step methods).")
+@click.option("--output-dt", type=click.FloatRange(min=0, min_open=True), help="Sampling interval [s].")
+@click.option("--dependent", multiple=True, metavar="NAMES", help="Dependent speeds, comma-separated.")
+@_errors
+def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent):
+    """Derive, compile and simulate MODEL from its initial conditions; write the run to an HDF5 file.
+
+    Settings come from the model's [simulation] table, overridden by the options. The run is saved while it
+    goes; a failure stops it with the time and the last good state, keeping the samples so far. A closing
+    table gives function evaluations, steps, the relative energy drift, the largest constraint residual and
+    the wall time.
+    """
+    start = time.perf_counter()
+    console, err = _console(), _console(stderr=True)
+    lm = load_model_or_script(model)
+    overrides = {k: v for k, v in (("t_end", t_end), ("method", method), ("rtol", rtol), ("atol", atol),
+                                   ("dt", dt), ("output_dt", output_dt)) if v is not None}
+    s = replace(lm.simulation, **overrides)
+    if not s.t_end > s.t_start:
+        raise ModelError(f"--t-end: expected an end time after the start t = {s.t_start:g} s, got {s.t_end:g}")
+    if not Method.parse(s.method).adaptive and s.dt is None:
+        raise ModelError(f"method {s.method!r} is fixed-step: give --dt [s] (or dt in [simulation])")
+    with err.status("deriving and compiling the equations of motion"):
+        dyn = lm.derive(_dependent(dependent)).compile()
+    q0, u0 = lm.initial_state(dyn)
+    inputs = lm.input_function(dyn)
+    _check_start(dyn, s.t_start, q0, u0, dict(lm.parameters), inputs)
+    path = Path(output or f"{Path(model).stem}.h5")
+    writer = TrajectoryWriter(path)
+    sim = Simulator(dyn, t0=s.t_start, q0=q0, u0=u0, method=s.method, rtol=s.rtol, atol=s.atol, dt=s.dt,
+                    t_end=s.t_end, params=dict(lm.parameters), inputs=inputs,
+                    monitors=_monitors(dyn), output_dt=s.output_dt, writer=writer, max_step=s.max_step,
+                    description=f"{lm.name} ({model})")
+    traj = _run(sim, s.t_start, s.t_end, err, writer)
+    _print_run_summary(console, lm, dyn, traj, path, time.perf_counter() - start)
+
+
+def _check_start(dyn, t0, q0, u0, params, inputs) -> None:
+    """Raise SimulationError if q' or u' is not finite at the initial state (a singular configuration)."""
+    fmt = ", ".join
+    reason = None
+    try:
+        with np.errstate(divide="raise", invalid="raise", over="raise"):
+            w = inputs(t0, q0, u0) if callable(inputs) else inputs
+            qd, ud = dyn.rhs(t0, q0, u0, params=params, inputs=w)
+        if not (np.all(np.isfinite(qd)) and np.all(np.isfinite(ud))):
+            reason = "q' or u' is not finite"
+    except (ArithmeticError, np.linalg.LinAlgError) as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+    if reason is not None:
+        raise SimulationError(
+            f"simulation failed at the start t = {t0!r} s: the initial state is singular ({reason}); change the "
+            f"initial conditions q0: {fmt(f'{n}={v:.12g}' for n, v in zip(dyn.q_names, q0))}; u0: "
+            f"{fmt(f'{n}={v:.12g}' for n, v in zip(dyn.u_names, u0))}",
+            reason=reason, t=t0, mode="default", t_good=t0, q=q0, u=u0)
+
+
+def _run(sim, t0, t_end, err: Console, writer):
+    """Step to t_end, showing a progress bar once the run has taken more than a second (on a terminal)."""
+    start, progress, task, last = time.perf_counter(), None, None, 0.0
+    try:
+        while sim.t < t_end and not sim.terminated:
+            sim.step()
+            now = time.perf_counter()
+            if progress is None and now - start > 1.0 and err.is_terminal:
+                progress = Progress(TextColumn("simulating"), BarColumn(), TextColumn("t = {task.fields[t]} s"),
+                                    TimeElapsedColumn(), console=err, transient=True)
+                progress.start()
+                task = progress.add_task("run", total=t_end - t0, t=f"{sim.t:.3f}")
+            if progress is not None and now - last > 0.05:
+                progress.update(task, completed=sim.t - t0, t=f"{sim.t:.3f}")
+                last = now
+        sim.run(t_end)
+        return sim.finish()
+    except KeyboardInterrupt:
+        if writer.is_open:
+            writer.close("failed: interrupted by KeyboardInterrupt", sim.stats)
+        raise
+    finally:
+        if progress is not None:
+            progress.stop()
+
+
+def _row_counts(model) -> list[tuple[int, int]]:
+    """Rows of A u + b = 0 and of C(q) = 0 per declared constraint, in model order."""
+    out = []
+    for c in model.constraints:
+        k, d = c.kind, c.data
+        if k is ConstraintKind.ROLLING_DISK:
+            out.append((3, 1))
+        elif k is ConstraintKind.LOOP_CLOSURE:
+            out.append((len(d[5]) + (3 if d[4] else 0), len(d[5])))
+        else:
+            out.append(({ConstraintKind.MOTION: lambda: len(d), ConstraintKind.NO_SLIP: lambda: 1,
+                         ConstraintKind.JOINT_LOCK: lambda: model.joints[d[0]].joint.nu,
+                         ConstraintKind.POINT_VELOCITY: lambda: len(d[2])}[k](), 0))
+    return out
+
+
+def _monitors(dyn) -> dict:
+    """Residuals of the permanent constraints recorded with every sample, as the largest absolute value: motion
+    constraints A u + b [m/s or rad/s], configuration constraints C(q) [m], and unit-quaternion norms."""
+    model, eqs, out = dyn.model, dyn.equations, {}
+    counts = _row_counts(model)
+    keep = [not c.transient for c in model.constraints]
+    rows_a = np.array([k for (a, _), k in zip(counts, keep) for _ in range(a)], dtype=bool)
+    rows_c = np.array([k for (_, c), k in zip(counts, keep) for _ in range(c)], dtype=bool)
+    if rows_a.size != len(eqs.program.outputs["constraint_residual"]) or rows_c.size != len(eqs.program.outputs["C"]):
+        rows_a = rows_c = np.zeros(0, dtype=bool)  # an unknown layout: leave these monitors out
+    if rows_a.any():
+        out["constraint"] = lambda t, q, u: float(np.max(np.abs(dyn.constraint_residual(t, q, u)[rows_a])))
+    if rows_c.any():
+        out["configuration"] = lambda t, q, u: float(np.max(np.abs(dyn.configuration_residual(t, q)[rows_c])))
+    quats = [list(range(model.n_q)[pj.q_slice])[-4:] for pj in model.joints
+             if isinstance(pj.joint, (J.Spherical, J.Free))]
+    if quats:
+        out["quaternion_norm"] = lambda t, q, u: max(abs(float(np.linalg.norm(q[i])) - 1.0) for i in quats)
+    return out
+
+
+def _energy_drift(dyn, lm, traj) -> float:
+    """max |E - E0| over the run, relative to the larger of |E0| and the largest kinetic energy reached."""
+    e = traj.energy
+    try:
+        ke = np.atleast_1d(dyn.kinetic_energy(float(traj.t[0]), traj.q, traj.u, params=dict(lm.parameters)))
+    except KaneError:
+        ke = np.zeros(1)
+    scale = max(abs(float(e[0])), float(np.max(np.abs(ke))), 1e-300)
+    return float(np.max(np.abs(e - e[0]))) / scale
+
+
+def _loads_do_work(model, lm) -> bool:
+    """True when an applied load (at its default inputs and schedules) or a damper can change the energy."""
+    fixed = {s: v for s, v in zip(model.inputs, model.input_defaults) if str(s) not in lm.input_laws}
+    speeds = set(model.u)
+    for vec in [f.vector for f in model.forces] + [tq.vector for tq in model.torques]:
+        if any(c.xreplace(fixed) != 0 for c in vec):
+            return True
+    for jl in model.joint_loads:
+        if jl.potential is None and any(c.xreplace(fixed) != 0 for c in jl.Q) or jl.Q.has(*speeds):
+            return True
+    return any(spring.potential is None or spring.tension.has(stretch_rate) for spring in model.springs)
+
+
+def _print_run_summary(console, lm, dyn, traj, path, total_s) -> None:
+    st = traj.stats
+    table = Table(title=escape(f"{lm.name}: {traj.status}"), title_justify="left", show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    rej = "" if st.n_rejected is None else f" ({st.n_rejected} rejected)"
+    rows = [("results", str(path)), ("time", f"{traj.t[0]:g} to {traj.t[-1]:g} s, {traj.n_samples} samples"),
+            ("method", st.method), ("function evaluations", str(st.n_fev)), ("steps", f"{st.n_accepted}{rej}")]
+    if traj.energy is not None and traj.n_samples:
+        drift = _energy_drift(dyn, lm, traj)
+        label = "energy change (relative)" if _loads_do_work(dyn.model, lm) else "energy drift (relative)"
+        rows.append((label, f"{drift:.3e}"))
+    for name, label in (("constraint", "max constraint residual"),
+                        ("configuration", "max configuration residual [m]"),
+                        ("quaternion_norm", "max quaternion norm error")):
+        if name in traj.residuals and traj.n_samples:
+            rows.append((label, f"{float(np.max(traj.residuals[name])):.3e}"))
+    rows += [("wall time", f"{st.wall_time_s:.3f} s stepping, {total_s:.3f} s in all")]
+    for k, v in rows:
+        table.add_row(k, escape(v))
+    console.print(table)
+
+
+# ---- plot and info -----------------------------------------------------------------------------------------
+@main.command(short_help="Plot a run: coordinates, speeds, energy, residuals.")
+@click.argument("run", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Image file; the format follows the extension (.png, .svg, .pdf) [default: RUN with .png].")
+@_errors
+def plot(run, output):
+    """Plot a run (an HDF5 file from `kane simulate`): coordinates, speeds, energy and residuals against time,
+    with events marked."""
+    from .viz.plots import plot_trajectory
+
+    traj = load_trajectory(run)
+    out = Path(output) if output else Path(run).with_suffix(".png")
+    plot_trajectory(traj, out)
+    _console().print(f"wrote {out}", markup=False)
+
+
+@main.command(short_help="Describe a run: model, status, samples, statistics, parameters.")
+@click.argument("run", type=click.Path(exists=True, dir_okay=False))
+@_errors
+def info(run):
+    """Describe a run: model, status, samples, statistics, parameters, coordinates, speeds and events."""
+    traj = load_trajectory(run)
+    console = _console()
+    st = traj.stats
+    table = Table(title=escape(str(run)), title_justify="left", show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    span = f"{traj.t[0]:g} to {traj.t[-1]:g} s" if traj.n_samples else "(none)"
+    rows = [("model", traj.description or "(unnamed)"), ("status", traj.status),
+            ("samples", f"{traj.n_samples}, t = {span}"), ("method", st.method or "?"),
+            ("function evaluations", str(st.n_fev)),
+            ("steps", f"{st.n_accepted} accepted, {st.n_rejected if st.n_rejected is not None else '?'} rejected"),
+            ("wall time", f"{st.wall_time_s:.3f} s"),
+            (f"coordinates ({len(traj.q_names)})", ", ".join(traj.q_names)),
+            (f"speeds ({len(traj.u_names)})", ", ".join(traj.u_names)),
+            ("energy", "recorded" if traj.energy is not None else "not recorded"),
+            ("residuals", ", ".join(traj.residuals) or "(none)"),
+            ("events", str(len(traj.events))), ("modes", ", ".join(m for _, _, m in traj.modes) or "(none)")]
+    for k, v in rows:
+        table.add_row(k, escape(v))
+    console.print(table)
+    if traj.params:
+        pt = Table(title="parameters", title_justify="left")
+        pt.add_column("name")
+        pt.add_column("value", justify="right")
+        for k, v in traj.params.items():
+            pt.add_row(k, f"{v:g}" if math.isfinite(v) else str(v))
+        console.print(pt)
+
+
+if __name__ == "__main__":
+    main()

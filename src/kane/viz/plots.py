@@ -1,0 +1,78 @@
+"""Plots of a simulation run: coordinates, speeds, energy and constraint residuals against time [s].
+
+Figures are drawn off-screen (matplotlib's ``Figure`` with the Agg canvas; pyplot and its global backend are
+never touched), so plotting works without a display and from threads.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from ..simulate.trajectory import Trajectory, load_trajectory
+
+__all__ = ["plot_trajectory"]
+
+_TINY = 1e-17  # floor of residuals on a log axis
+
+
+def _legend(ax, n: int) -> None:
+    if n:
+        ax.legend(loc="best", fontsize=7, ncol=min(4, max(1, (n + 5) // 6)), framealpha=0.8)
+
+
+def plot_trajectory(traj: Trajectory | str | os.PathLike, path: str | os.PathLike, *, title: str | None = None,
+                    dpi: int = 120) -> Path:
+    """Plot ``traj`` (a Trajectory, or the path of a trajectory file) to the image ``path`` and return it.
+
+    Subplots, sharing the time axis [s]: coordinates q; speeds u; total energy [J] when recorded; residuals
+    (absolute values, log scale) when recorded. Events are marked by dashed vertical lines and mode changes by
+    dotted ones. The format follows the extension of ``path`` (.png, .svg, .pdf, ...).
+    """
+    if not isinstance(traj, Trajectory):
+        traj = load_trajectory(traj)
+    path = Path(path)
+    panels = ["q", "u"] + (["energy"] if traj.energy is not None else []) + (["residuals"] if traj.residuals else [])
+    fig = Figure(figsize=(9.0, 2.3 * len(panels) + 0.8), layout="constrained")
+    axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    t = traj.t
+    for ax, panel in zip(axes, panels):
+        if panel == "q":
+            for k, name in enumerate(traj.q_names):
+                ax.plot(t, traj.q[:, k], lw=1.0, label=name)
+            ax.set_ylabel("coordinates q")
+            _legend(ax, len(traj.q_names))
+        elif panel == "u":
+            for k, name in enumerate(traj.u_names):
+                ax.plot(t, traj.u[:, k], lw=1.0, label=name)
+            ax.set_ylabel("speeds u")
+            _legend(ax, len(traj.u_names))
+        elif panel == "energy":
+            ax.plot(t, traj.energy, lw=1.0, color="k", label="total energy")
+            ax.set_ylabel("energy [J]")
+            ax.ticklabel_format(axis="y", useOffset=False)
+        else:
+            for name, r in traj.residuals.items():
+                ax.semilogy(t, np.maximum(np.abs(r), _TINY), lw=1.0, label=name)
+            top = max((float(np.max(np.abs(r))) for r in traj.residuals.values() if r.size), default=0.0)
+            ax.set_ylim(_TINY / 2, max(10 * top, 1e-12))
+            ax.set_ylabel("|residual|")
+            _legend(ax, len(traj.residuals))
+        ax.grid(True, lw=0.3, alpha=0.6)
+        for ev in traj.events:
+            ax.axvline(ev.t, color="tab:red", ls="--", lw=0.8, alpha=0.7)
+        for t_start, _, _ in traj.modes[1:]:
+            ax.axvline(t_start, color="0.4", ls=":", lw=0.8)
+    for ev in traj.events:
+        axes[0].annotate(ev.name, (ev.t, 1.0), xycoords=("data", "axes fraction"), fontsize=7, color="tab:red",
+                         rotation=90, va="top", ha="right")
+    axes[-1].set_xlabel("time t [s]")
+    fig.suptitle(title or traj.description or "kane run", fontsize=10)
+    if traj.status != "completed":
+        axes[0].set_title(f"status: {traj.status}", fontsize=8, color="tab:red", loc="left")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    return path

@@ -1,0 +1,153 @@
+"""The ``kane`` command, run in-process with click's CliRunner."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kane.cli import main
+from kane.simulate import load_trajectory
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture()
+def runner():
+    return CliRunner()
+
+
+@pytest.mark.parametrize("command", [[], ["derive"], ["simulate"], ["plot"], ["info"]])
+def test_help_of_every_command(runner, command):
+    result = runner.invoke(main, command + ["--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage: main" in result.output or "Usage: kane" in result.output
+    text = " ".join(result.output.split())
+    if not command:
+        assert all(c in text for c in ("derive", "simulate", "plot", "info"))
+    elif command == ["derive"]:
+        assert "--format [text|latex|json]" in text and "--dependent" in text and "-o, --output" in text
+    elif command == ["simulate"]:
+        for opt in ("--t-end", "--method", "--rtol", "--atol", "--dt", "--output-dt", "-o, --output"):
+            assert opt in text
+        assert "dopri5" in text
+
+
+def test_derive_wrist_prints_dof_table_and_operation_counts(runner, tmp_path):
+    out = tmp_path / "wrist.json"
+    result = runner.invoke(main, ["derive", str(EXAMPLES / "spherical_wrist.toml"), "--format", "json",
+                                  "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert "spherical_wrist: 3 degrees of freedom" in text
+    for head in ("joint", "rot x", "rot y", "rot z", "trn x", "trn y", "trn z"):
+        assert head in text
+    row = next(line for line in text.splitlines() if "wrist" in line and "gimbal" in line)
+    assert row.count("DOF") == 3 and row.count("constraint") == 3
+    for head in ("mul/div", "add/sub", "functions", "M (mass matrix)", "f (forcing)", "q' (kinematics)"):
+        assert head in text
+    data = json.loads(out.read_text())
+    assert data["model"] == "spherical_wrist" and data["u_independent"] == ["u1", "u2", "u3"]
+    assert data["operation_counts"]["M"]["mul_div"] == 0  # body-fixed speeds: a constant diagonal M
+
+
+def test_derive_to_stdout_only_and_from_a_python_script(runner):
+    result = runner.invoke(main, ["derive", str(EXAMPLES / "disk_on_ramp.toml"), "--format", "latex", "-o", "-"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("\\begin{align*}")
+    result = runner.invoke(main, ["derive", str(EXAMPLES / "shopping_cart.py"), "--dependent", "v2,w4"])
+    assert result.exit_code == 0, result.output
+    assert "shopping_cart: 2 degrees of freedom" in result.output and "dependent: v2, w4" in result.output
+    assert "M[0,0] =" in result.output
+
+
+def test_simulate_writes_a_readable_file_then_plot_and_info(runner, tmp_path):
+    h5 = tmp_path / "cart.h5"
+    result = runner.invoke(main, ["simulate", str(EXAMPLES / "shopping_cart.toml"), "-o", str(h5),
+                                  "--t-end", "1.0", "--output-dt", "0.05"])
+    assert result.exit_code == 0, result.output
+    for row in ("function evaluations", "steps", "energy change (relative)", "max constraint residual",
+                "wall time"):
+        assert row in result.output
+    traj = load_trajectory(h5)
+    assert traj.status == "completed" and traj.t[-1] == pytest.approx(1.0) and traj.n_samples == 21
+    assert traj.q_names == ("q1", "q2", "q3", "q4") and traj.u_names == ("u1", "u2")
+    assert traj.q[-1, 0] > 0.0  # pushed forward along b1
+    assert max(abs(traj.residuals["constraint"])) < 1e-12
+    for suffix in (".png", ".svg"):
+        image = tmp_path / f"cart{suffix}"
+        result = runner.invoke(main, ["plot", str(h5), "-o", str(image)])
+        assert result.exit_code == 0, result.output
+        assert image.stat().st_size > 1000
+    result = runner.invoke(main, ["info", str(h5)])
+    assert result.exit_code == 0, result.output
+    for word in ("shopping_cart", "completed", "21", "dopri5", "mB", "L3", "q4"):
+        assert word in result.output
+
+
+def test_simulate_rk4_options_on_the_chain(runner, tmp_path):
+    h5 = tmp_path / "chain.h5"
+    result = runner.invoke(main, ["simulate", str(EXAMPLES / "planar_chain.toml"), "-o", str(h5), "--t-end", "0.2",
+                                  "--method", "rk4", "--dt", "0.001"])
+    assert result.exit_code == 0, result.output
+    traj = load_trajectory(h5)
+    assert traj.stats.method == "rk4" and traj.stats.n_accepted == 200
+    assert "energy drift (relative)" in result.output
+
+
+def _one_paragraph_error(result, *fragments):
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+    text = result.output.strip()
+    assert text.startswith("error: ") and "\n\n" not in text
+    for f in fragments:
+        assert f in text
+
+
+def test_malformed_model_exits_2_with_one_paragraph(runner, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text((EXAMPLES / "spherical_wrist.toml").read_text().replace('mass = "M"', "mass = [1, 2]"))
+    for command in (["derive", str(bad)], ["simulate", str(bad), "-o", str(tmp_path / "x.h5")]):
+        result = runner.invoke(main, command)
+        _one_paragraph_error(result, str(bad), "[[bodies]] #1 'C'", "key 'mass'",
+                             "expected a number or an expression string, got a list")
+        assert len(result.output.strip().splitlines()) == 1
+
+
+def test_code_in_a_model_is_refused_by_the_command(runner, tmp_path):
+    marker = tmp_path / "pwned"
+    bad = tmp_path / "evil.toml"
+    bad.write_text((EXAMPLES / "disk_on_ramp.toml").read_text().replace(
+        'rows = ["u1 + u2"]', f"rows = [\"__import__('os').system('touch {marker}')\"]"))
+    result = runner.invoke(main, ["derive", str(bad)])
+    _one_paragraph_error(result, "[[constraints]] #1 'rolling'", "key 'rows'", "bad expression")
+    assert not marker.exists()
+
+
+def test_a_singular_start_exits_2_without_traceback(runner, tmp_path):
+    locked = tmp_path / "locked.toml"  # gimbal lock at q2 = 0: the kinematic equations divide by sin(q2)
+    locked.write_text((EXAMPLES / "spherical_wrist.toml").read_text().replace("q0 = [0.2, -1.0, 0.0]",
+                                                                              "q0 = [0.2, 0.0, 0.0]"))
+    result = runner.invoke(main, ["simulate", str(locked), "-o", str(tmp_path / "locked.h5")])
+    _one_paragraph_error(result, "simulation failed at the start", "singular", "q2=0")
+
+
+def test_a_failed_run_exits_2_and_keeps_its_results(runner, tmp_path):
+    nan = tmp_path / "nan.toml"  # the couple becomes NaN at t = 0.2 s
+    nan.write_text((EXAMPLES / "spherical_wrist.toml").read_text().replace('T3 = 0.0', 'T3 = "sqrt(0.2 - t)"'))
+    h5 = tmp_path / "nan.h5"
+    result = runner.invoke(main, ["simulate", str(nan), "-o", str(h5)])
+    _one_paragraph_error(result, "simulation failed at t = 0.", "last good state", str(h5))
+    traj = load_trajectory(h5)
+    assert traj.status.startswith("failed") and 0.1 < traj.t[-1] <= 0.2
+
+
+def test_bad_script_and_bad_results_file(runner, tmp_path):
+    script = tmp_path / "empty.py"
+    script.write_text("x = 1\n")
+    result = runner.invoke(main, ["derive", str(script)])
+    _one_paragraph_error(result, "build()", "system")
+    junk = tmp_path / "junk.h5"
+    junk.write_text("not hdf5")
+    result = runner.invoke(main, ["info", str(junk)])
+    _one_paragraph_error(result)
