@@ -3,16 +3,17 @@
 Model files are data, never code. An expression such as ``"-k*(q1 - q0) - c*u1"`` is turned into a syntax
 tree by :func:`ast.parse` (which parses and never evaluates) and that tree is walked against an explicit
 whitelist: real number literals, names looked up in a caller-supplied mapping (plus the constants ``pi`` and
-``e``), unary ``+``/``-``, binary ``+ - * / **``, parentheses, and calls of a fixed set of functions named
-directly (:data:`FUNCTION_NAMES`). Everything else raises :class:`ExpressionError`, whose message names the
+``e``), unary ``+``/``-``, binary ``+ - * / **``, parentheses, and calls of the functions in
+:data:`FUNCTION_NAMES` named directly. Everything else raises :class:`ExpressionError`, whose message names the
 file, the field, the column and what was expected. Sizes are bounded (text length, nesting depth, exponents,
-exact numbers) so a hostile file cannot make sympy compute for hours.
+exact numbers, arguments that sympy would simplify) so that a hostile file cannot keep sympy busy for hours.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import itertools
 import math
 from collections.abc import Mapping
 
@@ -37,33 +38,32 @@ _FUNCTIONS = {
     "sqrt": (sympy.sqrt, 1, 1), "abs": (sympy.Abs, 1, 1), "sign": (sympy.sign, 1, 1),
     "min": (sympy.Min, 2, None), "max": (sympy.Max, 2, None), "Heaviside": (sympy.Heaviside, 1, 2),
 }
-# sympy simplifies function calls through assumption queries that grow fast with the size of the arguments
-# (Max of 32 symbols takes a second); larger arguments are kept as unevaluated calls.
+FUNCTION_NAMES = frozenset(_FUNCTIONS)
+# sympy simplifies calls by assumption queries whose cost grows fast with the arguments (Max of 32 symbols
+# takes a second); calls whose arguments have more tree nodes than this stay unevaluated.
 _EVALUATE_NODES = {"min": 8, "max": 8}
 _EVALUATE_NODES_DEFAULT = 64
-FUNCTION_NAMES = frozenset(_FUNCTIONS)
 _CONSTANTS = {"pi": sympy.pi, "e": sympy.E}
 _NOT_FINITE = frozenset({sympy.zoo, sympy.nan, sympy.oo, -sympy.oo, sympy.I})
 _OPERATORS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.FloorDiv: "//",
               ast.Mod: "%", ast.MatMult: "@", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|",
               ast.BitAnd: "&", ast.BitXor: "^"}
+_ALLOWED = "allowed functions: " + ", ".join(sorted(_FUNCTIONS, key=str.lower))
+_EXPECTED = f"expected real numbers, names, + - * / **, parentheses and calls such as sin(x); {_ALLOWED}"
 _ROOT_MESSAGE = ("this exact power or root of a large number is too costly to evaluate; write the number in "
                  "decimal form, such as 1.5e12 or 2.0**0.5")
-_EXPECTED = ("expected real numbers, names, + - * / **, parentheses and calls such as sin(x); "
-             "allowed functions: " + ", ".join(sorted(_FUNCTIONS)))
+_USE_INSTEAD = "use sign(), Heaviside(), min() or max()"
 _FORBIDDEN = {
-    ast.Attribute: "attribute access with '.' is not allowed",
-    ast.Subscript: "indexing with [...] is not allowed",
-    ast.Lambda: "lambda is not allowed",
-    ast.ListComp: "comprehensions are not allowed", ast.SetComp: "comprehensions are not allowed",
-    ast.DictComp: "comprehensions are not allowed", ast.GeneratorExp: "comprehensions are not allowed",
-    ast.Compare: "comparisons are not allowed; use sign(), Heaviside(), min() or max()",
-    ast.BoolOp: "'and' and 'or' are not allowed; use sign(), Heaviside(), min() or max()",
-    ast.IfExp: "conditional expressions (a if c else b) are not allowed; use Heaviside(), min() or max()",
-    ast.Tuple: "tuples are not allowed; an expression is a single value", ast.List: "lists are not allowed",
-    ast.Set: "sets are not allowed", ast.Dict: "dicts are not allowed",
-    ast.JoinedStr: "f-strings are not allowed", ast.NamedExpr: "assignment with ':=' is not allowed",
-    ast.Starred: "starred arguments (*args) are not allowed",
+    ast.Attribute: "attribute access with '.' is not allowed", ast.Subscript: "indexing with [] is not allowed",
+    ast.Lambda: "lambda is not allowed", ast.ListComp: "comprehensions are not allowed",
+    ast.SetComp: "comprehensions are not allowed", ast.DictComp: "comprehensions are not allowed",
+    ast.GeneratorExp: "comprehensions are not allowed",
+    ast.Compare: f"comparisons are not allowed; {_USE_INSTEAD}",
+    ast.BoolOp: f"'and' and 'or' are not allowed; {_USE_INSTEAD}",
+    ast.IfExp: f"conditional expressions (a if c else b) are not allowed; {_USE_INSTEAD}",
+    ast.Tuple: "tuples are not allowed (an expression is a single value)", ast.List: "lists are not allowed",
+    ast.Set: "sets are not allowed", ast.Dict: "dicts are not allowed", ast.JoinedStr: "f-strings are not allowed",
+    ast.NamedExpr: "assignment with ':=' is not allowed",
 }
 
 
@@ -71,8 +71,8 @@ class ExpressionError(ModelError):
     """An expression string is not an allowed expression.
 
     Attributes: ``source`` (the file or other origin), ``where`` (the field inside it), ``text`` (the
-    expression), ``line`` and ``column`` (1-based position of the offending part in ``text``, or None where
-    unknown) and ``detail`` (what is wrong and what was expected).
+    expression as parsed, without surrounding blanks), ``line`` and ``column`` (1-based position of the
+    offending part in ``text``, or None where unknown) and ``detail`` (what is wrong, what was expected).
     """
 
     def __init__(self, detail: str, *, text: object = "", source: str = "<expression>", where: str = "",
@@ -97,9 +97,9 @@ class _Parser:
 
     def error(self, detail: str, node: ast.AST | None = None, line: int | None = None,
               byte_col: int | None = None) -> ExpressionError:
-        """An ExpressionError located at ``node`` or at (line, byte column) of the text."""
+        """An ExpressionError located at ``node``, or at (line, UTF-8 byte column) as ast counts them."""
         fragment = ""
-        if node is not None and hasattr(node, "col_offset"):
+        if node is not None:
             line, byte_col = node.lineno, node.col_offset
             fragment = ast.get_source_segment(self.text, node) or ""
             fragment = fragment if len(fragment) <= 40 else fragment[:37] + "..."
@@ -110,7 +110,7 @@ class _Parser:
                                line=line, column=column, fragment=fragment)
 
     def operator_error(self, detail: str, node: ast.BinOp) -> ExpressionError:
-        """An error located at the operator token of ``node`` (between its operands) where it can be found."""
+        """An error located at the operator of ``node`` (found between its operands), else at the node."""
         left, right = node.left, node.right
         if left.end_lineno == right.lineno:
             raw = self.lines[right.lineno - 1].encode("utf-8")
@@ -125,8 +125,8 @@ class _Parser:
             raise self.error(f"the expression is nested too deeply (more than {MAX_DEPTH} levels)", node)
         value = self.build_node(node, depth)
         if value in _NOT_FINITE or (value.is_Add or value.is_Mul) and any(a in _NOT_FINITE for a in value.args):
-            raise self.error("the value is infinite, undefined or not real (division by zero, log(0), "
-                             "sqrt of a negative number?); expected a finite real expression", node)
+            raise self.error("the value is infinite, undefined or not real (a division by zero, log(0), the "
+                             "root of a negative number?); expected a finite real expression", node)
         if _magnitude_bits(_coefficient(value)) > MAX_NUMBER_BITS:
             raise self.error(f"a number is too large (more than {MAX_NUMBER_BITS} bits)", node)
         return value
@@ -137,12 +137,11 @@ class _Parser:
             return self.constant(node)
         if isinstance(node, ast.Name):
             return self.name(node)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = self.build(node.operand, depth + 1)
+            return -operand if isinstance(node.op, ast.USub) else operand
         if isinstance(node, ast.UnaryOp):
-            if isinstance(node.op, ast.USub):
-                return -self.build(node.operand, depth + 1)
-            if isinstance(node.op, ast.UAdd):
-                return self.build(node.operand, depth + 1)
-            token = {ast.Not: "not", ast.Invert: "~"}[type(node.op)]
+            token = "not" if isinstance(node.op, ast.Not) else "~"
             raise self.error(f"operator '{token}' is not allowed; {_EXPECTED}", node)
         if isinstance(node, ast.BinOp):
             return self.binary(node, depth)
@@ -152,7 +151,7 @@ class _Parser:
         raise self.error(f"{detail}; {_EXPECTED}", node)
 
     def constant(self, node: ast.Constant) -> sympy.Expr:
-        """A real number literal; strings, bytes, booleans, None and complex numbers are refused."""
+        """A real number literal (exact for integers); strings, bytes, booleans, None, complex are refused."""
         value = node.value
         if type(value) is int:
             return sympy.Integer(value)
@@ -160,9 +159,8 @@ class _Parser:
             if not math.isfinite(value):
                 raise self.error("the number is out of the range of a double", node)
             return sympy.Float(value)
-        kind = {str: "a string", bytes: "bytes", bool: "a boolean", complex: "a complex number"}.get(
-            type(value), repr(value))
-        raise self.error(f"{kind} is not allowed; {_EXPECTED}", node)
+        kind = {str: "a string", bytes: "bytes", bool: "a boolean", complex: "a complex number"}
+        raise self.error(f"{kind.get(type(value), repr(value))} is not allowed; {_EXPECTED}", node)
 
     def name(self, node: ast.Name) -> sympy.Expr:
         """A symbol from the mapping, or one of the constants pi and e (the mapping takes precedence)."""
@@ -183,13 +181,12 @@ class _Parser:
         raise self.error(f"unknown name '{name}'{hint}; known names: {listed}", node)
 
     def binary(self, node: ast.BinOp, depth: int) -> sympy.Expr:
-        """Sums and products are flattened (so long chains do not count as nesting); powers are guarded."""
-        if type(node.op) not in (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow):
-            symbol = _OPERATORS.get(type(node.op), "?")
-            raise self.operator_error(f"operator '{symbol}' is not allowed; {_EXPECTED}", node)
+        """Sums and products are flattened (long chains are not nesting); powers are guarded."""
         if isinstance(node.op, ast.Pow):
             base, exponent = self.build(node.left, depth + 1), self.build(node.right, depth + 1)
             return self.checked_power(base, exponent, node, node.right)
+        if not isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            raise self.operator_error(f"operator '{_OPERATORS[type(node.op)]}' is not allowed; {_EXPECTED}", node)
         kinds = (ast.Add, ast.Sub) if isinstance(node.op, (ast.Add, ast.Sub)) else (ast.Mult, ast.Div)
         chain = []
         while isinstance(node, ast.BinOp) and isinstance(node.op, kinds):
@@ -203,7 +200,7 @@ class _Parser:
             elif isinstance(link.op, ast.Div):
                 if item.is_zero:
                     raise self.operator_error("division by zero", link)
-                item = self.checked_power(item, sympy.S.NegativeOne, link, link.right)
+                item = self.checked_power(item, sympy.S.NegativeOne, link)
             items.append(item)
         if kinds[0] is ast.Add:
             return sympy.Add(*items)
@@ -213,13 +210,15 @@ class _Parser:
 
     def checked_power(self, base: sympy.Expr, exponent: sympy.Expr, node: ast.AST,
                       exponent_node: ast.AST | None = None) -> sympy.Expr:
-        """base**exponent, refusing exponents and exact powers or roots that would make sympy work for long."""
+        """base**exponent, refusing numeric exponents, powers and exact roots that sympy would labour on."""
         if exponent.is_Number:
             if abs(exponent) > MAX_EXPONENT:
                 raise self.error(f"the exponent is too large; expected at most {MAX_EXPONENT} in magnitude",
                                  exponent_node or node)
             if base.is_zero and exponent.is_negative:
                 raise self.error("division by zero (zero to a negative power)", node)
+            if base.is_Number and base.is_negative and not exponent.is_Integer:
+                raise self.error("a negative number to a fractional power is not real", node)
             if _magnitude_bits(_coefficient(base)) * abs(exponent) > MAX_NUMBER_BITS:
                 raise self.error(f"the power is too large (more than {MAX_NUMBER_BITS} bits)", node)
             if exponent.is_Rational and _root_work(base, exponent) > MAX_ROOT_WORK:
@@ -229,27 +228,33 @@ class _Parser:
     def call(self, node: ast.Call, depth: int) -> sympy.Expr:
         """A call of a whitelisted function named directly, with positional arguments only."""
         if not isinstance(node.func, ast.Name):
-            raise self.error("only functions named directly may be called, such as sin(x); "
-                             "allowed functions: " + ", ".join(sorted(_FUNCTIONS)), node.func)
+            detail = f"only functions named directly may be called, such as sin(x); {_ALLOWED}"
+            raise self.error(detail, node.func)
         name = node.func.id
         if name not in _FUNCTIONS:
-            what = "is not a function" if name in self.symbols or name in _CONSTANTS else "is not an allowed function"
-            raise self.error(f"'{name}' {what}; allowed functions: " + ", ".join(sorted(_FUNCTIONS)), node.func)
+            known = name in self.symbols or name in _CONSTANTS
+            raise self.error(f"'{name}' is not {'a' if known else 'an allowed'} function; {_ALLOWED}", node.func)
         if node.keywords:
             raise self.error(f"keyword arguments are not allowed in {name}(...)", node.keywords[0])
         for arg in node.args:
             if isinstance(arg, ast.Starred):
-                raise self.error(f"starred arguments (*args) are not allowed in {name}(...)", arg)
+                raise self.error(f"starred arguments are not allowed in {name}(...)", arg)
         function, fewest, most = _FUNCTIONS[name]
         if len(node.args) < fewest or (most is not None and len(node.args) > most):
-            wanted = (f"{fewest}" if fewest == most else f"{fewest} or more" if most is None
-                      else f"{fewest} to {most}")
-            raise self.error(f"{name}() takes {wanted} argument{'s' * (wanted != '1')}, "
-                             f"got {len(node.args)}", node)
+            wanted = f"{fewest} or more" if most is None else f"{fewest} or {most}" if most > fewest else f"{fewest}"
+            plural = "" if wanted == "1" else "s"
+            raise self.error(f"{name}() takes {wanted} argument{plural}, got {len(node.args)}", node)
         args = [self.build(arg, depth + 1) for arg in node.args]
         if name == "sqrt":
             return self.checked_power(args[0], sympy.S.Half, node)
-        return function(*args, evaluate=_is_small(args, _EVALUATE_NODES.get(name, _EVALUATE_NODES_DEFAULT)))
+        limit = _EVALUATE_NODES.get(name, _EVALUATE_NODES_DEFAULT)
+        return function(*args, evaluate=all(a.is_Number for a in args) or _is_small(args, limit))
+
+
+def _is_small(args: list[sympy.Expr], limit: int) -> bool:
+    """Whether the arguments have at most ``limit`` tree nodes in all (counting stops past the limit)."""
+    nodes = (node for arg in args for node in sympy.preorder_traversal(arg))
+    return sum(1 for _ in itertools.islice(nodes, limit + 1)) <= limit
 
 
 def _magnitude_bits(number: sympy.Expr | None) -> int:
@@ -262,29 +267,18 @@ def _magnitude_bits(number: sympy.Expr | None) -> int:
     return abs(exponent + bit_count) if mantissa else 0
 
 
-def _is_small(args: list[sympy.Expr], limit: int) -> bool:
-    """Whether the arguments have at most ``limit`` tree nodes in all (counting stops at the limit)."""
-    count = 0
-    for arg in args:
-        for _ in sympy.preorder_traversal(arg):
-            count += 1
-            if count > limit:
-                return False
-    return True
-
-
 def _coefficient(expr: sympy.Expr) -> sympy.Expr | None:
-    """The leading number of a number, sum or product (where sympy keeps it), else None."""
+    """The number itself, or the leading number sympy keeps in a sum or product, else None."""
     if expr.is_Number:
         return expr
     return expr.args[0] if (expr.is_Add or expr.is_Mul) and expr.args[0].is_Number else None
 
 
 def _root_work(base: sympy.Expr, exponent: sympy.Rational) -> int:
-    """Bits of exact numbers that sympy would factor to evaluate base**exponent, weighted by the exponent.
+    """Bits of the exact numbers sympy would factor to form base**exponent, times the exponent's terms.
 
-    sympy takes exact roots by factoring (sqrt(8) -> 2*sqrt(2)), and products of roots with one exponent are
-    merged and factored again, which takes minutes for numbers of a few hundred bits.
+    sympy takes exact roots by factoring (sqrt(8) -> 2*sqrt(2)), also when it merges roots with a common
+    exponent in a product; for numbers of a few hundred bits that takes minutes.
     """
     total = 0
     for factor in base.args if base.is_Mul else (base,):
@@ -308,22 +302,20 @@ def _as_sympy(name: str, value: object) -> sympy.Expr:
 
 def parse_expression(text: str | int | float, symbols: Mapping[str, sympy.Basic], *,
                      source: str = "<expression>", where: str = "") -> sympy.Expr:
-    """Parse ``text`` into a sympy expression by whitelist, never evaluating it as code.
+    """Parse ``text`` into a sympy expression by whitelist, never running it as code.
 
-    ``symbols`` maps the names the expression may use to sympy objects (they shadow the constants ``pi``
+    ``symbols`` maps the names the expression may use to sympy expressions (they shadow the constants ``pi``
     and ``e``). ``source`` (usually the file name) and ``where`` (the field, such as
-    "table [[loads]] #2, key 'force'") go into error messages. A real Python number is accepted as is.
-    Raises :class:`ExpressionError` for anything outside the whitelist or beyond the size limits.
+    "table [[loads]] #2, key 'force'") go into error messages. A real Python number is returned as a sympy
+    number. Raises :class:`ExpressionError` for anything outside the whitelist or beyond the size limits.
     """
     if isinstance(text, int) and not isinstance(text, bool):
         return sympy.Integer(text)
-    if isinstance(text, float):
-        if not math.isfinite(text):
-            raise ExpressionError("expected a finite real number", text=text, source=source, where=where)
+    if isinstance(text, float) and math.isfinite(text):
         return sympy.Float(text)
     if not isinstance(text, str):
-        raise ExpressionError(f"expected an expression string, got {type(text).__name__}", text=text,
-                              source=source, where=where)
+        raise ExpressionError(f"expected an expression string or a finite real number, got {text!r}",
+                              text=text, source=source, where=where)
     if len(text) > MAX_LENGTH:
         raise ExpressionError(f"the expression is too long ({len(text)} characters; at most {MAX_LENGTH})",
                               text=text, source=source, where=where)
@@ -338,8 +330,8 @@ def parse_expression(text: str | int | float, symbols: Mapping[str, sympy.Basic]
         raise ExpressionError(f"syntax error: {exc.msg}; {_EXPECTED}", text=stripped, source=source,
                               where=where, line=exc.lineno, column=exc.offset) from None
     except (ValueError, RecursionError, MemoryError) as exc:
-        raise parser.error(f"the expression cannot be parsed ({type(exc).__name__}: it is too complex or "
-                           "contains forbidden characters)") from None
+        raise parser.error(f"the expression cannot be parsed ({type(exc).__name__}): it is nested too "
+                           "deeply, too long or contains forbidden characters") from None
     expr = parser.build(tree.body, 1)
     if expr.has(*_NOT_FINITE):
         raise parser.error("the value is infinite, undefined or not real; expected a finite real expression")
@@ -350,8 +342,8 @@ def parse_number(value: str | int | float, symbols: Mapping[str, sympy.Basic] | 
                  source: str = "<expression>", where: str = "") -> float:
     """A plain real number from a number or a constant expression such as "2*pi" or "9.81/2".
 
-    Names in ``symbols`` may be used only if they stand for numbers; an expression left with free symbols,
-    or whose value is not a finite real number, raises :class:`ExpressionError`.
+    Names in ``symbols`` may be used only where they stand for numbers; a value left with free symbols, or
+    one that is not a finite real number, raises :class:`ExpressionError`.
     """
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise ExpressionError(f"expected a real number or a constant expression string, got "

@@ -167,7 +167,7 @@ class LoadedModel:
         model = dynamics.model
         pvals = {sp.Symbol(k): v for k, v in self.parameters.items()}
         names = list(self.input_laws)
-        exprs = [sp.sympify(self.input_laws[n]).xreplace(pvals) for n in names]
+        exprs = [self.input_laws[n].xreplace(pvals) for n in names]
         needs_full = any(e.free_symbols & {sp.Symbol(n) for n in dynamics.u_dependent_names} for e in exprs)
         # lambdify prints the parsed expression tree (never user text) into numpy code
         fn = sp.lambdify([t, *model.q, *model.u], exprs, modules="numpy")
