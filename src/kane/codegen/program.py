@@ -229,6 +229,8 @@ class ProgramBuilder:
             return sp.Mul(c, *others)
         if e.is_Pow:
             return sp.Pow(self._hoist(e.args[0]), e.args[1])
+        if isinstance(e, sp.Function):  # a function call is named once and shared (sin q, cos q, ...)
+            return self._name(e.func(*[self._hoist(a) for a in e.args]))
         return e.func(*[self._hoist(a) for a in e.args])
 
     def assign_matrix(self, m) -> sp.Matrix:

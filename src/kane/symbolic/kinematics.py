@@ -51,9 +51,12 @@ class TreeKinematics:
         for pj in model.joints:  # kinematic differential equations first: time derivatives need them
             q_j = sp.Matrix(model.q[pj.q_slice])
             jk = pj.joint.kinematics(q_j, model.t)
-            rates = jk.W * u_all[pj.u_slice, :] + jk.X if pj.joint.nq else sp.zeros(0, 1)
             if pj.joint.nq:
-                self.W_full[pj.q_slice, pj.u_slice] = builder.assign_matrix(jk.W)
+                W_j = builder.assign_matrix(jk.W)
+                self.W_full[pj.q_slice, pj.u_slice] = W_j
+                rates = W_j * u_all[pj.u_slice, :] + jk.X
+            else:
+                rates = sp.zeros(0, 1)
             for k, idx in enumerate(range(model.n_q)[pj.q_slice]):
                 self.qdot[idx] = a(rates[k])
                 builder.rates[model.q[idx]] = self.qdot[idx]
