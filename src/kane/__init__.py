@@ -4,7 +4,7 @@ Describe bodies, joints, loads and constraints once on a :class:`System`; :func:
 of motion with the constraints embedded; :meth:`Equations.compile` gives a numeric :class:`Dynamics`.
 """
 
-from . import joints
+from . import algorithms, joints
 from .dynamics import Dynamics
 from .errors import DerivationError, KaneError, ModelError
 from .model.joints import SpeedMap, Speeds
@@ -14,7 +14,7 @@ from .simulate import Event, Method, SimulationError, Trajectory, assemble, load
 from .simulate import simulate as _simulate_function
 
 __all__ = [
-    "System", "Model", "GROUND", "joints", "Speeds", "SpeedMap", "derive", "Embedding", "Equations", "Dynamics",
+    "System", "Model", "GROUND", "joints", "algorithms", "Speeds", "SpeedMap", "derive", "Embedding", "Equations", "Dynamics",
     "KaneError", "ModelError", "DerivationError", "t", "stretch", "stretch_rate",
     "simulate", "Method", "Event", "SimulationError", "Trajectory", "load_trajectory", "assemble",
     "project_positions",

@@ -8,7 +8,7 @@ import sympy as sp
 from ..errors import ModelError
 from . import joints as J
 from .elements import Body, Constraint, ConstraintKind, Force, JointLoad, PlacedJoint, Spring, Torque
-from .system import GROUND, Model, stretch, stretch_rate, t
+from .system import GROUND, Model, _vec, stretch, stretch_rate, t
 
 __all__ = ["compile_system"]
 
@@ -59,6 +59,9 @@ def _check_inertia(body: Body, defaults: dict):
         I = np.array(body.inertia.xreplace(subs), dtype=float)
     except (TypeError, ValueError):
         raise ModelError(f"body {body.name!r}: mass and inertia must be numbers or expressions of parameters") from None
+    if not np.isfinite(m) or not np.all(np.isfinite(I)):
+        raise ModelError(f"body {body.name!r} fields 'mass' and 'inertia': expected finite numbers, got mass "
+                         f"{m:g} and inertia {np.array2string(I.ravel(), precision=4)}")
     if not m >= 0:
         raise ModelError(f"body {body.name!r} field 'mass': expected a mass >= 0 (0 for a massless frame), "
                          f"got {m:g}")
@@ -81,9 +84,7 @@ def compile_system(system) -> Model:
         raise ModelError(f"system {system.name!r} has no bodies")
     order, inboard = _order_bodies(system)
     body_index = {name: i for i, name in enumerate(order)}
-    gravity = sp.ImmutableMatrix([sp.sympify(g) for g in system.gravity])
-    if gravity.shape != (3, 1):
-        raise ModelError(f"system {system.name!r} field 'gravity': expected a 3-vector")
+    gravity = _vec(system.gravity, f"system {system.name!r} field 'gravity'")
 
     def bidx(name, what):
         if name == GROUND:
@@ -113,7 +114,12 @@ def compile_system(system) -> Model:
         joints.append(PlacedJoint(e.name, p, i, e.joint, e.R_parent_F, e.r_parent_F, e.R_child_M, e.r_child_M,
                                   qsl, usl))
         # early check that the joint's own kinematics are well defined for its speed choice
-        e.joint.kinematics(sp.Matrix([sp.Symbol(n) for n in e.q_names]), t)
+        try:
+            q_sym = sp.Matrix([sp.Symbol(n) for n in e.q_names])
+            e.joint.kinematics(q_sym, t)
+            e.joint.transform(q_sym)
+        except ModelError as exc:
+            raise ModelError(f"joint {e.name!r}: {exc}") from None
 
     params = tuple(sp.Symbol(n) for n in system._params)
     inputs = tuple(sp.Symbol(n) for n in system._inputs)
@@ -156,13 +162,12 @@ def compile_system(system) -> Model:
         qj = sp.Matrix(qs[pj.q_slice])
         if entry[0] == "spring":
             _, _, kk, rest, cc = entry
-            kk, rest, cc = (sp.sympify(x) for x in (kk, rest, cc))
             W = pj.joint.kinematics(qj, t).W
             qdot = W * sp.Matrix(us[pj.u_slice])
             Q = sp.Matrix([-kk * (qj[r] - rest) - cc * qdot[r] for r in range(len(qj))])
             pot = sum(kk * (qj[r] - rest) ** 2 / 2 for r in range(len(qj)))
         else:
-            Q = sp.Matrix([sp.sympify(x) for x in entry[2]])
+            Q = sp.Matrix(list(entry[2]))
             if Q.shape[0] != pj.joint.nq:
                 raise ModelError(f"joint torque on {jname!r}: expected {pj.joint.nq} generalized forces")
             pot = None

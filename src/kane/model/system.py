@@ -39,13 +39,25 @@ def _vec(value, what: str) -> sp.ImmutableMatrix:
 
 
 def _scalar(value, what: str) -> sp.Expr:
-    if isinstance(value, str):
+    if isinstance(value, (str, bytes)):
         raise ModelError(f"{what}: got the string {value!r}; expected a number or a sympy expression "
                          "(model files parse their expressions with kane.io)")
     try:
-        return sp.sympify(value, strict=True)
+        out = sp.sympify(value, strict=True)
     except (sp.SympifyError, TypeError):
         raise ModelError(f"{what}: expected a number or a sympy expression, got {value!r}") from None
+    if out.is_number and not (out.is_finite and out.is_extended_real):
+        raise ModelError(f"{what}: expected a finite real number, got {value!r}")
+    return out
+
+
+def _real(value, what: str) -> float:
+    """A plain finite real number (no strings, no expressions)."""
+    if isinstance(value, (str, bytes, bool)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ModelError(f"{what}: expected a real number, got {value!r}")
+    if not np.isfinite(float(value)):
+        raise ModelError(f"{what}: expected a finite real number, got {value!r}")
+    return float(value)
 
 
 def _rotation(value, what: str) -> sp.ImmutableMatrix:
@@ -204,13 +216,13 @@ class System:
     def parameter(self, name: str, default: float) -> sp.Symbol:
         """Declare a named parameter with a default value; returns its symbol for use in expressions."""
         self._check_new_name(name, "parameter")
-        self._params[name] = float(default)
+        self._params[name] = _real(default, f"parameter {name!r} default")
         return sp.Symbol(name)
 
     def input(self, name: str, default: float = 0.0) -> sp.Symbol:
         """Declare a named input (applied torque, device force, ...) given at run time; returns its symbol."""
         self._check_new_name(name, "input")
-        self._inputs[name] = float(default)
+        self._inputs[name] = _real(default, f"input {name!r} default")
         return sp.Symbol(name)
 
     def _check_new_name(self, name, what):
@@ -272,8 +284,8 @@ class System:
             _vec(parent_point, f"{what} field 'parent_point'"),
             _rotation(child_rotation, f"{what} field 'child_rotation'"),
             _vec(child_point, f"{what} field 'child_point'"),
-            qn, un, None if q0 is None else tuple(np.atleast_1d(q0).astype(float)),
-            None if u0 is None else tuple(np.atleast_1d(u0).astype(float))))
+            qn, un, None if q0 is None else tuple(_real(v, f"{what} field 'q0'") for v in np.atleast_1d(q0)),
+            None if u0 is None else tuple(_real(v, f"{what} field 'u0'") for v in np.atleast_1d(u0))))
         return name
 
     def q(self, name: str) -> sp.Symbol:
@@ -310,12 +322,15 @@ class System:
 
     def add_joint_spring(self, joint: str, stiffness, rest=0, damping=0) -> None:
         """Linear spring and damper on every coordinate of a joint: Q = -k (q - rest) - c q'."""
-        self._joint_loads.append(("spring", joint, stiffness, rest, damping))
+        what = f"joint spring on {joint!r}"
+        self._joint_loads.append(("spring", joint, _scalar(stiffness, f"{what} field 'stiffness'"),
+                                  _scalar(rest, f"{what} field 'rest'"), _scalar(damping, f"{what} field 'damping'")))
 
     def add_joint_torque(self, joint: str, generalized_forces) -> None:
         """Generalized forces conjugate to the joint's coordinates (a torque about a revolute axis, a force
         along a prismatic axis): one expression per coordinate, e.g. an input symbol."""
-        self._joint_loads.append(("torque", joint, generalized_forces))
+        forces = generalized_forces if isinstance(generalized_forces, (list, tuple)) else [generalized_forces]
+        self._joint_loads.append(("torque", joint, tuple(_scalar(x, f"joint torque on {joint!r}") for x in forces)))
 
     # ---- constraints ---------------------------------------------------------------------------------------
     def _add_constraint(self, name, kind, data, transient):

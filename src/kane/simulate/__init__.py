@@ -19,10 +19,20 @@ from kane.simulate.integrators import (
     make_integrator,
 )
 from kane.simulate.assembly import AssemblyError, AssemblyResult, assemble, make_projection, project_positions
+from kane.simulate.online import ImpulseResult, OnlineDynamics, SlipForce
 from kane.simulate.simulator import SimulationError, Simulator, StepInfo, simulate
+from kane.simulate.switching import Coulomb, Lock, SwitchingSimulator, UnilateralContact, simulate_switching
 from kane.simulate.trajectory import EventRecord, Stats, Trajectory, TrajectoryWriter, load_trajectory
 
 __all__ = [
+    "OnlineDynamics",
+    "SlipForce",
+    "ImpulseResult",
+    "UnilateralContact",
+    "Coulomb",
+    "Lock",
+    "SwitchingSimulator",
+    "simulate_switching",
     "AssemblyError",
     "AssemblyResult",
     "assemble",

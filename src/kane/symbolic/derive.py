@@ -27,7 +27,7 @@ from .constraints import EmbeddingChoice, constraint_rows, select_dependent, sol
 from .kane import energy_expressions, explicit_generalized_forces, recursive_mass_forcing
 from .kinematics import TreeKinematics
 
-__all__ = ["Embedding", "Equations", "derive", "reference_configuration"]
+__all__ = ["Embedding", "Equations", "RowBlock", "derive", "reference_configuration"]
 
 
 class Embedding(enum.Enum):
@@ -35,6 +35,16 @@ class Embedding(enum.Enum):
 
     RECOMBINATION = "recombination"  # F~r = Fr + sum_s D_sr Fs on the unconstrained equations (Eqs. 44-45)
     SUBSTITUTION = "substitution"  # constrained partial velocities, then Kane's sums body by body (Eqs. 41-42)
+
+
+@dataclass(frozen=True)
+class RowBlock:
+    """Where one declared constraint sits: ``rows`` in the stacked A, b, A_bias of ``full_program``;
+    ``holonomic`` its rows in the stacked C and A_C (None for a nonholonomic constraint); ``transient``."""
+
+    rows: slice
+    holonomic: slice | None
+    transient: bool
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,8 @@ class Equations:
     constraint_names: tuple
     transient_names: tuple
     has_potential: bool
+    constraint_layout: dict
+
 
     @property
     def mass_matrix(self) -> sp.ImmutableMatrix:
@@ -168,6 +180,10 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
     holo = [r.C for r in rows if r.C is not None]
     C_all = sp.Matrix.vstack(*holo) if holo else sp.zeros(0, 1)
     offsets = np.cumsum([0] + [r.A.shape[0] for r in rows])
+    c_offsets = np.cumsum([0] + [len(r.C_rows) for r in rows])
+    layout = {c.name: RowBlock(slice(int(offsets[k]), int(offsets[k + 1])),
+                               slice(int(c_offsets[k]), int(c_offsets[k + 1])) if rows[k].C is not None else None,
+                               c.transient) for k, c in enumerate(model.constraints)}
     C_row_index = [int(offsets[k]) + j for k, r in enumerate(rows) if r.C is not None for j in r.C_rows]
     A_C = A_all.extract(C_row_index, list(range(n))) if C_row_index else sp.zeros(0, n)
 
@@ -220,7 +236,7 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
     full_program = b.build(full_outputs)
     return Equations(model, program, full_program, u_ind, tuple(u_dep_defs), choice,
                      tuple(c.name for c in model.constraints),
-                     tuple(c.name for c in model.constraints if c.transient), potential is not None)
+                     tuple(c.name for c in model.constraints if c.transient), potential is not None, layout)
 
 
 def _recombine(b, M, f, C, c_acc):

@@ -1,0 +1,18 @@
+"""Recursive numeric algorithms on spatial vectors (seed 001), traced into Programs and compiled.
+
+* :func:`rnea` - recursive Newton-Euler inverse dynamics (seed 001 §2.5), with the joints' transmitted forces;
+* :func:`crba` - composite-rigid-body joint-space inertia and Cholesky forward dynamics (seed 001 §3.1.1);
+* :func:`aba` - articulated-body forward dynamics in the accurate ordering (seed 001 §3.3.1, §4.3, §5.3.1);
+* :class:`RecursiveDynamics` - the numeric :class:`kane.Dynamics` interface on top of them (numpy or numba).
+
+>>> dyn = kane.algorithms.RecursiveDynamics(system, method=kane.algorithms.Algorithm.ABA)
+>>> dyn.udot(0.0, q, u); dyn.inverse_dynamics(0.0, q, u, udot); dyn.joint_forces(0.0, q, u, udot)
+"""
+
+from .aba import aba, trace_aba
+from .crba import crba, trace_crba, trace_forward_dynamics
+from .recursive import Algorithm, NumbaFunction, RecursiveDynamics, Trace, tree_model
+from .rnea import rnea, trace_rnea
+
+__all__ = ["rnea", "crba", "aba", "Algorithm", "RecursiveDynamics", "NumbaFunction", "Trace", "tree_model",
+           "trace_rnea", "trace_crba", "trace_forward_dynamics", "trace_aba"]

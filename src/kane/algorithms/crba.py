@@ -1,0 +1,102 @@
+"""Composite-rigid-body method, H = S^T X^T M X S (Walker and Orin 1982, method 3; seed 001 §3.1.1, Eq. 3.2),
+with forward dynamics by Cholesky factorization of H (seed 001 §3.1, Eq. 3.1: H u' = tau - b).
+
+* inward (tip to base): composite inertias Ic_parent += X_i^T Ic_i X_i, Ic_i starting from the body's own I_i;
+* per joint i: F = Ic_i S_i gives the diagonal block H_ii = S_i^T F; walking inward, F = X_j^T F gives the
+  off-diagonal blocks H_ji = S_j^T F for every ancestor joint j.
+
+The bias b is inverse dynamics at u' = 0 (:mod:`.rnea`), so the forcing is f = -ID(q, u, 0) and H u' = f. The
+factorization is the square-root-free H = L^T D L in reverse order (Featherstone 2008 §6.5), which produces no
+fill-in for a tree numbered parent before child: structural zeros of H stay zero in L.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ..codegen.program import Program
+from ..model.system import Model, System
+from ..symbolic.kane import body_inertia
+from .recursive import Trace, sdot
+from .rnea import trace_rnea
+
+__all__ = ["crba", "trace_crba", "trace_forward_dynamics", "LTDL"]
+
+
+def trace_crba(tr: Trace) -> sp.Matrix:
+    """Trace the joint-space inertia H (n_u x n_u, symmetric) of ``tr``'s model."""
+    model, kin, b = tr.model, tr.kin, tr.b
+    n, nb = model.n_u, model.n_bodies
+    # inward pass: composite rigid-body inertias, each about its own body's origin in its axes
+    Ic = [body_inertia(model, i) for i in range(nb)]
+    for i in reversed(range(nb)):
+        p = model.parent[i]
+        if p >= 0:
+            Ic[p] = Ic[p].plus(b, Ic[i].to_parent(b, kin.R_pc[i], kin.r_pc[i]))
+    # per joint: the force that moves the composite body at unit speed derivative, projected on each ancestor
+    H = sp.zeros(n, n)
+    for i in range(nb):
+        S = tr.S(i)
+        for k, col in enumerate(tr.cols(i)):
+            F = Ic[i].apply(b, list(S[:, k]))
+            j = i
+            while j >= 0:
+                Sj = tr.S(j)
+                for kk, row in enumerate(tr.cols(j)):
+                    if j != i or row <= col:
+                        H[row, col] = H[col, row] = b.assign(sdot(Sj[:, kk], F))
+                if model.parent[j] >= 0:
+                    F = kin.force_to_parent(j, F)
+                j = model.parent[j]
+    return H
+
+
+class LTDL:
+    """H = L^T D L (L unit lower triangular) of a symmetric positive-definite matrix, factored from the last row up
+    (Featherstone 2008, Table 6.3), traced entry by entry; ``solve(f)`` solves H x = f."""
+
+    def __init__(self, b, H: sp.Matrix):
+        n = H.shape[0]
+        self.b, self.n = b, n
+        A = sp.Matrix(H)
+        self.d_inv = [sp.S.Zero] * n
+        for k in reversed(range(n)):
+            self.d_inv[k] = b.assign(1 / A[k, k])
+            for i in reversed(range(k)):
+                if A[k, i] == 0:
+                    continue
+                a = b.assign(A[k, i] * self.d_inv[k])
+                for j in range(i + 1):
+                    if A[k, j] != 0:
+                        A[i, j] = b.assign(A[i, j] - a * A[k, j])
+                A[k, i] = a
+        self.L = A  # strictly lower part: L; the diagonal is D (its inverses in d_inv)
+
+    def solve(self, f) -> list:
+        a, n, L = self.b.assign, self.n, self.L
+        y = list(f)
+        for i in reversed(range(n)):  # L^T y = f
+            y[i] = a(y[i] - sum((L[k, i] * y[k] for k in range(i + 1, n)), sp.S.Zero))
+        x = [a(y[i] * self.d_inv[i]) for i in range(n)]  # D z = y
+        for i in range(n):  # L x = z
+            x[i] = a(x[i] - sum((L[i, k] * x[k] for k in range(i)), sp.S.Zero))
+        return x
+
+
+def trace_forward_dynamics(tr: Trace) -> tuple[sp.Matrix, list, list]:
+    """Trace CRBA + Cholesky forward dynamics: returns (H, f, udot) with f = -ID(q, u, 0) and H udot = f."""
+    H = trace_crba(tr)
+    bias, _ = trace_rnea(tr, [sp.S.Zero] * tr.model.n_u)
+    f = [tr.b.assign(-e) for e in bias]
+    return H, f, LTDL(tr.b, H).solve(f)
+
+
+def crba(model: Model | System) -> Program:
+    """Trace CRBA on ``model``: a Program with outputs ``M`` (H, n_u x n_u), ``f`` (n_u,) and ``udot`` (n_u,).
+
+    Inputs: t, q, u, params and ``inputs`` = (model inputs, tau (n_u), udot (n_u)); see :mod:`.recursive`.
+    """
+    tr = Trace(model)
+    H, f, udot = trace_forward_dynamics(tr)
+    tr.outputs.update(M=H, f=f, udot=udot)
+    return tr.program(["M", "f", "udot"])

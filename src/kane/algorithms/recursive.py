@@ -1,0 +1,470 @@
+"""Tracing recursive spatial algorithms (Featherstone 2008, ch. 5-7; seed 001 §2.5, §3) into straight-line Programs.
+
+The recursive algorithms (:mod:`.rnea`, :mod:`.crba`, :mod:`.aba`) are written once over sympy scalars: every
+quantity they form is named by a :class:`kane.codegen.ProgramBuilder` as it is formed, so running an algorithm
+once on a model *traces* its forward and backward passes into a straight-line :class:`kane.codegen.Program`, with
+the algorithm's own operation order (nothing is re-associated: each intermediate is a named variable). The numpy
+backend then compiles the Program for one state or for a batch; the optional numba backend
+(:class:`NumbaFunction`) compiles the same Program to machine code. :class:`RecursiveDynamics` offers the result
+with the interface of :class:`kane.Dynamics`.
+
+Conventions are those of :mod:`kane.symbolic.kinematics` and :mod:`kane.spatial`: per body i, motion vectors
+(omega, v at the origin) and force vectors (moment about the origin, force) in body axes; ``X_i`` carries motion
+vectors from the parent's axes to body i's (``kin.motion_to_child``), ``X_i^T`` carries forces back
+(``kin.force_to_parent``); gravity enters as the fictitious acceleration a_0 = (0, -g) of the ground.
+
+The Program's input groups are t, q, u, params and ``inputs`` = (the model's inputs, then ``tau`` (n_u) generalized
+forces applied along the speeds, then ``udot`` (n_u) the speed derivatives that inverse dynamics takes).
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import importlib.util
+import os
+import pathlib
+import sys
+
+import sympy as sp
+
+from ..codegen.program import Program, ProgramBuilder
+from ..errors import KaneError, ModelError
+from ..model.system import Model, System
+from ..symbolic.kane import applied_body_forces, body_inertia, energy_expressions, joint_generalized_forces
+from ..symbolic.kinematics import TreeKinematics, crf, crm
+
+__all__ = ["Algorithm", "RecursiveDynamics", "NumbaFunction", "Trace", "TraceBuilder", "tree_model", "rigid_inertia",
+           "imul", "dot", "sdot"]
+
+
+def tree_model(model: Model | System) -> Model:
+    """The frozen Model of ``model`` (a System is compiled), checked to be an unconstrained tree.
+
+    Raises :class:`kane.ModelError` if the model declares permanent constraints: those are embedded by the
+    symbolic path, ``kane.derive(...)``. Transient constraints only add rows A, b and are accepted.
+    """
+    if isinstance(model, System):
+        model = model.compile()
+    if not isinstance(model, Model):
+        raise ModelError(f"recursive algorithms: expected a kane.System or kane.Model, got {type(model).__name__}")
+    permanent = [c.name for c in model.constraints if not c.transient]
+    if permanent:
+        raise ModelError(f"model {model.name!r}: the recursive algorithms (RNEA, CRBA, ABA) take unconstrained "
+                         f"trees, but it declares permanent constraint(s) {', '.join(map(repr, permanent))}; "
+                         "use kane.derive(...).compile() to embed them, or declare them transient=True")
+    return model
+
+
+ZERO = sp.S.Zero
+
+
+ONE, MINUS_ONE = sp.S.One, sp.S.NegativeOne
+
+
+def mul(x, y):
+    """x y, formed without sympy's canonicalization unless both are numbers (exact zeros and ones folded)."""
+    if x is ZERO or y is ZERO:
+        return ZERO
+    if x is ONE:
+        return y
+    if y is ONE:
+        return x
+    if x.is_Number and y.is_Number:
+        return x * y
+    return sp.Mul(x, y, evaluate=False)
+
+
+def dot(a, b):
+    """Sum of products of two sequences of expressions, exact zeros skipped, formed without canonicalization."""
+    terms = [mul(x, y) for x, y in zip(a, b) if x is not ZERO and y is not ZERO]
+    if len(terms) < 2:
+        return terms[0] if terms else ZERO
+    return sp.Add(*terms, evaluate=False)
+
+
+def sdot(m, f):
+    """Scalar product of two 6-vectors (power of a force on a motion)."""
+    return dot(m, f)
+
+
+class TraceBuilder(ProgramBuilder):
+    """A :class:`ProgramBuilder` tuned for tracing numeric algorithms: a sum is named as it stands (no search for
+    a negated twin), and the parameter-only parts of an expression are only looked for when it has parameters."""
+
+    def assign(self, expr):
+        expr = sp.sympify(expr)
+        if expr.is_Atom:
+            return expr
+        if expr.is_Mul:
+            coeff, rest = expr.as_coeff_Mul()
+            if coeff.is_Number and float(coeff) == -1.0:
+                return -self.assign(rest) if not rest.is_Atom else -rest
+        cached = self._cache.get(expr)
+        if cached is not None:
+            return cached
+        free = expr.free_symbols
+        if not free <= self._const and free & self._const:
+            expr = self._hoist(expr)
+            if expr.is_Atom:
+                return expr
+        return self._name(expr)
+
+
+def rigid_inertia(model: Model, i: int) -> list:
+    """Spatial inertia (6 x 6 nested lists) of body i about its origin in its axes: [[Ibar, h x], [(h x)^T, m 1]]
+    with h = m c (parameters and constants only)."""
+    I = body_inertia(model, i)
+    h, m, z = I.h, I.m, ZERO
+    hx = [[z, -h[2], h[1]], [h[2], z, -h[0]], [-h[1], h[0], z]]
+    top = [[I.Ibar[r, c] for c in range(3)] + hx[r] for r in range(3)]
+    bottom = [[hx[c][r] for c in range(3)] + [m if c == r else z for c in range(3)] for r in range(3)]
+    return top + bottom
+
+
+def imul(b: ProgramBuilder, I, s) -> list:
+    """I s (6,) for a spatial inertia I (6 x 6 nested lists) and a motion vector s (6,), each entry named."""
+    return [b.assign(dot(I[r], s)) for r in range(6)]
+
+
+class Trace:
+    """One model set up for tracing: its builder, kinematics and the per-body quantities every algorithm uses.
+
+    Per body i (parent-before-child order): ``S(i)`` (6 x nu_i) motion subspace in body axes, ``kin.vel[i]`` (6,)
+    spatial velocity, ``c[i]`` (6,) the joint's velocity-product acceleration (S' u + sigma' + v_i x v_J), ``I[i]``
+    (6 x 6 nested lists) rigid-body inertia, ``f_ext[i]`` (6,) applied forces other than gravity; ``Q`` (n_u,) the
+    generalized forces of joint loads plus the ``tau`` inputs. ``outputs`` collects named results (dict).
+    """
+
+    def __init__(self, model: Model | System):
+        self.model = model = tree_model(model)
+        n = model.n_u
+        self.tau = tuple(sp.Symbol(f"_tau{k}") for k in range(n))
+        self.udot = tuple(sp.Symbol(f"_udot{k}") for k in range(n))
+        self.groups = {"t": (model.t,), "q": model.q, "u": model.u, "params": model.parameters,
+                       "inputs": tuple(model.inputs) + self.tau + self.udot}
+        self.b = b = TraceBuilder(self.groups)
+        self.kin = kin = TreeKinematics(model, b)
+        self.c = []
+        for i, pj in enumerate(model.joints):
+            # the joint's relative twist v_J = S u + sigma in body axes, its rate at u' = 0, plus v_i x v_J
+            S_c, u_j = kin.S[i], list(model.u[pj.u_slice])
+            rel = [b.assign(dot(S_c.row(r), u_j) + kin.sigma[i][r]) for r in range(6)]
+            vxr = crm(kin.vel[i], rel)
+            self.c.append([b.assign(b.time_derivative(x) + y) for x, y in zip(rel, vxr)])
+        self.a0 = [sp.S.Zero] * 3 + [-g for g in model.gravity]
+        self.I = [rigid_inertia(model, i) for i in range(model.n_bodies)]
+        self.f_ext = applied_body_forces(model, kin)
+        Q = joint_generalized_forces(model, kin)
+        self.Q = [b.assign(Q[k] + self.tau[k]) for k in range(n)]
+        self.outputs = {"qdot": list(kin.qdot)}
+
+    def S(self, i) -> sp.Matrix:
+        return self.kin.S[i]
+
+    def cols(self, i) -> range:
+        """Indices of joint i's speeds in the system's u."""
+        return range(self.model.n_u)[self.model.joints[i].u_slice]
+
+    def bias_force(self, i, a_i) -> list:
+        """I_i a_i + v_i x* I_i v_i - f_ext_i (6,): the force body i needs for acceleration a_i (Newton-Euler)."""
+        b, v, I = self.b, self.kin.vel[i], self.I[i]
+        Ia, Iv = imul(b, I, a_i), imul(b, I, v)
+        vIv = crf(v, Iv)
+        return [b.assign(Ia[k] + vIv[k] - self.f_ext[i][k]) for k in range(6)]
+
+    def energies(self):
+        """Adds outputs "kinetic" [J] and, when every load has a potential, "potential" [J]."""
+        if "kinetic" not in self.outputs:
+            ke, pe = energy_expressions(self.model, self.kin)
+            self.outputs["kinetic"] = [ke]
+            if pe is not None:
+                self.outputs["potential"] = [pe]
+
+    def program(self, names) -> Program:
+        """A Program with the named outputs traced so far (vectors for lists, matrices for sympy matrices)."""
+        return self.b.build({k: self.outputs[k] for k in names})
+
+
+# ---- machine code through numba (optional) -------------------------------------------------------------------
+def _cache_dir() -> pathlib.Path:
+    return pathlib.Path(os.environ.get("KANE_CACHE_DIR") or pathlib.Path.home() / ".cache" / "kane") / "numba"
+
+
+class NumbaFunction:
+    """A Program's outputs compiled by numba: ``fn(t, q, u, params, inputs) -> tuple of arrays`` as the numpy
+    backend's functions; a 2-D q (B, n_q) runs a parallel loop (``prange``) over the batch axis.
+
+    The kernel is straight-line float code printed from the Program's assignments; quantities of parameters only
+    are computed once per parameter vector by a Python prelude. The source is written to a file named by its
+    content hash under ``$KANE_CACHE_DIR`` (default ``~/.cache/kane``) so that numba caches the machine code
+    across processes: the first compilation of a large model takes seconds, later ones load from the cache.
+    """
+
+    def __init__(self, program: Program, outputs):
+        import numpy as np
+
+        from ..codegen.numpy_backend import GROUPS, _ScalarPrinter
+
+        self.outputs = tuple(outputs)
+        prog = program.select(self.outputs)
+        printer = _ScalarPrinter()
+        rename, head = {}, []
+        for g in GROUPS:
+            for k, s in enumerate(prog.inputs.get(g, ())):
+                rename[s] = sp.Symbol(f"{g}_{k}")
+                if g != "params":
+                    head.append(f"    {g}_{k} = t" if g == "t" else f"    {g}_{k} = {g}[{k}]")
+        params = list(prog.inputs.get("params", ()))
+        const, pre, body = set(params), [f"    params_{k} = params[{k}]" for k in range(len(params))], []
+        cnames = []
+        for k, (s, e) in enumerate(prog.assignments):
+            rename[s] = sp.Symbol(f"z_{k}")
+            line = f"    z_{k} = {printer.doprint(e.xreplace(rename))}"
+            if e.free_symbols <= const:
+                const.add(s)
+                pre.append(line)
+                cnames.append(f"z_{k}")
+            else:
+                body.append(line)
+        cnames += [f"params_{k}" for k in range(len(params))]
+        head += [f"    {c} = consts[{k}]" for k, c in enumerate(cnames)]
+        self.parts, off, outs = [], 0, []
+        for name in self.outputs:
+            m, shape = prog.outputs[name], prog.shape(name)
+            outs += [f"    out[{off + idx}] = {printer.doprint(e.xreplace(rename))}"
+                     for idx, e in enumerate(m) if e != 0]
+            self.parts.append((off, off + len(m), tuple(shape)))
+            off += len(m)
+        self.size = off
+        self._vector = len(self.parts) == 1 and len(self.parts[0][2]) == 1
+        jit = "@numba.njit(cache=True, error_model='numpy'{})"
+        self.source = src = (
+            "import math\nimport numpy as np\nimport numba\n\n\n"
+            "def prelude(params):\n" + "\n".join(pre) + f"\n    return np.array([{', '.join(cnames)}] + [0.0])\n\n\n"
+            + jit.format("") + "\ndef kernel(t, q, u, consts, inputs, out):\n" + "\n".join(head + body + outs)
+            + "\n    return 0\n\n\n" + jit.format(", parallel=True")
+            + "\ndef batch_kernel(t, Q, U, consts, INP, OUT):\n    for k in numba.prange(Q.shape[0]):\n"
+            "        kernel(t[k], Q[k], U[k], consts, INP[k], OUT[k])\n    return 0\n")
+        name = "kane_numba_" + hashlib.sha256(src.encode()).hexdigest()[:20]
+        path = _cache_dir() / f"{name}.py"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(src)
+            os.replace(tmp, path)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = sys.modules.get(name) or importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # numba's cache finds the kernel's globals by module name
+        spec.loader.exec_module(module)  # the file holds source printed from the Program IR, never user text
+        self.prelude, self.kernel, self.batch_kernel = module.prelude, module.kernel, module.batch_kernel
+        self._key, self._consts, self._np = None, None, np
+
+    def constants(self, params):
+        key = params.tobytes()
+        if key != self._key:
+            self._consts, self._key = self.prelude(params), key
+        return self._consts
+
+    def __call__(self, t, q, u, params, inputs):
+        np = self._np
+        consts = self.constants(params)
+        if q.ndim == 1:
+            out = np.zeros(self.size)
+            self.kernel(float(t), q, u, consts, inputs, out)
+            if self._vector:
+                return (out,)
+            return tuple(out[a:b] if len(s) == 1 else out[a:b].reshape(s) for a, b, s in self.parts)
+        B = q.shape[0]
+        out = np.zeros((B, self.size))
+        q = np.ascontiguousarray(q, dtype=float)
+        u = np.ascontiguousarray(np.broadcast_to(u, (B,) + u.shape[-1:]), dtype=float)
+        inputs = np.ascontiguousarray(np.broadcast_to(inputs, (B,) + inputs.shape[-1:]), dtype=float)
+        t = np.ascontiguousarray(np.broadcast_to(np.asarray(t, dtype=float), (B,)))
+        self.batch_kernel(t, q, u, consts, inputs, out)
+        return tuple(out[:, a:b].reshape((B,) + s) for a, b, s in self.parts)
+
+
+# ---- the numeric Dynamics interface -------------------------------------------------------------------------
+class Algorithm(enum.Enum):
+    """Forward-dynamics algorithm of a :class:`RecursiveDynamics`."""
+
+    ABA = "aba"  # articulated-body method, O(n) (seed 001 §3.3.1)
+    CRBA = "crba"  # composite-rigid-body inertia + Cholesky, O(n^3) (seed 001 §3.1.1)
+
+
+class RecursiveDynamics:
+    """Numeric dynamics of an unconstrained tree by the recursive algorithms, with the interface of
+    :class:`kane.Dynamics`: ``qdot``, ``udot``, ``rhs``, ``mass_matrix``, ``forcing``, ``kinetic_energy``,
+    ``potential_energy``, ``energy``, plus ``inverse_dynamics`` and ``joint_forces`` (RNEA).
+
+    State: q (n_q,) and u (n_u,) of the model; every method also takes a batch, q (B, n_q) and u (B, n_u).
+    Parameters and inputs are arguments as in :class:`kane.Dynamics`. ``tau`` (n_u,) are extra generalized forces
+    along the speeds (joint torques [N m] / forces [N] for joint rates), added to the model's own loads.
+
+    method: :class:`Algorithm` (or "aba" / "crba") for ``udot``. backend: "numpy" (generated Python, vectorized
+    over a batch) or "numba" (machine code from the same Program; needs the numba package). Each algorithm is
+    traced on first use and compiled once per output set.
+    """
+
+    def __init__(self, model: Model | System, method: Algorithm | str = Algorithm.ABA, *, backend: str = "numpy"):
+        import numpy as np
+
+        self._np = np
+        if not isinstance(method, Algorithm):
+            try:
+                method = Algorithm(str(method).lower())
+            except ValueError:
+                raise ModelError(f"RecursiveDynamics: method {method!r}; expected kane.algorithms.Algorithm.ABA or "
+                                 ".CRBA (or 'aba' / 'crba')") from None
+        self.method = method
+        if backend not in ("numpy", "numba"):
+            raise ModelError(f"RecursiveDynamics: backend {backend!r}; expected 'numpy' or 'numba'")
+        if backend == "numba":
+            import numba  # noqa: F401 - fail early with ImportError when numba is missing
+        self.backend = backend
+        self.trace = Trace(model)
+        self.model = m = self.trace.model
+        self.n_q, self.n_u = m.n_q, m.n_u
+        self.q_names = tuple(str(s) for s in m.q)
+        self.u_names = tuple(str(s) for s in m.u)
+        self.joint_names = tuple(pj.name for pj in m.joints)
+        self.parameter_names = tuple(str(s) for s in m.parameters)
+        self.input_names = tuple(str(s) for s in m.inputs)
+        self.dependent_indices = ()
+        self._p0, self._w0 = m.parameter_values(), m.input_values()
+        self._inp0 = np.concatenate([self._w0, np.zeros(2 * self.n_u)])
+        self._fns = {}
+        self._udot_key = (f"udot_{self.method.value}",)
+
+    # ---- tracing and compiling on demand --------------------------------------------------------------------
+    def _trace(self, name):
+        from .aba import trace_aba
+        from .crba import trace_forward_dynamics
+        from .rnea import trace_rnea
+
+        tr = self.trace
+        if name in tr.outputs:
+            return
+        if name == "udot_aba":
+            tr.outputs[name] = trace_aba(tr)
+        elif name in ("M", "f", "udot_crba"):
+            H, f, udot = trace_forward_dynamics(tr)
+            tr.outputs.update(M=H, f=f, udot_crba=udot)
+        elif name in ("tau", "joint_forces"):
+            tau, forces = trace_rnea(tr, tr.udot)
+            tr.outputs.update(tau=tau, joint_forces=forces)
+        elif name in ("kinetic", "potential"):
+            tr.energies()
+            if name not in tr.outputs:
+                raise NotImplementedError("a spring or joint load has no known potential: energy is not defined")
+        elif name in ("A", "b"):
+            from ..symbolic.constraints import constraint_rows
+
+            rows = [constraint_rows(self.model, tr.kin, c) for c in self.model.constraints]
+            tr.outputs["A"] = sp.Matrix.vstack(*[r.A for r in rows]) if rows else sp.zeros(0, self.n_u)
+            tr.outputs["b"] = list(sp.Matrix.vstack(*[r.b for r in rows])) if rows else []
+
+    def _fn(self, names, batch):
+        key = (names, batch)
+        fn = self._fns.get(key)
+        if fn is None:
+            for name in names:
+                self._trace(name)
+            if self.backend == "numba":  # one kernel per output (compiled once, cached on disk), composed
+                parts = [self._fns.get((name,)) or self._fns.setdefault((name,), NumbaFunction(
+                    self.trace.program((name,)), (name,))) for name in names]
+                fn = parts[0] if len(parts) == 1 else (
+                    lambda t, q, u, p, w: tuple(f(t, q, u, p, w)[0] for f in parts))
+            else:
+                from ..codegen.numpy_backend import compile_program
+
+                fn = compile_program(self.trace.program(names), names, batch=batch)
+            self._fns[key] = fn
+        return fn
+
+    def program(self, names) -> Program:
+        """The traced Program of the given outputs: "udot_aba", "udot_crba", "M", "f", "tau", "joint_forces",
+        "qdot", "kinetic", "potential", "A", "b" (inputs as described in :mod:`kane.algorithms.recursive`)."""
+        names = tuple(names)
+        for name in names:
+            self._trace(name)
+        return self.trace.program(names)
+
+    def _call(self, names, t, q, u, params=None, inputs=None, tau=None, udot=None):
+        np = self._np
+        q = np.asarray(q, dtype=float)
+        u = np.zeros(q.shape[:-1] + (self.n_u,)) if u is None else np.asarray(u, dtype=float)
+        if q.shape[-1] != self.n_q or u.shape[-1] != self.n_u:
+            raise KaneError(f"expected q with {self.n_q} and u with {self.n_u} entries (last axis), "
+                            f"got shapes {q.shape} and {u.shape}")
+        p = self._p0 if params is None else self.model.parameter_values(params)
+        batch = q.ndim == 2
+        inp = self._inp0
+        if inputs is not None or tau is not None or udot is not None or batch:
+            inp = np.tile(inp, q.shape[:-1] + (1,)) if batch else inp.copy()  # (model inputs, tau, udot)
+            nw, n = len(self._w0), self.n_u
+            if inputs is not None:
+                inp[..., :nw] = self.model.input_values(inputs)
+            if tau is not None:
+                inp[..., nw:nw + n] = tau
+            if udot is not None:
+                inp[..., nw + n:] = udot
+            if batch:
+                u = np.broadcast_to(u, (q.shape[0], self.n_u))
+        return self._fn(names, batch)(t, q, u, p, inp)
+
+    def evaluate(self, names, t, q, u, params=None, inputs=None, tau=None, udot=None) -> dict:
+        """Several outputs from one compiled function (their shared kinematics evaluated once): ``names`` among
+        "udot_aba", "udot_crba", "M", "f", "tau", "joint_forces" (n_bodies, 6), "qdot", "kinetic", "potential",
+        "A", "b"; ``udot`` feeds "tau" and "joint_forces". Returns a dict name -> array."""
+        names = tuple(names)
+        return dict(zip(names, self._call(names, t, q, u, params, inputs, tau, udot)))
+
+    # ---- the Dynamics interface -----------------------------------------------------------------------------
+    def qdot(self, t, q, u, params=None, inputs=None):
+        """q' (n_q,) = W(q) u + X."""
+        return self._call(("qdot",), t, q, u, params, inputs)[0]
+
+    def udot(self, t, q, u, params=None, inputs=None, tau=None):
+        """u' (n_u,) by the chosen algorithm (ABA, or CRBA and Cholesky), with extra generalized forces ``tau``."""
+        return self._call(self._udot_key, t, q, u, params, inputs, tau)[0]
+
+    def rhs(self, t, q, u, params=None, inputs=None, tau=None):
+        """(q', u') in one evaluation."""
+        return self._call(("qdot",) + self._udot_key, t, q, u, params, inputs, tau)
+
+    def mass_matrix(self, t, q, params=None):
+        """The joint-space inertia H (n_u, n_u) by the composite-rigid-body method."""
+        return self._call(("M",), t, q, None, params)[0]
+
+    def forcing(self, t, q, u, params=None, inputs=None, tau=None):
+        """f (n_u,) of H u' = f: minus inverse dynamics at u' = 0 (gravity, velocity products, loads, tau)."""
+        return self._call(("f",), t, q, u, params, inputs, tau)[0]
+
+    def inverse_dynamics(self, t, q, u, udot, params=None, inputs=None):
+        """RNEA: the generalized forces tau (n_u,) that, added to the model's loads, produce u' = ``udot``."""
+        return self._call(("tau",), t, q, u, params, inputs, None, udot)[0]
+
+    def joint_forces(self, t, q, u, udot, params=None, inputs=None) -> dict:
+        """The spatial force each joint transmits at (q, u, u'), by RNEA's inward pass: joint name -> (6,) (or
+        (B, 6)) array (moment about M's origin [N m], force [N]) in the joint's child frame M, exerted by the
+        parent on the child (constraint reaction plus the joint's actuation)."""
+        F = self._call(("joint_forces",), t, q, u, params, inputs, None, udot)[0]
+        return {name: F[..., i, :] for i, name in enumerate(self.joint_names)}
+
+    def kinetic_energy(self, t, q, u, params=None):
+        """Kinetic energy [J] from the bodies' spatial velocities."""
+        return self._call(("kinetic",), t, q, u, params)[0][..., 0]
+
+    def potential_energy(self, t, q, params=None):
+        """Potential energy [J] of gravity, springs and joint springs."""
+        return self._call(("potential",), t, q, None, params)[0][..., 0]
+
+    def energy(self, t, q, u, params=None):
+        """Total mechanical energy [J]."""
+        return self.kinetic_energy(t, q, u, params) + self.potential_energy(t, q, params)
+
+    def constraints(self, t, q, params=None):
+        """(A, b) of the model's transient constraints, A u + b = 0 (0 rows when none are declared)."""
+        return self._call(("A", "b"), t, q, None, params)

@@ -1,0 +1,281 @@
+"""URDF import into the :class:`kane.System` builder, with the standard library's XML parser (no code is evaluated).
+
+Supported: links with ``<inertial>`` (origin xyz/rpy, mass, inertia about the centre of mass in the inertial
+frame's axes, converted to the central inertia in link axes); joints of type fixed, revolute, continuous,
+prismatic, floating and planar with ``<origin>`` and ``<axis>``; ``<limit>`` and ``<dynamics>`` are kept as data.
+Visual and collision geometry is ignored. Each link becomes a body named as the link, with its frame the link
+frame; each joint becomes a kane joint named as the URDF joint, its frame F at the joint origin in the parent link
+and its frame M the child link frame, with coordinates ``q_<joint>`` and speeds ``u_<joint>`` (joint rates, as
+Pinocchio's for revolute and prismatic joints). The root link is attached to ground by ``root_joint``.
+
+Bad input raises :class:`kane.ModelError` naming the file and the element: a missing link, a cycle, a joint type
+outside the list, a negative mass, malformed numbers; mimic joints are not supported (``mimic="independent"``
+imports them as independent joints, as Pinocchio does by default).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ModelError
+from ..model import joints as J
+from ..model.system import GROUND, System
+from ..spatial import rotation_rpy
+
+__all__ = ["UrdfModel", "load_urdf", "parse_urdf", "JOINT_TYPES"]
+
+JOINT_TYPES = ("fixed", "revolute", "continuous", "prismatic", "floating", "planar")
+
+
+@dataclass
+class UrdfModel:
+    """A URDF robot imported into a :class:`kane.System`.
+
+    ``system``: the builder (add loads, inputs or change gravity before ``system.compile()``); ``limits``: joint
+    name -> dict with "lower", "upper" [rad or m], "effort" [N m or N], "velocity" [rad/s or m/s] (None where
+    absent); ``dynamics``: joint name -> dict with "damping", "friction" (data only, not applied); ``joint_types``:
+    joint name -> URDF type; ``links``: link names parent before child; ``root``: the root link's name.
+    """
+
+    name: str
+    system: System
+    root: str
+    links: tuple
+    joint_types: dict = field(default_factory=dict)
+    limits: dict = field(default_factory=dict)
+    dynamics: dict = field(default_factory=dict)
+
+
+def load_urdf(source, *, root_joint="fixed", gravity=(0.0, 0.0, -9.81), mimic: str = "error") -> UrdfModel:
+    """Import a URDF file (a path) or URDF text (a string starting with '<').
+
+    root_joint: how the root link is attached to ground: "fixed" (a Weld), "floating" (a Free joint, q = position
+    and scalar-first quaternion, u = angular and linear velocity in the root link's axes) or any kane joint object.
+    gravity: [m/s^2] in ground axes. mimic: "error" (default) or "independent".
+    """
+    if isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<"):
+        where = str(source)
+        try:
+            with open(source, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise ModelError(f"{where}: cannot read the URDF file ({exc.strerror})") from None
+    else:
+        where, text = "URDF text", str(source)
+    return parse_urdf(text, where=where, root_joint=root_joint, gravity=gravity, mimic=mimic)
+
+
+def _numbers(elem, attr, n, where, what, default=None):
+    raw = elem.get(attr) if elem is not None else None
+    if raw is None:
+        if default is None:
+            raise ModelError(f"{where}: {what}: missing attribute {attr!r}; expected {n} number(s)")
+        return np.array(default, dtype=float)
+    parts = raw.replace(",", " ").split()
+    try:
+        vals = np.array([float(p) for p in parts], dtype=float)
+    except ValueError:
+        raise ModelError(f"{where}: {what} {attr}={raw!r}: expected {n} number(s)") from None
+    if vals.shape != (n,) or not np.all(np.isfinite(vals)):
+        raise ModelError(f"{where}: {what} {attr}={raw!r}: expected {n} finite number(s)")
+    return vals
+
+
+def _snap(a, tol=1e-10):
+    """Entries within tol of 0 or +-1 made exact (URDF files round pi/2), integral values as ints."""
+    out = []
+    for x in np.ravel(a):
+        for v in (0.0, 1.0, -1.0):
+            if abs(x - v) < tol:
+                x = v
+        out.append(int(x) if float(x).is_integer() else float(x))
+    return out
+
+
+def _origin(elem, where, what):
+    o = elem.find("origin") if elem is not None else None
+    xyz = _numbers(o, "xyz", 3, where, f"{what} <origin>", (0, 0, 0))
+    rpy = _numbers(o, "rpy", 3, where, f"{what} <origin>", (0, 0, 0))
+    R = None if not np.any(rpy) else np.array(_snap(rotation_rpy(rpy)), dtype=object).reshape(3, 3).tolist()
+    return tuple(_snap(xyz)), R
+
+
+def _ident(name, taken):
+    base = re.sub(r"\W", "_", name)
+    base = base if base and not base[0].isdigit() else f"j_{base}"
+    out, k = base, 1
+    while out in taken:
+        k += 1
+        out = f"{base}_{k}"
+    taken.add(out)
+    return out
+
+
+def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravity=(0.0, 0.0, -9.81),
+               mimic: str = "error") -> UrdfModel:
+    """Import URDF text (see :func:`load_urdf`); ``where`` names the source in error messages."""
+    if mimic not in ("error", "independent"):
+        raise ModelError(f"parse_urdf: mimic={mimic!r}; expected 'error' or 'independent'")
+    try:
+        robot = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise ModelError(f"{where}: not well-formed XML ({exc})") from None
+    if robot.tag != "robot":
+        raise ModelError(f"{where}: the root element is <{robot.tag}>; expected <robot>")
+    rname = robot.get("name") or "robot"
+    # ---- links -----------------------------------------------------------------------------------------------
+    links = {}
+    for el in robot.findall("link"):
+        name = el.get("name")
+        if not name:
+            raise ModelError(f"{where}: a <link> has no name")
+        if name in links:
+            raise ModelError(f"{where}: link {name!r} is defined twice")
+        if name == GROUND:
+            raise ModelError(f"{where}: link {name!r}: the name 'ground' is reserved for kane's ground frame")
+        links[name] = _inertial(el.find("inertial"), where, f"link {name!r}")
+    if not links:
+        raise ModelError(f"{where}: robot {rname!r} has no <link>")
+    # ---- joints ----------------------------------------------------------------------------------------------
+    joints, parent_of = {}, {}
+    for el in robot.findall("joint"):
+        name, jtype = el.get("name"), el.get("type")
+        what = f"joint {name!r}"
+        if not name:
+            raise ModelError(f"{where}: a <joint> has no name")
+        if name in joints:
+            raise ModelError(f"{where}: joint {name!r} is defined twice")
+        if jtype not in JOINT_TYPES:
+            raise ModelError(f"{where}: {what} has type {jtype!r}; expected one of {', '.join(JOINT_TYPES)}")
+        if el.find("mimic") is not None and mimic == "error":
+            raise ModelError(f"{where}: {what} <mimic joint={el.find('mimic').get('joint')!r}>: mimic joints are "
+                             "not supported (load_urdf(..., mimic='independent') imports them as independent joints)")
+        ends = {}
+        for tag in ("parent", "child"):
+            sub = el.find(tag)
+            link = sub.get("link") if sub is not None else None
+            if link is None:
+                raise ModelError(f"{where}: {what}: missing <{tag} link='...'>")
+            if link not in links:
+                raise ModelError(f"{where}: {what} <{tag} link={link!r}>: no link named {link!r}; links: "
+                                 f"{', '.join(links)}")
+            ends[tag] = link
+        if ends["child"] in parent_of:
+            raise ModelError(f"{where}: {what}: link {ends['child']!r} is already the child of joint "
+                             f"{parent_of[ends['child']]!r}; a URDF is a tree (each link has one parent joint)")
+        parent_of[ends["child"]] = name
+        joints[name] = (jtype, ends["parent"], ends["child"], el)
+    roots = [n for n in links if n not in parent_of]
+    if not roots:
+        raise ModelError(f"{where}: the joints form a cycle: every link is the child of a joint, none is the root")
+    if len(roots) > 1:
+        raise ModelError(f"{where}: links {', '.join(map(repr, roots))} have no parent joint; expected one root link")
+    order, children = [roots[0]], {}
+    for name, (_, parent, child, _) in joints.items():
+        children.setdefault(parent, []).append((name, child))
+    for link in order:  # breadth first from the root; what is never reached sits on a cycle
+        order += [child for _, child in children.get(link, [])]
+    missing = [n for n in links if n not in order]
+    if missing:
+        raise ModelError(f"{where}: the joints form a cycle through links {', '.join(map(repr, missing))} "
+                         f"(joint {parent_of[missing[0]]!r}); a URDF is a tree")
+    # ---- build the System ------------------------------------------------------------------------------------
+    s = System(rname, gravity=tuple(gravity))
+    for link in order:
+        mass, com, inertia = links[link]
+        s.add_body(link, mass=mass, com=com, inertia=inertia)
+    taken = set()
+    if isinstance(root_joint, J.Joint):
+        root = root_joint
+    elif root_joint in ("fixed", "floating"):
+        root = J.Weld() if root_joint == "fixed" else J.Free()
+    else:
+        raise ModelError(f"load_urdf: root_joint={root_joint!r}; expected 'fixed', 'floating' or a kane joint")
+    root_name = "root_joint" if "root_joint" not in joints else "kane_root_joint"
+    rid = _ident(root_name, taken)
+    s.add_joint(GROUND, roots[0], root, name=root_name, coordinates=_names("q", rid, root),
+                speeds=_names("u", rid, root))
+    out = UrdfModel(rname, s, roots[0], tuple(order))
+    for link in order[1:]:
+        name = parent_of[link]
+        jtype, parent, child, el = joints[name]
+        what = f"joint {name!r}"
+        xyz, R = _origin(el, where, what)
+        axis = _numbers(el.find("axis"), "xyz", 3, where, f"{what} <axis>", (1, 0, 0))
+        if jtype not in ("fixed", "floating") and not np.linalg.norm(axis) > 0:
+            raise ModelError(f"{where}: {what} <axis xyz='0 0 0'>: expected a nonzero axis")
+        axis = tuple(_snap(axis / np.linalg.norm(axis))) if np.linalg.norm(axis) > 0 else (1, 0, 0)
+        child_R = None
+        if jtype in ("revolute", "continuous"):
+            joint = J.Revolute(axis)
+        elif jtype == "prismatic":
+            joint = J.Prismatic(axis)
+        elif jtype == "fixed":
+            joint = J.Weld()
+        elif jtype == "floating":
+            joint = J.Free()
+        else:  # planar: kane's Planar moves in the xy-plane of F; turn F and M so that their z is the axis
+            child_R = _align_z(axis)
+            R = (np.array(R if R is not None else np.eye(3), dtype=float) @ np.array(child_R, dtype=float)).tolist()
+            joint = J.Planar()
+        ident = _ident(name, taken)
+        s.add_joint(parent, child, joint, name=name, parent_point=xyz, parent_rotation=R, child_rotation=child_R,
+                    coordinates=_names("q", ident, joint), speeds=_names("u", ident, joint))
+        out.joint_types[name] = jtype
+        lim = el.find("limit")
+        if lim is not None:
+            out.limits[name] = {k: (float(_numbers(lim, k, 1, where, f"{what} <limit>")[0])
+                                    if lim.get(k) is not None else None)
+                                for k in ("lower", "upper", "effort", "velocity")}
+        dyn = el.find("dynamics")
+        if dyn is not None:
+            out.dynamics[name] = {k: float(_numbers(dyn, k, 1, where, f"{what} <dynamics>", (0.0,))[0])
+                                  for k in ("damping", "friction")}
+    return out
+
+
+def _names(prefix, ident, joint):
+    if joint.nq == 0:
+        return []
+    if prefix == "q":
+        return [f"q_{ident}"] if joint.nq == 1 else [f"q_{ident}_{s}" for s in joint.coordinate_suffixes()]
+    return [f"u_{ident}"] if joint.nu == 1 else [f"u_{ident}_{k + 1}" for k in range(joint.nu)]
+
+
+def _align_z(axis) -> list:
+    """A rotation (3 x 3 list) whose third column is the unit ``axis``."""
+    z = np.asarray(axis, dtype=float)
+    helper = np.array([1.0, 0, 0]) if abs(z[0]) < 0.9 else np.array([0, 1.0, 0])
+    x = np.cross(helper, z)
+    x /= np.linalg.norm(x)
+    return np.array(_snap(np.column_stack([x, np.cross(z, x), z])), dtype=object).reshape(3, 3).tolist()
+
+
+def _inertial(el, where, what):
+    """(mass [kg], com (3,) [m], central inertia 3 x 3 in link axes [kg m^2]) of an <inertial>, or zeros."""
+    if el is None:
+        return 0, (0, 0, 0), [[0] * 3 for _ in range(3)]
+    m_el = el.find("mass")
+    if m_el is None:
+        raise ModelError(f"{where}: {what} <inertial>: missing <mass value='...'>")
+    mass = float(_numbers(m_el, "value", 1, where, f"{what} <mass>")[0])
+    if mass < 0:
+        raise ModelError(f"{where}: {what} <mass value='{m_el.get('value')}'>: expected a mass >= 0 [kg]")
+    com, R = _origin(el, where, f"{what} <inertial>")
+    i_el = el.find("inertia")
+    keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    if i_el is None:
+        vals = dict.fromkeys(keys, 0.0)
+    else:
+        vals = {k: float(_numbers(i_el, k, 1, where, f"{what} <inertia>", (0.0,))[0]) for k in keys}
+    I = np.array([[vals["ixx"], vals["ixy"], vals["ixz"]], [vals["ixy"], vals["iyy"], vals["iyz"]],
+                  [vals["ixz"], vals["iyz"], vals["izz"]]])
+    if R is not None:
+        Rn = np.array(R, dtype=float)
+        I = Rn @ I @ Rn.T
+    return mass, com, [[float(x) for x in row] for row in I]

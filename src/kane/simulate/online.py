@@ -1,0 +1,471 @@
+"""On-line embedding of transient constraints by recombination (seed 000 Eqs. 43-46, Figure 2 Blocks 2-4).
+
+``OnlineDynamics`` integrates the state (q (n_q,), u (n_u,)) over *all* the model's speeds. At every evaluation
+it forms, from the unconstrained equations M u' = f of :func:`kane.derive`'s ``full_program``, the rows
+A_S u + b_S = 0 of the active constraints S (every permanent one plus the active transient ones) and
+
+* partitions the speeds into independent and dependent ones (Block 2, Eq. 43: rank by SVD, rows and columns by
+  QR with column pivoting, Reckdahl's choice); the choice is kept for the mode and re-made when the condition
+  number of the dependent block, ||A_r||_F / sigma_min(A_d) (A_r: the independent rows of A_S), exceeds
+  ``cond_max`` (singularity avoidance);
+* solves the dependent block (LU, never an explicit inverse) for u_d = D u_i + E, D = -A_d^-1 A_i, and the
+  acceleration offset c_d = -A_d^-1 (A' u + b') so that u' = C u_i' + c with C = [I; D] (rows re-ordered);
+* recombines M~ = C^T M C, f~ = C^T (f - M c) (Eqs. 44-45), solves M~ u_i' = f~ by Cholesky (Eq. 46) and returns
+  u' = C u_i' + c.
+
+Because u' is the unique solution of the constrained equations, it does not depend on which speeds are chosen
+independent; the choice only governs the conditioning. The multipliers lambda of the kinetostatic equations
+A_S^T lambda = M u' - f (the constrained-subspace projection) are the constraint forces, in N for rows that are
+velocities in m/s and N m for rows in rad/s. A kinetic Coulomb force along a one-row transient constraint that
+is not active (``SlipForce``) enters f as -mu_k N s a^T; N may be the multiplier of another active constraint,
+in which case u', lambda and N are solved together (they are linear in N).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..codegen.numpy_backend import compile_program
+from ..errors import KaneError, ModelError
+from ..symbolic.constraints import select_dependent
+from .contact import ImpulseResult, project_positions, resolve_impulse
+
+__all__ = ["OnlineDynamics", "SlipForce", "ImpulseResult", "constraint_layout"]
+
+
+def constraint_layout(equations) -> dict:
+    """Row blocks of every declared constraint, name -> :class:`kane.symbolic.derive.RowBlock`, in declaration
+    order, as laid out by the derivation."""
+    return dict(equations.constraint_layout)
+
+
+@dataclass(frozen=True)
+class SlipForce:
+    """Kinetic Coulomb friction along the one-row transient constraint ``constraint`` (not active while it slips):
+    generalized force -mu_k N sign a^T, where a u + b is the slip velocity [m/s] and ``sign`` (+1 or -1) its sign
+    during the slip. ``normal``: the name of an active constraint whose multiplier in row ``normal_row`` is N [N],
+    a callable N(t, q, u) [N], or a constant [N]."""
+
+    constraint: str
+    mu_k: float
+    sign: float
+    normal: str | Callable | float
+    normal_row: int = 0
+
+
+class _Block:
+    """Solves with a small square dependent block A_d (m x m) and its transpose: division for m = 1, Cramer's
+    rule for m = 2, LAPACK's LU (numpy) above; never an explicit inverse."""
+
+    def __init__(self, A_d: np.ndarray):
+        self.A, self.m = A_d, A_d.shape[0]
+        if self.m <= 2:
+            self.det = float(A_d[0, 0]) if self.m == 1 else float(A_d[0, 0] * A_d[1, 1] - A_d[0, 1] * A_d[1, 0])
+            if self.det == 0.0:
+                raise np.linalg.LinAlgError("singular dependent block")
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        """X (m, k) with A_d X = rhs (m, k)."""
+        if self.m == 1:
+            return rhs / self.det
+        if self.m == 2:
+            (a, b), (c, d) = self.A.tolist()
+            return np.array([d * rhs[0] - b * rhs[1], a * rhs[1] - c * rhs[0]]) / self.det
+        return np.linalg.solve(self.A, rhs)
+
+    def solve_transposed(self, rhs: np.ndarray) -> np.ndarray:
+        """x (m,) with A_d^T x = rhs (m,)."""
+        if self.m == 1:
+            return rhs / self.det
+        if self.m == 2:
+            (a, b), (c, d) = self.A.tolist()
+            return np.array([d * rhs[0] - c * rhs[1], a * rhs[1] - b * rhs[0]]) / self.det
+        return np.linalg.solve(self.A.T, rhs)
+
+
+class _Cholesky:
+    """M~ = L L^T of the embedded mass matrix (p x p, symmetric positive definite) and solves with it."""
+
+    def __init__(self, Mt: np.ndarray):
+        self.p = Mt.shape[0]
+        if self.p == 1:
+            if not Mt[0, 0] > 0.0:
+                raise KaneError("the embedded mass matrix C^T M C is not positive definite (a speed moves no "
+                                "mass in this mode)")
+            self.L = math.sqrt(Mt[0, 0])
+            return
+        try:
+            self.L = np.linalg.cholesky(Mt)
+        except np.linalg.LinAlgError:
+            raise KaneError("the embedded mass matrix C^T M C is not positive definite (a speed moves no mass "
+                            "in this mode)") from None
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        """x (p,) with M~ x = rhs (p,): L y = rhs, L^T x = y."""
+        if self.p == 1:
+            return rhs / (self.L * self.L)
+        return np.linalg.solve(self.L.T, np.linalg.solve(self.L, rhs))
+
+
+def _sigma_min(B: np.ndarray) -> float:
+    """Smallest singular value of a square block (closed forms for 1 x 1 and 2 x 2)."""
+    if B.shape[0] == 1:
+        return abs(float(B[0, 0]))
+    if B.shape[0] == 2:
+        (a, b), (c, d) = B.tolist()
+        T = a * a + b * b + c * c + d * d
+        det = abs(a * d - b * c)
+        # sigma_max +- sigma_min = sqrt(T +- 2 det)
+        return 2.0 * det / (math.sqrt(T + 2.0 * det) + math.sqrt(max(T - 2.0 * det, 0.0))) if T > 0 else 0.0
+    return float(np.linalg.svd(B, compute_uv=False)[-1])
+
+
+@dataclass
+class _Partition:
+    rows: np.ndarray  # independent rows of A_S
+    dep: np.ndarray  # dependent speed columns
+    ind: np.ndarray  # independent speed columns
+    cond0: float  # condition number when chosen
+    C0: np.ndarray = None  # (n, p): ones at (ind[k], k), the template of C = [I; D]
+
+    def __post_init__(self):
+        n = self.dep.size + self.ind.size
+        self.C0 = np.zeros((n, self.ind.size))
+        self.C0[self.ind, np.arange(self.ind.size)] = 1.0
+
+
+class OnlineDynamics:
+    """Unconstrained equations of ``equations`` (from :func:`kane.derive`) with the permanent constraints and the
+    transient ones named in ``active`` embedded on line; a Dynamics for :class:`kane.simulate.Simulator`.
+
+    State q (n_q,), u (n_u,) = all the model's speeds. ``slips``: :class:`SlipForce` terms. ``cond_max``: the
+    condition number of the dependent block that triggers a new choice of independent speeds. ``params`` and
+    ``inputs`` of every method: dict name -> value, array in model order, or None for the defaults.
+    ``dependent``: names of preferred dependent speeds (an analyst's choice), used in every mode where they have
+    the right number and a block conditioned within ``cond_max``; elsewhere the choice is automatic.
+    """
+
+    def __init__(self, equations, active=(), *, slips=(), cond_max: float = 1e6, rank_tol: float = 1e-9,
+                 dependent=None):
+        self.equations = equations
+        self.model = model = equations.model
+        self.n_q, self.n_u = model.n_q, model.n_u
+        self.q_names = tuple(str(s) for s in model.q)
+        self.u_names = tuple(str(s) for s in model.u)
+        self.layout = constraint_layout(equations)
+        fp = equations.full_program
+        self.permanent = tuple(n for n, blk in self.layout.items() if not blk.transient)
+        self.transient = tuple(n for n, blk in self.layout.items() if blk.transient)
+        if not float(cond_max) > 1:
+            raise ModelError(f"cond_max must be a number > 1, got {cond_max!r}")
+        self.cond_max = float(cond_max)
+        self.rank_tol = float(rank_tol)
+        if dependent is not None:
+            unknown = [d for d in dependent if d not in self.u_names]
+            if unknown:
+                raise ModelError(f"dependent speeds {unknown} are not speeds of the model: {', '.join(self.u_names)}")
+        self.dependent = None if dependent is None else tuple(dependent)
+        self._fn = compile_program(fp, ["M", "f", "A", "b", "A_bias"])
+        self._fn_Ab = compile_program(fp, ["M", "A", "b"])
+        self._fn_qdot = compile_program(fp, ["qdot"])
+        energy_outputs = ["kinetic"] + (["potential"] if equations.has_potential else [])
+        self._fn_energy = compile_program(fp, energy_outputs)
+        self._fn_holo = compile_program(fp, ["C", "A_C", "W"])
+        self._p0, self._w0 = model.parameter_values(), model.input_values()
+        self._p_index = {str(s): k for k, s in enumerate(model.parameters)}
+        self._w_index = {str(s): k for k, s in enumerate(model.inputs)}
+        self.selections: list = []  # (t [s], independent speed names, condition number, "mode" | "condition")
+        self._cache_key, self._cache = None, None
+        self.set_mode(active, slips)
+
+    # ---- modes ---------------------------------------------------------------------------------------------
+    def set_mode(self, active=(), slips=()) -> None:
+        """Make the transient constraints ``active`` (names; permanent ones are always active) and the kinetic
+        friction terms ``slips`` the current mode; independent speeds are chosen at the next evaluation."""
+        active = set(active)
+        for name in active:
+            if name not in self.layout:
+                raise ModelError(f"active constraint {name!r} is not declared; constraints: "
+                                 f"{', '.join(self.layout) or '(none)'}")
+        self.active = tuple(n for n in self.transient if n in active)
+        names = self.permanent + self.active
+        self.active_all = tuple(n for n in self.layout if n in names)
+        self._idx = np.array([r for n in self.active_all for r in range(self.layout[n].rows.start,
+                                                                           self.layout[n].rows.stop)], dtype=int)
+        slips = tuple(slips)
+        for s in slips:
+            blk = self.layout.get(s.constraint)
+            if blk is None or not blk.transient or s.constraint in self.active:
+                raise ModelError(f"slip force along {s.constraint!r}: expected a declared transient constraint "
+                                 "that is not active")
+            if blk.rows.stop - blk.rows.start != 1:
+                raise ModelError(f"slip force along {s.constraint!r}: only one-row constraints are supported")
+            if isinstance(s.normal, str) and s.normal not in self.layout:
+                raise ModelError(f"slip force along {s.constraint!r}: normal constraint {s.normal!r} not declared")
+        self.slips = slips
+        self._part = None
+        self._cache_key = None
+
+    @property
+    def mode_name(self) -> str:
+        """A readable name of the mode: active transient constraints and slips, or "free"."""
+        parts = list(self.active) + [f"slip({s.constraint}{'+' if s.sign > 0 else '-'})" for s in self.slips]
+        return "+".join(parts) or "free"
+
+    @property
+    def independent_speeds(self) -> tuple:
+        """Names of the independent speeds of the current partition (all speeds before the first evaluation)."""
+        if self._part is None:
+            return self.u_names
+        return tuple(self.u_names[i] for i in self._part.ind)
+
+    # ---- arguments -----------------------------------------------------------------------------------------
+    def _pw(self, params, inputs):
+        p = self._p0 if params is None else self._values(params, self._p0, self._p_index, "parameter")
+        w = self._w0 if inputs is None else self._values(inputs, self._w0, self._w_index, "input")
+        return p, w
+
+    @staticmethod
+    def _values(given, defaults, index, what) -> np.ndarray:
+        """A dict name -> value over the defaults, or a full array in model order."""
+        if isinstance(given, dict):
+            out = defaults.copy()
+            for key, value in given.items():
+                k = index.get(key if isinstance(key, str) else str(key))
+                if k is None:
+                    raise ModelError(f"unknown {what} {str(key)!r}; known: {', '.join(index) or '(none)'}")
+                out[k] = value
+            return out
+        arr = np.asarray(given, dtype=float)
+        if arr.shape != defaults.shape:
+            raise ModelError(f"{what} values: expected {defaults.size} values in model order, got shape {arr.shape}")
+        return arr
+
+    @staticmethod
+    def _state(q, u):
+        return np.asarray(q, dtype=float), np.asarray(u, dtype=float)
+
+    # ---- Block 2: choice of independent speeds -------------------------------------------------------------
+    def _choose(self, A_S: np.ndarray) -> _Partition:
+        """The preferred dependent speeds where they fit this mode and are well conditioned, else Reckdahl's."""
+        if self.dependent is not None:
+            try:
+                part = self._partition_of(A_S, select_dependent(A_S, self.u_names, self.dependent, tol=self.rank_tol))
+                if part.cond0 <= self.cond_max:
+                    return part
+            except KaneError:
+                pass
+        return self._partition_of(A_S, select_dependent(A_S, self.u_names, tol=self.rank_tol))
+
+    def _partition_of(self, A_S, ch) -> _Partition:
+        part = _Partition(np.array(ch.rows, dtype=int), np.array(ch.dependent, dtype=int),
+                          np.array(ch.independent, dtype=int), 1.0)
+        part.cond0 = self._cond(A_S, part)
+        return part
+
+    @staticmethod
+    def _cond(A_S, part) -> float:
+        """||A_r||_F / sigma_min(A_d) of the kept rows A_r and their dependent block A_d: near 1 for a good
+        choice, infinite where the dependent block is singular."""
+        if part.dep.size == 0:
+            return 1.0
+        A_r = A_S[part.rows]
+        s_min = _sigma_min(A_r[:, part.dep])
+        top = math.sqrt(float(np.dot(A_r.ravel(), A_r.ravel())))
+        return top / s_min if s_min > 0 else math.inf
+
+    def _partition(self, t: float, A_S: np.ndarray) -> _Partition:
+        part = self._part
+        if part is None:
+            part = self._part = self._choose(A_S)
+            self.selections.append((float(t), self.independent_speeds, part.cond0, "mode"))
+            return part
+        if part.dep.size:
+            cond = self._cond(A_S, part)
+            if cond > max(self.cond_max, 10.0 * part.cond0):
+                new = self._choose(A_S)
+                if not np.array_equal(new.dep, part.dep) or not np.array_equal(new.rows, part.rows):
+                    self._part = new
+                    self.selections.append((float(t), self.independent_speeds, cond, "condition"))
+                    return new
+                part.cond0 = cond  # the best choice is itself this ill conditioned: do not re-choose each call
+        return part
+
+    # ---- Blocks 3-4: embedding and recombination -----------------------------------------------------------
+    def _embed(self, part, A_S, rhs):
+        """C (n, p) with u = C u_i + (particular solutions): the columns of X solve A_r[:, dep] X = rhs."""
+        C = part.C0.copy()
+        parts = np.zeros((self.n_u, rhs.shape[1]))
+        block = None
+        if part.dep.size:
+            A_r = A_S[part.rows]
+            block = _Block(A_r[:, part.dep])
+            X = block.solve(np.concatenate((-A_r[:, part.ind], rhs), axis=1))
+            p = part.ind.size
+            C[part.dep] = X[:, :p]
+            parts[part.dep] = X[:, p:]
+        return C, parts, block
+
+    @staticmethod
+    def _multipliers(part, block, A_S, residual):
+        """lambda (m_S,) with A_S^T lambda = residual (M u' - f); redundant rows get zero."""
+        lam = np.zeros(A_S.shape[0])
+        if block is not None:
+            lam[part.rows] = block.solve_transposed(residual[part.dep])
+        return lam
+
+    def _evaluate(self, t, q, u, params, inputs):
+        q, u = self._state(q, u)
+        p, w = self._pw(params, inputs)
+        key = (float(t), q.tobytes(), u.tobytes(), p.tobytes(), w.tobytes())
+        if key == self._cache_key:
+            return self._cache
+        M, f, A, b, bias = self._fn(t, q, u, p, w)
+        A_S = A[self._idx]
+        part = self._partition(t, A_S)
+        C, c_part, lu = self._embed(part, A_S, bias[self._idx][part.rows, None] * -1.0)
+        c = c_part[:, 0]
+        f0 = f.copy()
+        coupled, G = [], []
+        for s in self.slips:
+            a = A[self.layout[s.constraint].rows.start]
+            if isinstance(s.normal, str):
+                if s.normal in self.active_all:
+                    coupled.append(self._row_of(s.normal) + s.normal_row)
+                    G.append(-s.mu_k * s.sign * a)
+            else:
+                N = float(s.normal(t, q, u)) if callable(s.normal) else float(s.normal)
+                f0 -= s.mu_k * s.sign * N * a
+        chol = _Cholesky(C.T @ M @ C) if C.shape[1] else None
+
+        def solve(F, c_vec):
+            ud = C @ chol.solve(C.T @ (F - M @ c_vec)) + c_vec if chol else c_vec.copy()
+            return ud, self._multipliers(part, lu, A_S, M @ ud - F)
+
+        udot, lam = solve(f0, c)
+        friction = np.zeros(len(self.slips))
+        if coupled:
+            zero = np.zeros(self.n_u)
+            resp = [solve(g, zero) for g in G]
+            rows = np.array(coupled)
+            L = np.column_stack([r[1][rows] for r in resp])
+            N = np.linalg.solve(np.eye(len(rows)) - L, lam[rows])
+            for k, (ud_g, lam_g) in enumerate(resp):
+                udot, lam = udot + N[k] * ud_g, lam + N[k] * lam_g
+        for k, s in enumerate(self.slips):
+            if isinstance(s.normal, str):
+                N_k = lam[self._row_of(s.normal) + s.normal_row] if s.normal in self.active_all else 0.0
+            else:
+                N_k = float(s.normal(t, q, u)) if callable(s.normal) else float(s.normal)
+            friction[k] = -s.mu_k * s.sign * N_k
+        self._cache_key, self._cache = key, (udot, lam, friction, M, f0, C, c)
+        return self._cache
+
+    def _row_of(self, name: str) -> int:
+        """Index in A_S of the first row of the active constraint ``name``."""
+        k = 0
+        for n in self.active_all:
+            if n == name:
+                return k
+            blk = self.layout[n].rows
+            k += blk.stop - blk.start
+        raise KeyError(name)
+
+    # ---- Dynamics interface --------------------------------------------------------------------------------
+    def qdot(self, t, q, u, params=None, inputs=None) -> np.ndarray:
+        """q' (n_q,) = W(q) u + X."""
+        q, u = self._state(q, u)
+        p, w = self._pw(params, inputs)
+        return self._fn_qdot(t, q, u, p, w)[0]
+
+    def udot(self, t, q, u, params=None, inputs=None) -> np.ndarray:
+        """u' (n_u,) = C u_i' + c of the current mode (units of u per second)."""
+        return self._evaluate(t, q, u, params, inputs)[0].copy()
+
+    def kinetic_energy(self, t, q, u, params=None) -> float:
+        """Kinetic energy [J]."""
+        q, u = self._state(q, u)
+        return float(self._fn_energy(t, q, u, self._pw(params, None)[0], self._w0)[0][0])
+
+    def potential_energy(self, t, q, params=None) -> float:
+        """Potential energy [J] of gravity and springs (NotImplementedError if a load's potential is unknown)."""
+        if not self.equations.has_potential:
+            raise NotImplementedError("a spring or joint load has no known potential: energy is not defined")
+        q = np.asarray(q, dtype=float)
+        return float(self._fn_energy(t, q, np.zeros(self.n_u), self._pw(params, None)[0], self._w0)[1][0])
+
+    def energy(self, t, q, u, params=None) -> float:
+        """Total mechanical energy [J] (kinetic + potential)."""
+        return self.kinetic_energy(t, q, u, params) + self.potential_energy(t, q, params)
+
+    def constraint_forces(self, t, q, u, params=None, inputs=None) -> dict:
+        """Multipliers of the kinetostatic equations A_S^T lambda = M u' - f: name -> (rows,) for every active
+        constraint; for a slipping constraint, name -> (1,) its kinetic friction force -mu_k N sign."""
+        _, lam, friction, *_ = self._evaluate(t, q, u, params, inputs)
+        out, k = {}, 0
+        for n in self.active_all:
+            blk = self.layout[n].rows
+            m = blk.stop - blk.start
+            out[n] = lam[k:k + m].copy()
+            k += m
+        for s, F in zip(self.slips, friction):
+            out[s.constraint] = np.array([F])
+        return out
+
+    def embedded_equations(self, t, q, u, params=None, inputs=None):
+        """(M~ (p, p), f~ (p,), C (n_u, p), c (n_u,)) of the current mode at (t, q, u): Eqs. 44-46."""
+        _, _, _, M, f0, C, c = self._evaluate(t, q, u, params, inputs)
+        return C.T @ M @ C, C.T @ (f0 - M @ c), C.copy(), c.copy()
+
+    def constraint_rows(self, t, q, names=None, params=None):
+        """(A (m, n_u), b (m,)) of the constraints ``names`` (default: the active ones) at (t, q)."""
+        q = np.asarray(q, dtype=float)
+        _, A, b = self._fn_Ab(t, q, np.zeros(self.n_u), self._pw(params, None)[0], self._w0)
+        idx = self._rows(self.active_all if names is None else names)
+        return A[idx], b[idx]
+
+    def constraint_residual(self, t, q, u, names=None, params=None) -> np.ndarray:
+        """A u + b of the constraints ``names`` (default: the active ones)."""
+        A, b = self.constraint_rows(t, q, names, params)
+        return A @ np.asarray(u, dtype=float) + b
+
+    def _rows(self, names) -> np.ndarray:
+        rows = []
+        for n in self.layout:
+            if n in names:
+                rows += list(range(self.layout[n].rows.start, self.layout[n].rows.stop))
+        unknown = [n for n in names if n not in self.layout]
+        if unknown:
+            raise ModelError(f"constraints {unknown} are not declared; constraints: {', '.join(self.layout)}")
+        return np.array(rows, dtype=int)
+
+    # ---- impulses and projections (kane.simulate.contact) ---------------------------------------------------
+    def resolve_impulse(self, q, u_minus, names=(), restitution=0.0, *, t: float = 0.0,
+                        params=None) -> ImpulseResult:
+        """Velocity jump onto the active constraints and ``names``: u+ = u- + M^-1 A^T Lambda with
+        A u+ + b = -e (A u- + b), e = ``restitution`` (a number or name -> e) for the rows of ``names`` and 0 for
+        the others; generalized momentum is unchanged in the permitted directions (C^T M (u+ - u-) = 0)."""
+        return resolve_impulse(self, q, u_minus, names, restitution, t=t, params=params)
+
+    def impulse(self, q, u_minus, names=(), restitution=0.0, *, t: float = 0.0, params=None) -> np.ndarray:
+        """u+ (n_u,) of :meth:`resolve_impulse`."""
+        return self.resolve_impulse(q, u_minus, names, restitution, t=t, params=params).u_plus
+
+    def project_velocity(self, q, u, *, t: float = 0.0, params=None) -> np.ndarray:
+        """The speeds nearest u in kinetic energy that satisfy the active constraints A_S u + b_S = 0."""
+        return resolve_impulse(self, q, u, (), 0.0, t=t, params=params, details=False).u_plus
+
+    def project_positions(self, t, q, *, params=None, tol: float = 1e-12, max_iter: int = 20) -> np.ndarray:
+        """q corrected onto C(q) = 0 of the active holonomic constraints (minimum-norm Newton steps through the
+        speeds, dq = W du with A_C du = -C)."""
+        return project_positions(self, t, q, params=params, tol=tol, max_iter=max_iter)
+
+    def projection(self, t, q, u, params=None):
+        """(q, u) put back on the active constraints: positions (holonomic rows), then speeds. A hook for the
+        Simulator's ``projection``."""
+        q = self.project_positions(t, q, params=params)
+        return q, self.project_velocity(q, u, t=t, params=params)

@@ -1,0 +1,468 @@
+"""Constraints that come and go during a run: the simulation loop of seed 000 Figure 2.
+
+Rules, declared with small frozen records (defined in :mod:`kane.simulate.contact`, exported here too), decide
+the active set of the transient constraints of a model:
+
+* :class:`UnilateralContact`: active while its normal multiplier is compressive (>= 0, the row oriented along the
+  gap's rate so that lambda > 0 pushes the gap open), deleted when it would pull; imposed when ``gap`` falls
+  through zero, with an impact impulse of restitution e. A rebound slower than ``v_min`` [m/s] is made plastic
+  (e = 0) and the contact imposed: this ends the Zeno chatter of a bouncing ball.
+* :class:`Coulomb`: friction along a one-row stick constraint whose row is the slip velocity [m/s]: stick while
+  |lambda_t| <= mu_s N; slip with the kinetic force -mu_k N sign(v_t) along the row (a generalized force
+  A_t^T F); stick again when the slip velocity crosses zero (or slip the other way if sticking needs more than
+  mu_s N). N is the multiplier of a contact constraint (friction acts only while it is active), a callable
+  N(t, q, u) [N] or a constant [N].
+* :class:`Lock`: a constraint switched on and off by a callable on(t, q, u) -> bool or by time intervals; locking
+  is a plastic impulse (or one of restitution e).
+
+:class:`SwitchingSimulator` runs the existing :class:`~kane.simulate.Simulator` on an
+:class:`~kane.simulate.online.OnlineDynamics`; every rule contributes terminal events whose functions follow the
+current mode. At each change it resolves the impulse, re-embeds with new independent speeds and restarts the
+integrator; it checks the new mode for consistency (a contact that would pull is deleted, a stick that needs
+more than mu_s N slips). The trajectory records every mode interval and every event as an EventRecord whose
+``name`` is the constraint, ``kind`` one of "impact", "impose", "delete", "stick", "slip", "reverse", "lock",
+"unlock", "reselect", "initial", and ``data`` holds the impulse (generalized impulse multipliers, N s for rows
+in m/s), the change of kinetic energy [J], the new mode and the independent speeds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+
+import numpy as np
+
+from ..errors import KaneError, ModelError
+from .events import Event, EventFunctionError
+from .contact import Coulomb, Lock, UnilateralContact
+from .integrators import Method
+from .online import OnlineDynamics, SlipForce
+from .simulator import SimulationError, Simulator
+from .trajectory import EventRecord, Trajectory
+
+__all__ = ["UnilateralContact", "Coulomb", "Lock", "SwitchingSimulator", "simulate_switching"]
+
+
+class SwitchingSimulator:
+    """Run ``equations`` (from :func:`kane.derive`, the switched constraints declared ``transient=True``) under
+    ``rules`` from (t0 [s], q0 (n_q,), u0 (n_u of the model,)).
+
+    Integration options (``method``, ``rtol``, ``atol``, ``max_step``, ``output_dt``, ``monitors``) go to the
+    Simulator; ``params`` and ``inputs`` (mapping or callable inputs(t, q, u)) to the dynamics. ``project``:
+    put the state back on the active constraints every ``project_every`` accepted steps. ``cond_max`` and
+    ``dependent``: see OnlineDynamics. ``record_forces``: record every constraint's multipliers at every output
+    sample as residuals "lambda_<name>" (:meth:`_force_monitors`). ``force_tol`` [N]: multipliers within it
+    of a limit count as on it. ``max_switches`` bounds the mode changes (Zeno guard).
+    Raises :class:`kane.ModelError` for bad rules before the run, :class:`SimulationError` during it.
+    """
+
+    def __init__(self, equations, q0, u0, rules=(), *, t0: float = 0.0, params=None, inputs=None,
+                 method: Method | str = Method.DOPRI5, rtol: float = 1e-9, atol: float = 1e-11,
+                 max_step: float = np.inf, output_dt: float | None = None, monitors=None, project: bool = True,
+                 project_every: int = 1, cond_max: float = 1e6, dependent=None, force_tol: float = 1e-9,
+                 max_switches: int = 10000, record_forces: bool = True, description: str | None = None):
+        self.dynamics = dyn = OnlineDynamics(equations, cond_max=cond_max, dependent=dependent)
+        self.rules = tuple(rules)
+        self.params, self.inputs = params, inputs
+        self.force_tol = float(force_tol)
+        self.max_switches = int(max_switches)
+        t0 = float(t0)
+        q0 = np.array(q0, dtype=float).reshape(-1)
+        u0 = np.array(u0, dtype=float).reshape(-1)
+        if q0.shape != (dyn.n_q,) or u0.shape != (dyn.n_u,):
+            raise ModelError(f"q0 and u0 need {dyn.n_q} and {dyn.n_u} entries (all the model's speeds), got "
+                             f"{q0.size} and {u0.size}")
+        self._check_rules(t0, q0, u0)
+        self.records: list[EventRecord] = []
+        self.active: set = set()
+        self.slipping: dict = {}
+        self.n_switches = 0
+        self._n_selections = 0
+        q0, u0 = self._initial_mode(t0, q0, u0)
+        projection = (lambda t, q, u: dyn.projection(t, q, u, params)) if project else None
+        monitors = {**(self._force_monitors() if record_forces else {}), **dict(monitors or {})}
+        self.sim = Simulator(dyn, t0=t0, q0=q0, u0=u0, method=method, rtol=rtol, atol=atol, max_step=max_step,
+                             params=params, inputs=inputs, events=self._events(), monitors=monitors,
+                             output_dt=output_dt, projection=projection, project_every=project_every,
+                             mode=dyn.mode_name,
+                             description=description if description is not None else equations.model.name)
+        self._log_selections()
+
+    # ---- validation ----------------------------------------------------------------------------------------
+    def _check_rules(self, t0, q0, u0) -> None:
+        dyn = self.dynamics
+        seen = {}
+        for rule in self.rules:
+            if not isinstance(rule, (UnilateralContact, Coulomb, Lock)):
+                raise ModelError(f"rules must be UnilateralContact, Coulomb or Lock records, got {rule!r}")
+            name = rule.constraint
+            kind = type(rule).__name__
+            if name not in dyn.layout:
+                raise ModelError(f"{kind} rule names constraint {name!r}, which is not declared; declared "
+                                 f"constraints: {', '.join(dyn.layout) or '(none)'}")
+            if not dyn.layout[name].transient:
+                raise ModelError(f"{kind} rule names constraint {name!r}, which is permanent: declare it with "
+                                 "transient=True to switch it during a run")
+            if name in seen:
+                raise ModelError(f"constraint {name!r} has two rules ({seen[name]} and {kind}); give it one")
+            seen[name] = kind
+            rows = dyn.layout[name].rows
+            n_rows = rows.stop - rows.start
+            if isinstance(rule, Coulomb):
+                if n_rows != 1:
+                    raise ModelError(f"Coulomb rule on {name!r}: the stick constraint has {n_rows} rows; only "
+                                     "one-row stick constraints (a slip velocity [m/s]) are supported")
+                if isinstance(rule.normal, str):
+                    if rule.normal not in dyn.layout:
+                        raise ModelError(f"Coulomb rule on {name!r}: normal constraint {rule.normal!r} is not "
+                                         f"declared; declared constraints: {', '.join(dyn.layout)}")
+                    nr = dyn.layout[rule.normal].rows
+                    if not 0 <= rule.normal_row < nr.stop - nr.start:
+                        raise ModelError(f"Coulomb rule on {name!r}: normal_row {rule.normal_row} out of range")
+            if isinstance(rule, UnilateralContact):
+                if not 0 <= rule.row < n_rows:
+                    raise ModelError(f"UnilateralContact {name!r}: row {rule.row} out of range (0..{n_rows - 1})")
+                self._check_gap(rule, t0, q0, u0)
+
+    def _check_gap(self, rule, t0, q0, u0) -> None:
+        dyn = self.dynamics
+        g0 = self._gap(rule, t0, q0)
+        if not math.isfinite(g0):
+            raise ModelError(f"UnilateralContact {rule.constraint!r}: gap(t0, q0) = {g0!r}; expected a finite "
+                             "distance [m]")
+        rng = np.random.default_rng(0)
+        u = rng.normal(size=dyn.n_u)
+        qd = dyn.qdot(t0, q0, u, self.params)
+        h = 1e-6 / max(1.0, float(np.max(np.abs(qd))))
+        rate = (self._gap(rule, t0, q0 + h * qd) - self._gap(rule, t0, q0 - h * qd)) / (2 * h)
+        row = dyn.constraint_residual(t0, q0, u, [rule.constraint], self.params)[rule.row]
+        if rate * row < 0 and min(abs(rate), abs(row)) > 1e-6 * (1 + abs(row)):
+            raise ModelError(f"UnilateralContact {rule.constraint!r}: row {rule.row} of the constraint is oriented "
+                             f"against the gap (gap rate {rate:.6g}, row {row:.6g}); write the row as the gap's "
+                             "rate (positive when separating)")
+
+    @staticmethod
+    def _gap(rule, t, q) -> float:
+        try:
+            return float(rule.gap(t, q))
+        except (TypeError, ValueError):
+            return math.nan
+
+    # ---- the mode and its quantities -----------------------------------------------------------------------
+    def _inputs_at(self, t, q, u):
+        return self.inputs(t, q, u) if callable(self.inputs) else self.inputs
+
+    def _friction_on(self, rule: Coulomb) -> bool:
+        n = rule.normal
+        return not isinstance(n, str) or n in self.active or n in self.dynamics.permanent
+
+    def _apply_mode(self) -> None:
+        slips = []
+        for rule in self.rules:
+            if isinstance(rule, Coulomb) and rule.stick_constraint in self.slipping:
+                slips.append(SlipForce(rule.stick_constraint, float(rule.mu_k), self.slipping[rule.stick_constraint],
+                                       rule.normal, rule.normal_row))
+        self.dynamics.set_mode(self.active, slips)
+
+    def _forces(self, t, q, u) -> dict:
+        return self.dynamics.constraint_forces(t, q, u, self.params, self._inputs_at(t, q, u))
+
+    def _normal(self, rule: Coulomb, t, q, u, forces=None) -> float:
+        if isinstance(rule.normal, str):
+            if not self._friction_on(rule):
+                return 0.0
+            forces = self._forces(t, q, u) if forces is None else forces
+            return float(forces[rule.normal][rule.normal_row])
+        return float(rule.normal(t, q, u)) if callable(rule.normal) else float(rule.normal)
+
+    def _slip_velocity(self, rule, t, q, u) -> float:
+        return float(self.dynamics.constraint_residual(t, q, u, [rule.constraint], self.params)[0])
+
+    def _contact_rate(self, rule, t, q, u) -> float:
+        return float(self.dynamics.constraint_residual(t, q, u, [rule.constraint], self.params)[rule.row])
+
+    def _force_monitors(self) -> dict:
+        """Monitors "lambda_<constraint>" (and "_<row>" for several rows): the constraint forces at every output
+        sample, 0 while a constraint is inactive, the kinetic friction force while it slips."""
+        out = {}
+        for name, blk in self.dynamics.layout.items():
+            n = blk.rows.stop - blk.rows.start
+            for k in range(n):
+                def force(t, q, u, name=name, k=k):
+                    return float(self._forces(t, q, u).get(name, np.zeros(n))[k])
+                out[f"lambda_{name}" if n == 1 else f"lambda_{name}_{k}"] = force
+        return out
+
+    # ---- events (their functions follow the current mode; 1.0 where a rule has nothing to watch) ------------
+    def _events(self) -> list:
+        events = []
+        for rule in self.rules:
+            c = rule.constraint
+            if isinstance(rule, UnilateralContact):
+                events.append(Event(f"impose:{c}", self._g_impose(rule), direction=-1, terminal=True))
+                events.append(Event(f"delete:{c}", self._g_delete(rule), direction=-1, terminal=True))
+            elif isinstance(rule, Coulomb):
+                events.append(Event(f"slip:{c}", self._g_slip(rule), direction=-1, terminal=True))
+                events.append(Event(f"stick:{c}", self._g_stick(rule), direction=-1, terminal=True))
+            else:
+                events.append(Event(f"lock:{c}", self._g_lock(rule), direction=0, terminal=True))
+        return events
+
+    def _g_impose(self, rule):
+        def g(t, q, u):
+            return 1.0 if rule.constraint in self.active else rule.gap(t, q)
+        return g
+
+    def _g_delete(self, rule):
+        def g(t, q, u):
+            if rule.constraint not in self.active:
+                return 1.0
+            return float(self._forces(t, q, u)[rule.constraint][rule.row])
+        return g
+
+    def _g_slip(self, rule):
+        def g(t, q, u):
+            if rule.stick_constraint not in self.active:
+                return 1.0
+            f = self._forces(t, q, u)
+            return float(rule.mu_s) * self._normal(rule, t, q, u, f) - abs(float(f[rule.stick_constraint][0]))
+        return g
+
+    def _g_stick(self, rule):
+        def g(t, q, u):
+            sign = self.slipping.get(rule.stick_constraint)
+            return 1.0 if sign is None else sign * self._slip_velocity(rule, t, q, u)
+        return g
+
+    @staticmethod
+    def _g_lock(rule):
+        if not callable(rule.on):  # distance [s] to the nearest interval boundary, > 0 inside: exact roots
+            def g(t, q, u):
+                return max(min(t - a, b - t) for a, b in rule.on)
+            return g
+
+        def g(t, q, u):
+            return 1.0 if rule.is_on(t, q, u) else -1.0
+        return g
+
+    # ---- records -------------------------------------------------------------------------------------------
+    def _record(self, t, constraint, kind, **data) -> None:
+        data = {"constraint": constraint, "impulse": [], **data, "mode": self.dynamics.mode_name}
+        self.records.append(EventRecord(float(t), constraint, kind, data))
+
+    def _log_selections(self) -> None:
+        for t, names, cond, reason in self.dynamics.selections[self._n_selections:]:
+            if reason == "condition":
+                self.records.append(EventRecord(t, "reselect", "reselect",
+                                                {"independent": list(names), "condition_number": cond,
+                                                 "mode": self.dynamics.mode_name}))
+        self._n_selections = len(self.dynamics.selections)
+
+    def _jump(self, t, q, u, names, e_of, constraint, kind, **extra):
+        res = self.dynamics.resolve_impulse(q, u, names, e_of, t=t, params=self.params)
+        impulse = res.impulses.get(constraint, np.zeros(0)).tolist() if constraint else []
+        self._pending = (constraint, kind, {"impulse": impulse, "delta_kinetic": res.delta_kinetic, **extra})
+        return res.u_plus
+
+    # ---- the initial mode and consistency checks -----------------------------------------------------------
+    def _initial_mode(self, t, q, u):
+        dyn = self.dynamics
+        for rule in self.rules:
+            if isinstance(rule, Lock) and rule.is_on(t, q, u):
+                self.active.add(rule.constraint)
+        for rule in self.rules:
+            if isinstance(rule, UnilateralContact) and self._gap(rule, t, q) <= 1e-12:
+                if self._contact_rate(rule, t, q, u) <= rule.v_min:
+                    self.active.add(rule.constraint)
+        self._apply_mode()
+        q = dyn.project_positions(t, q, params=self.params)
+        for rule in self.rules:
+            if isinstance(rule, Coulomb) and self._friction_on(rule):
+                v = self._slip_velocity(rule, t, q, u)
+                if abs(v) <= rule.v_stick:
+                    self.active.add(rule.stick_constraint)
+                else:
+                    self.slipping[rule.stick_constraint] = 1.0 if v > 0 else -1.0
+        self._apply_mode()
+        res = dyn.resolve_impulse(q, u, (), 0.0, t=t, params=self.params)
+        if np.max(np.abs(res.u_plus - u), initial=0.0) > 1e-12 * (1.0 + np.max(np.abs(u), initial=0.0)):
+            self.records.append(EventRecord(t, "initial", "initial",
+                                            {"delta_kinetic": res.delta_kinetic, "mode": dyn.mode_name,
+                                             "impulse": {k: v.tolist() for k, v in res.impulses.items()}}))
+        u = res.u_plus
+        self._settle(t, q, u)
+        return q, self.dynamics.project_velocity(q, u, t=t, params=self.params)
+
+    def _settle(self, t, q, u) -> None:
+        """Change the mode until it is consistent at (t, q, u): no pulling contact, no stick beyond mu_s N."""
+        for _ in range(4 * len(self.rules) + 4):
+            changed = False
+            forces = self._forces(t, q, u)
+            for rule in self.rules:
+                c = rule.constraint
+                if isinstance(rule, UnilateralContact) and c in self.active:
+                    if forces[c][rule.row] < -self.force_tol:
+                        self._delete(t, rule)
+                        changed = True
+                        break
+                if isinstance(rule, Coulomb) and c in self.active:
+                    lam = float(forces[c][0])
+                    N = self._normal(rule, t, q, u, forces)
+                    if abs(lam) > float(rule.mu_s) * max(N, 0.0) + self.force_tol:
+                        self.active.discard(c)
+                        self.slipping[c] = -1.0 if lam > 0 else 1.0
+                        self._apply_mode()
+                        self._record(t, c, "slip", multiplier=lam, normal=N)
+                        changed = True
+                        break
+            if not changed:
+                self._log_selections()
+                return
+        raise self._error(t, q, u, "no consistent mode: the contact and friction rules keep changing it")
+
+    def _delete(self, t, rule) -> None:
+        c = rule.constraint
+        self.active.discard(c)
+        for other in self.rules:  # friction on a contact that opens stops
+            if isinstance(other, Coulomb) and other.normal == c:
+                self.active.discard(other.stick_constraint)
+                self.slipping.pop(other.stick_constraint, None)
+        self._apply_mode()
+        self._record(t, c, "delete")
+
+    # ---- handling an event ---------------------------------------------------------------------------------
+    def _handle(self, name: str, crossing: int, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        action, c = name.split(":", 1)
+        rule = next(r for r in self.rules if r.constraint == c)
+        self._pending = None
+        if action == "impose":
+            u = self._impose(rule, t, q, u)
+        elif action == "delete":
+            self._delete(t, rule)
+        elif action == "slip":
+            lam = float(self._forces(t, q, u)[c][0])
+            N = self._normal(rule, t, q, u)
+            self.active.discard(c)
+            self.slipping[c] = -1.0 if lam > 0 else 1.0
+            self._apply_mode()
+            self._record(t, c, "slip", multiplier=lam, normal=N)
+        elif action == "stick":
+            u = self._stick(rule, t, q, u)
+        elif crossing > 0:  # the lock's function rose through zero: it turns on
+            self.active.add(c)
+            self._apply_mode()
+            u = self._jump(t, q, u, [c], {c: rule.restitution}, c, "lock")
+        else:
+            self.active.discard(c)
+            self._apply_mode()
+            self._record(t, c, "unlock")
+        if self._pending is not None:
+            constraint, kind, data = self._pending
+            self._record(t, constraint, kind, **data)
+        self._settle(t, q, u)
+        return u
+
+    def _impose(self, rule: UnilateralContact, t, q, u) -> np.ndarray:
+        c = rule.constraint
+        v_in = self._contact_rate(rule, t, q, u)
+        e = float(rule.restitution)
+        plastic = e * abs(v_in) < rule.v_min
+        if plastic:
+            self.active.add(c)
+            self._apply_mode()
+            u = self._jump(t, q, u, [c], {c: 0.0}, c, "impose", approach_speed=v_in, restitution=0.0)
+            for other in self.rules:  # friction starts with the contact: stuck if it barely slides
+                if isinstance(other, Coulomb) and other.normal == c:
+                    v = self._slip_velocity(other, t, q, u)
+                    if abs(v) <= other.v_stick:
+                        self.active.add(other.stick_constraint)
+                    else:
+                        self.slipping[other.stick_constraint] = 1.0 if v > 0 else -1.0
+                    self._apply_mode()
+            return self.dynamics.project_velocity(q, u, t=t, params=self.params)
+        return self._jump(t, q, u, [c], {c: e}, c, "impact", approach_speed=v_in, restitution=e)
+
+    def _stick(self, rule: Coulomb, t, q, u) -> np.ndarray:
+        c = rule.stick_constraint
+        old = self.slipping.pop(c)
+        self.active.add(c)
+        self._apply_mode()
+        u = self.dynamics.project_velocity(q, u, t=t, params=self.params)
+        f = self._forces(t, q, u)
+        lam, N = float(f[c][0]), self._normal(rule, t, q, u, f)
+        if abs(lam) <= float(rule.mu_s) * max(N, 0.0) + self.force_tol:
+            self._record(t, c, "stick", multiplier=lam, normal=N)
+            return u
+        self.active.discard(c)
+        self.slipping[c] = -1.0 if lam > 0 else 1.0
+        self._apply_mode()
+        self._record(t, c, "reverse", multiplier=lam, normal=N, previous_sign=old)
+        return u
+
+    # ---- running -------------------------------------------------------------------------------------------
+    def _error(self, t, q, u, reason, exc=None) -> SimulationError:
+        traj = self.trajectory(f"failed: {reason}") if hasattr(self, "sim") else None
+        names = self.dynamics
+        fmt = ", ".join
+        message = (f"switching simulation failed at t = {t!r} s in mode '{names.mode_name}': {reason}\n"
+                   f"last good state:\n  q: {fmt(f'{n}={v:.12g}' for n, v in zip(names.q_names, q))}\n"
+                   f"  u: {fmt(f'{n}={v:.12g}' for n, v in zip(names.u_names, u))}")
+        err = SimulationError(message, reason=reason, t=t, mode=names.mode_name, t_good=t, q=np.array(q),
+                              u=np.array(u), trajectory=traj)
+        err.__cause__ = exc
+        return err
+
+    def run(self, t_end: float) -> Trajectory:
+        """Integrate to ``t_end`` [s] through every mode change; returns the trajectory."""
+        sim = self.sim
+        sim.integrator.t_bound = float(t_end)
+        while sim.t < t_end:
+            try:
+                info = sim.step()
+            except SimulationError as exc:
+                exc.trajectory = self.trajectory(f"failed: {exc.reason}")
+                raise
+            self._log_selections()
+            if not info.terminated:
+                continue
+            self.n_switches += 1
+            t, (q, u) = sim.t, sim.state
+            if self.n_switches > self.max_switches:
+                raise self._error(t, q, u, f"more than {self.max_switches} mode changes (Zeno behaviour?)")
+            name, crossing = info.events[-1].name, info.events[-1].data["direction"]
+            try:
+                u_new = self._handle(name, crossing, t, q, u)
+                sim.reset(t, q, u_new, mode=self.dynamics.mode_name)
+            except EventFunctionError as exc:
+                raise self._error(t, q, u, str(exc), exc) from exc
+            except SimulationError:
+                raise
+            except (KaneError, np.linalg.LinAlgError, ValueError) as exc:
+                raise self._error(t, q, u, f"{type(exc).__name__} while switching on '{name}': {exc}",
+                                  exc) from exc
+        return self.trajectory()
+
+    def trajectory(self, status: str | None = None) -> Trajectory:
+        """The samples so far with this run's event records and modes."""
+        traj = self.sim.trajectory(status)
+        return dataclasses.replace(traj, events=list(self.records))
+
+
+def simulate_switching(equations, t_span, q0, u0, rules=(), *, path: str | os.PathLike | None = None,
+                       **options) -> Trajectory:
+    """Integrate ``equations`` over ``t_span`` = (t0, t1) [s] under ``rules`` (see :class:`SwitchingSimulator`
+    for ``options``); with ``path`` the trajectory is saved to HDF5 there, also when the run fails."""
+    t0, t1 = (float(v) for v in t_span)
+    if not t1 >= t0:
+        raise ValueError(f"t_span = {t_span!r}: the end must not precede the start")
+    runner = SwitchingSimulator(equations, q0, u0, rules, t0=t0, **options)
+    try:
+        traj = runner.run(t1)
+    except SimulationError as exc:
+        if path is not None and exc.trajectory is not None:
+            exc.trajectory.save(path)
+        raise
+    if path is not None:
+        traj.save(path)
+    return traj

@@ -1,0 +1,150 @@
+"""URDF import: every supported joint type, origins and axes, inertials, limits as data, and clear errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import kane
+from kane.io.urdf import load_urdf, parse_urdf
+from kane.spatial import rotation_rpy
+
+ROBOT = """<?xml version="1.0"?>
+<robot name="sampler">
+  <link name="base">
+    <inertial><origin xyz="0 0 0.1"/><mass value="5"/>
+      <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.25"/></inertial>
+    <visual><geometry><box size="1 1 1"/></geometry></visual>
+  </link>
+  <link name="arm">
+    <inertial><origin xyz="0.1 0.2 -0.3" rpy="0.3 -0.2 0.5"/><mass value="2.0"/>
+      <inertia ixx="0.05" ixy="0.001" ixz="-0.002" iyy="0.06" iyz="0.003" izz="0.04"/></inertial>
+  </link>
+  <link name="slider"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01"/></inertial></link>
+  <link name="wheel"><inertial><mass value="0.5"/><inertia ixx="0.01" iyy="0.02" izz="0.01"/></inertial></link>
+  <link name="tool"/>
+  <link name="puck"><inertial><mass value="0.3"/><inertia ixx="0.002" iyy="0.002" izz="0.003"/></inertial></link>
+  <link name="drone"><inertial><mass value="1.2"/><inertia ixx="0.02" iyy="0.02" izz="0.03"/></inertial></link>
+  <joint name="shoulder" type="revolute">
+    <parent link="base"/><child link="arm"/>
+    <origin xyz="0 0 0.5" rpy="0 1.57079632679 0"/><axis xyz="0 1 0"/>
+    <limit lower="-2.5" upper="2.5" effort="150" velocity="3.15"/>
+    <dynamics damping="0.7" friction="0.1"/>
+  </joint>
+  <joint name="rail" type="prismatic">
+    <parent link="arm"/><child link="slider"/>
+    <origin xyz="0.4 0 0"/><axis xyz="1 1 0"/><limit lower="0" upper="0.3" effort="50" velocity="1"/>
+  </joint>
+  <joint name="spin" type="continuous">
+    <parent link="slider"/><child link="wheel"/><axis xyz="0 0 1"/>
+  </joint>
+  <joint name="mount" type="fixed">
+    <parent link="wheel"/><child link="tool"/><origin xyz="0 0 0.1" rpy="0.1 0.2 0.3"/>
+  </joint>
+  <joint name="table" type="planar">
+    <parent link="base"/><child link="puck"/><origin xyz="1 0 0"/><axis xyz="0 1 0"/>
+  </joint>
+  <joint name="hover" type="floating">
+    <parent link="base"/><child link="drone"/><origin xyz="0 0 2"/>
+  </joint>
+</robot>
+"""
+
+
+def test_every_joint_type_and_the_data_kept():
+    robot = parse_urdf(ROBOT)
+    assert robot.name == "sampler" and robot.root == "base"
+    assert robot.joint_types == {"shoulder": "revolute", "rail": "prismatic", "spin": "continuous",
+                                 "mount": "fixed", "table": "planar", "hover": "floating"}
+    assert robot.limits["shoulder"] == {"lower": -2.5, "upper": 2.5, "effort": 150.0, "velocity": 3.15}
+    assert robot.limits["rail"]["upper"] == 0.3 and "spin" not in robot.limits
+    assert robot.dynamics["shoulder"] == {"damping": 0.7, "friction": 0.1}
+    model = robot.system.compile()
+    kinds = {pj.name: pj.joint.kind for pj in model.joints}
+    assert kinds == {"root_joint": "weld", "shoulder": "revolute", "rail": "prismatic", "spin": "revolute",
+                     "mount": "weld", "table": "planar", "hover": "free"}
+    assert model.n_q == 1 + 1 + 1 + 3 + 7 and model.n_u == 1 + 1 + 1 + 3 + 6
+    assert "q_shoulder" in map(str, model.q) and "u_rail" in map(str, model.u)
+    assert [float(g) for g in model.gravity] == [0.0, 0.0, -9.81]
+
+
+def test_origins_axes_and_inertials_are_converted():
+    model = parse_urdf(ROBOT).system.compile()
+    arm = model.bodies[model.body_index("arm")]
+    R = rotation_rpy([0.3, -0.2, 0.5])
+    I_inertial = np.array([[0.05, 0.001, -0.002], [0.001, 0.06, 0.003], [-0.002, 0.003, 0.04]])
+    np.testing.assert_allclose(np.array(arm.inertia, dtype=float), R @ I_inertial @ R.T, atol=1e-15)
+    np.testing.assert_allclose(np.array(arm.com, dtype=float).ravel(), [0.1, 0.2, -0.3])
+    assert float(arm.mass) == 2.0
+    tool = model.bodies[model.body_index("tool")]
+    assert float(tool.mass) == 0.0  # a link without <inertial> is a massless frame
+    shoulder = model.joints[model.joint_index("shoulder")]
+    # rpy (0, pi/2, 0) rounded in the file: snapped to the exact rotation
+    assert sp.Matrix(shoulder.R_parent_F) == sp.Matrix([[0, 0, 1], [0, 1, 0], [-1, 0, 0]])
+    assert list(shoulder.r_parent_F) == [0, 0, sp.Float(0.5)]
+    rail = model.joints[model.joint_index("rail")].joint
+    np.testing.assert_allclose(np.array(rail.axis, dtype=float), np.array([1, 1, 0]) / np.sqrt(2))
+    table = model.joints[model.joint_index("table")]  # the plane's normal (URDF axis y) is F's and M's z
+    R_F = np.array(table.R_parent_F, dtype=float)
+    np.testing.assert_allclose(R_F[:, 2], [0, 1, 0], atol=1e-15)
+    np.testing.assert_allclose(np.array(table.R_child_M, dtype=float), R_F, atol=1e-15)
+
+
+def test_imported_pendulum_falls_like_the_hand_built_one():
+    urdf = """<robot name="p"><link name="top"/>
+      <link name="bob"><inertial><origin xyz="0 0 -0.5"/><mass value="2"/>
+        <inertia ixx="0.2" iyy="0.2" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <joint name="hinge" type="continuous"><parent link="top"/><child link="bob"/><axis xyz="0 1 0"/></joint>
+    </robot>"""
+    dyn = kane.derive(parse_urdf(urdf).system).compile()
+    theta = 0.4
+    # I about the hinge: 0.2 + m l^2 = 0.7; gravity torque about +y: -m g l sin(theta)
+    assert dyn.udot(0.0, [theta], [0.0])[0] == pytest.approx(-2 * 9.81 * 0.5 * np.sin(theta) / 0.7, rel=1e-12)
+
+
+def test_floating_root_and_file_loading(tmp_path):
+    path = tmp_path / "robot.urdf"
+    path.write_text(ROBOT)
+    robot = load_urdf(path, root_joint="floating", gravity=(0, 0, -1.62))
+    model = robot.system.compile()
+    assert model.joints[0].name == "root_joint" and model.joints[0].joint.kind == "free"
+    assert model.n_u == 12 + 6 and [float(g) for g in model.gravity] == [0.0, 0.0, -1.62]
+
+
+def _with(old, new):
+    assert old in ROBOT
+    return ROBOT.replace(old, new, 1)
+
+
+@pytest.mark.parametrize("text, message", [
+    (_with('<parent link="arm"/><child link="slider"/>', '<parent link="elbow"/><child link="slider"/>'),
+     r"joint 'rail' <parent link='elbow'>: no link named 'elbow'"),
+    (_with('<parent link="base"/><child link="arm"/>', '<parent link="wheel"/><child link="arm"/>'),
+     r"cycle through links .*'arm'"),
+    (_with('type="continuous"', 'type="ball"'),
+     r"joint 'spin' has type 'ball'; expected one of fixed, revolute, continuous, prismatic, floating, planar"),
+    (_with('<mass value="2.0"/>', '<mass value="-2.0"/>'), r"link 'arm' <mass value='-2.0'>: expected a mass >= 0"),
+    (_with('<origin xyz="0.4 0 0"/>', '<origin xyz="0.4 zero 0"/>'),
+     r"joint 'rail' <origin> xyz='0.4 zero 0': expected 3 number"),
+    (_with('<axis xyz="0 0 1"/>', '<axis xyz="0 0"/>'), r"joint 'spin' <axis> xyz='0 0': expected 3"),
+    (_with('ixx="0.05"', 'ixx="big"'), r"link 'arm' <inertia> ixx='big'"),
+    (_with('<child link="wheel"/>', '<child link="wheel"/><mimic joint="rail"/>'),
+     r"joint 'spin' <mimic joint='rail'>: mimic joints are not supported"),
+    (_with('<parent link="base"/><child link="puck"/>', '<parent link="base"/><child link="arm"/>'),
+     r"link 'arm' is already the child of joint 'shoulder'"),
+    (_with('<link name="tool"/>', '<link name="tool"/><link name="stray"/>'),
+     r"links 'base', 'stray' have no parent joint"),
+    ("<robot name='x'><link name='a'/>", r"not well-formed XML"),
+    ("<model name='x'/>", r"root element is <model>; expected <robot>"),
+])
+def test_bad_urdf_gives_a_clear_error(text, message):
+    with pytest.raises(kane.ModelError, match=message):
+        parse_urdf(text)
+
+
+def test_bad_file_and_arguments(tmp_path):
+    with pytest.raises(kane.ModelError, match=r"missing\.urdf: cannot read the URDF file"):
+        load_urdf(tmp_path / "missing.urdf")
+    with pytest.raises(kane.ModelError, match=r"root_joint='wobbly'"):
+        parse_urdf(ROBOT, root_joint="wobbly")
