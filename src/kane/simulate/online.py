@@ -176,8 +176,6 @@ class OnlineDynamics:
         self._fn_energy = compile_program(fp, energy_outputs)
         self._fn_holo = compile_program(fp, ["C", "A_C", "W"])
         self._p0, self._w0 = model.parameter_values(), model.input_values()
-        self._p_index = {str(s): k for k, s in enumerate(model.parameters)}
-        self._w_index = {str(s): k for k, s in enumerate(model.inputs)}
         self.selections: list = []  # (t [s], independent speed names, condition number, "mode" | "condition")
         self._cache_key, self._cache = None, None
         self.set_mode(active, slips)
@@ -225,25 +223,9 @@ class OnlineDynamics:
 
     # ---- arguments -----------------------------------------------------------------------------------------
     def _pw(self, params, inputs):
-        p = self._p0 if params is None else self._values(params, self._p0, self._p_index, "parameter")
-        w = self._w0 if inputs is None else self._values(inputs, self._w0, self._w_index, "input")
+        p = self._p0 if params is None else self.model.parameter_values(params)
+        w = self._w0 if inputs is None else self.model.input_values(inputs)
         return p, w
-
-    @staticmethod
-    def _values(given, defaults, index, what) -> np.ndarray:
-        """A dict name -> value over the defaults, or a full array in model order."""
-        if isinstance(given, dict):
-            out = defaults.copy()
-            for key, value in given.items():
-                k = index.get(key if isinstance(key, str) else str(key))
-                if k is None:
-                    raise ModelError(f"unknown {what} {str(key)!r}; known: {', '.join(index) or '(none)'}")
-                out[k] = value
-            return out
-        arr = np.asarray(given, dtype=float)
-        if arr.shape != defaults.shape:
-            raise ModelError(f"{what} values: expected {defaults.size} values in model order, got shape {arr.shape}")
-        return arr
 
     @staticmethod
     def _state(q, u):
