@@ -18,7 +18,7 @@ from sympy.printing.pycode import PythonCodePrinter
 
 from .program import Program
 
-__all__ = ["CompiledFunction", "compile_program", "GROUPS"]
+__all__ = ["CompiledFunction", "compile_program", "print_assignments", "GROUPS", "ScalarPrinter"]
 
 GROUPS = ("t", "q", "u", "params", "inputs")
 
@@ -49,7 +49,7 @@ class CompiledFunction:
         return self.main(t, q, u, self.constants(params), inputs)
 
 
-class _ScalarPrinter(PythonCodePrinter):
+class ScalarPrinter(PythonCodePrinter):
     def _print_Pow(self, expr, rational=False):
         b, e = expr.args
         if e == 2:
@@ -101,6 +101,25 @@ def _ldlt_lines(n, zero, mname, fname, indent):
     return [indent + line for line in lines]
 
 
+def print_assignments(prog: Program, printer, rename: dict):
+    """Name every assignment ``z_k`` (recorded in ``rename``) and print it; returns the lines of quantities of
+    parameters only (computed once per parameter set), the state-dependent lines, the names of the former and
+    the state-dependent (symbol, expression) pairs."""
+    constant = set(prog.inputs.get("params", ()))
+    pre, body, const_names, state = [], [], [], []
+    for k, (s, e) in enumerate(prog.assignments):
+        rename[s] = sp.Symbol(f"z_{k}")
+        line = f"    z_{k} = {printer.doprint(e.xreplace(rename))}"
+        if e.free_symbols <= constant:
+            constant.add(s)
+            pre.append(line)
+            const_names.append(f"z_{k}")
+        else:
+            body.append(line)
+            state.append((s, e))
+    return pre, body, const_names, state
+
+
 def _with_deletions(body, state, prog, rename):
     """Insert ``del`` statements after the last use of every state-dependent intermediate."""
     kept = {x for m in prog.outputs.values() for e in m for x in e.free_symbols}
@@ -133,7 +152,7 @@ def compile_program(program: Program, outputs, *, batch: bool = False, linear_so
     if linear_solve is not None:
         needed += [linear_solve[0], linear_solve[1]]
     prog = program.select(dict.fromkeys(needed))
-    printer = _BatchPrinter() if batch else _ScalarPrinter()
+    printer = _BatchPrinter() if batch else ScalarPrinter()
     rename = {}
     head, pre = [], []
     for g in GROUPS:
@@ -156,18 +175,8 @@ def compile_program(program: Program, outputs, *, batch: bool = False, linear_so
             head += unpack("consts[-1]")
         else:
             head += unpack(g)
-    constant = set(prog.inputs.get("params", ()))
-    body, const_names, state = [], [], []
-    for k, (s, e) in enumerate(prog.assignments):
-        rename[s] = sp.Symbol(f"z_{k}")
-        line = f"    z_{k} = {printer.doprint(e.xreplace(rename))}"
-        if e.free_symbols <= constant:
-            constant.add(s)
-            pre.append(line)
-            const_names.append(f"z_{k}")
-        else:
-            body.append(line)
-            state.append((s, e))
+    const_lines, body, const_names, state = print_assignments(prog, printer, rename)
+    pre += const_lines
     if batch:  # free each batch-sized intermediate after its last use, so the working set stays in cache
         body = _with_deletions(body, state, prog, rename)
     if const_names:
