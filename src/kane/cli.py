@@ -30,9 +30,8 @@ from rich.table import Table
 from .errors import KaneError, ModelError
 from .io.model_file import LoadedModel, SimulationSettings, load_model
 from .model import joints as J
-from .model.elements import ConstraintKind
 from .model.system import System, stretch_rate
-from .simulate import Method, Simulator, SimulationError, TrajectoryWriter, load_trajectory
+from .simulate import Method, Simulator, SimulationError, TrajectoryWriter, load_trajectory, make_projection
 
 __all__ = ["main", "load_model_or_script"]
 
@@ -200,8 +199,11 @@ def _cell(a: str) -> str:
 @click.option("--dt", type=click.FloatRange(min=0, min_open=True), help="Step [s] (fixed-step methods).")
 @click.option("--output-dt", type=click.FloatRange(min=0, min_open=True), help="Sampling interval [s].")
 @click.option("--dependent", multiple=True, metavar="NAMES", help="Dependent speeds, comma-separated.")
+@click.option("--project/--no-project", default=True, show_default=True,
+              help="Correct the drift of configuration constraints (loop closures, contact heights) by Newton "
+                   "projection after every step.")
 @_errors
-def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent):
+def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent, project):
     """Derive, compile and simulate MODEL from its initial conditions; write the run to an HDF5 file.
 
     Settings come from the model's [simulation] table, overridden by the options. The run is saved while it
@@ -226,9 +228,11 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent)
     _check_start(dyn, s.t_start, q0, u0, dict(lm.parameters), inputs)
     path = Path(output or f"{Path(model).stem}.h5")
     writer = TrajectoryWriter(path)
+    holonomic = any(b.holonomic is not None and not b.transient for b in dyn.equations.constraint_layout.values())
     sim = Simulator(dyn, t0=s.t_start, q0=q0, u0=u0, method=s.method, rtol=s.rtol, atol=s.atol, dt=s.dt,
                     t_end=s.t_end, params=dict(lm.parameters), inputs=inputs,
                     monitors=_monitors(dyn), output_dt=s.output_dt, writer=writer, max_step=s.max_step,
+                    projection=make_projection(dyn, params=dict(lm.parameters)) if project and holonomic else None,
                     description=f"{lm.name} ({model})")
     traj = _run(sim, s.t_start, s.t_end, err, writer)
     _print_run_summary(console, lm, dyn, traj, path, time.perf_counter() - start)
@@ -280,32 +284,17 @@ def _run(sim, t0, t_end, err: Console, writer):
             progress.stop()
 
 
-def _row_counts(model) -> list[tuple[int, int]]:
-    """Rows of A u + b = 0 and of C(q) = 0 per declared constraint, in model order."""
-    out = []
-    for c in model.constraints:
-        k, d = c.kind, c.data
-        if k is ConstraintKind.ROLLING_DISK:
-            out.append((3, 1))
-        elif k is ConstraintKind.LOOP_CLOSURE:
-            out.append((len(d[5]) + (3 if d[4] else 0), len(d[5])))
-        else:
-            out.append(({ConstraintKind.MOTION: lambda: len(d), ConstraintKind.NO_SLIP: lambda: 1,
-                         ConstraintKind.JOINT_LOCK: lambda: model.joints[d[0]].joint.nu,
-                         ConstraintKind.POINT_VELOCITY: lambda: len(d[2])}[k](), 0))
-    return out
-
-
 def _monitors(dyn) -> dict:
     """Residuals of the permanent constraints recorded with every sample, as the largest absolute value: motion
     constraints A u + b [m/s or rad/s], configuration constraints C(q) [m], and unit-quaternion norms."""
     model, eqs, out = dyn.model, dyn.equations, {}
-    counts = _row_counts(model)
-    keep = [not c.transient for c in model.constraints]
-    rows_a = np.array([k for (a, _), k in zip(counts, keep) for _ in range(a)], dtype=bool)
-    rows_c = np.array([k for (_, c), k in zip(counts, keep) for _ in range(c)], dtype=bool)
-    if rows_a.size != len(eqs.program.outputs["constraint_residual"]) or rows_c.size != len(eqs.program.outputs["C"]):
-        rows_a = rows_c = np.zeros(0, dtype=bool)  # an unknown layout: leave these monitors out
+    n_a, n_c = len(eqs.program.outputs["constraint_residual"]), len(eqs.program.outputs["C"])
+    rows_a, rows_c = np.zeros(n_a, dtype=bool), np.zeros(n_c, dtype=bool)
+    for block in eqs.constraint_layout.values():
+        if not block.transient:
+            rows_a[block.rows] = True
+            if block.holonomic is not None:
+                rows_c[block.holonomic] = True
     if rows_a.any():
         out["constraint"] = lambda t, q, u: float(np.max(np.abs(dyn.constraint_residual(t, q, u)[rows_a])))
     if rows_c.any():
