@@ -30,7 +30,7 @@ from ..model.system import Model, System
 from ..symbolic.kane import applied_body_forces, body_inertia, energy_expressions, joint_generalized_forces
 from ..symbolic.kinematics import TreeKinematics, crf, crm
 
-__all__ = ["Algorithm", "RecursiveDynamics", "NumbaFunction", "Trace", "TraceBuilder", "tree_model", "rigid_inertia",
+__all__ = ["Algorithm", "RecursiveDynamics", "Trace", "TraceBuilder", "tree_model", "rigid_inertia",
            "imul", "dot", "sdot"]
 
 
@@ -188,6 +188,8 @@ class Algorithm(enum.Enum):
 
     ABA = "aba"  # articulated-body method, O(n) (seed 001 §3.3.1)
     CRBA = "crba"  # composite-rigid-body inertia + Cholesky, O(n^3) (seed 001 §3.1.1)
+    NOC = "noc"  # natural orthogonal complement (seed 002), through NOCDynamics
+    KANE_MATRIX = "kane"  # Kane's equation in matrix form (seed 004), through KaneMatrixDynamics
 
 
 class RecursiveDynamics:
@@ -214,6 +216,9 @@ class RecursiveDynamics:
             except ValueError:
                 raise ModelError(f"RecursiveDynamics: method {method!r}; expected kane.algorithms.Algorithm.ABA or "
                                  ".CRBA (or 'aba' / 'crba')") from None
+        if method not in (Algorithm.ABA, Algorithm.CRBA):
+            raise ModelError(f"RecursiveDynamics: method {method.name} has its own class: use "
+                             "kane.algorithms.NOCDynamics or kane.algorithms.KaneMatrixDynamics")
         self.method = method
         if backend not in ("numpy", "numba"):
             raise ModelError(f"RecursiveDynamics: backend {backend!r}; expected 'numpy' or 'numba'")

@@ -19,12 +19,23 @@ from kane.simulate.integrators import (
     make_integrator,
 )
 from kane.simulate.assembly import AssemblyError, AssemblyResult, assemble, make_projection, project_positions
+from kane.simulate.hybrid import HybridSimulator, mode_system, simulate_hybrid
 from kane.simulate.online import ImpulseResult, OnlineDynamics, SlipForce
+from kane.simulate.shapes import Contact, Disk, Gap, Plane, Point, Sphere
 from kane.simulate.simulator import SimulationError, Simulator, StepInfo, simulate
 from kane.simulate.switching import Coulomb, Lock, SwitchingSimulator, UnilateralContact, simulate_switching
 from kane.simulate.trajectory import EventRecord, Stats, Trajectory, TrajectoryWriter, load_trajectory
 
 __all__ = [
+    "HybridSimulator",
+    "mode_system",
+    "simulate_hybrid",
+    "Contact",
+    "Disk",
+    "Gap",
+    "Plane",
+    "Point",
+    "Sphere",
     "OnlineDynamics",
     "SlipForce",
     "ImpulseResult",
