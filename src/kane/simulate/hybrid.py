@@ -35,7 +35,7 @@ from .contact import Coulomb, Lock, UnilateralContact
 from .events import Event, EventFunctionError
 from .integrators import Method
 from .simulator import SimulationError, Simulator
-from .switching import SwitchingSimulator
+from .switching import SwitchingSimulator, run_and_save
 from .trajectory import Stats, Trajectory
 
 __all__ = ["HybridSimulator", "mode_system", "simulate_hybrid"]
@@ -318,16 +318,4 @@ def simulate_hybrid(system: System, t_span, q0, u0, rules=(), *, path: str | os.
                     **options) -> Trajectory:
     """Integrate ``system`` over ``t_span`` = (t0, t1) [s] under ``rules`` with pre-derived modes (see
     :class:`HybridSimulator` for ``options``); with ``path`` the trajectory is saved to HDF5, also on failure."""
-    t0, t1 = (float(v) for v in t_span)
-    if not t1 >= t0:
-        raise ValueError(f"t_span = {t_span!r}: the end must not precede the start")
-    runner = HybridSimulator(system, q0, u0, rules, t0=t0, **options)
-    try:
-        traj = runner.run(t1)
-    except SimulationError as exc:
-        if path is not None and exc.trajectory is not None:
-            exc.trajectory.save(path)
-        raise
-    if path is not None:
-        traj.save(path)
-    return traj
+    return run_and_save(HybridSimulator, system, t_span, q0, u0, rules, path, options)

@@ -41,7 +41,7 @@ from .online import OnlineDynamics, SlipForce
 from .simulator import SimulationError, Simulator
 from .trajectory import EventRecord, Trajectory
 
-__all__ = ["UnilateralContact", "Coulomb", "Lock", "SwitchingSimulator", "simulate_switching"]
+__all__ = ["UnilateralContact", "Coulomb", "Lock", "SwitchingSimulator", "simulate_switching", "run_and_save"]
 
 
 class SwitchingSimulator:
@@ -449,14 +449,13 @@ class SwitchingSimulator:
         return dataclasses.replace(traj, events=list(self.records))
 
 
-def simulate_switching(equations, t_span, q0, u0, rules=(), *, path: str | os.PathLike | None = None,
-                       **options) -> Trajectory:
-    """Integrate ``equations`` over ``t_span`` = (t0, t1) [s] under ``rules`` (see :class:`SwitchingSimulator`
-    for ``options``); with ``path`` the trajectory is saved to HDF5 there, also when the run fails."""
+def run_and_save(runner_class, model, t_span, q0, u0, rules, path, options) -> Trajectory:
+    """Run ``runner_class(model, q0, u0, rules, t0=..., **options)`` over ``t_span`` [s]; with ``path`` the
+    trajectory is saved to HDF5 there, also when the run fails."""
     t0, t1 = (float(v) for v in t_span)
     if not t1 >= t0:
         raise ValueError(f"t_span = {t_span!r}: the end must not precede the start")
-    runner = SwitchingSimulator(equations, q0, u0, rules, t0=t0, **options)
+    runner = runner_class(model, q0, u0, rules, t0=t0, **options)
     try:
         traj = runner.run(t1)
     except SimulationError as exc:
@@ -466,3 +465,10 @@ def simulate_switching(equations, t_span, q0, u0, rules=(), *, path: str | os.Pa
     if path is not None:
         traj.save(path)
     return traj
+
+
+def simulate_switching(equations, t_span, q0, u0, rules=(), *, path: str | os.PathLike | None = None,
+                       **options) -> Trajectory:
+    """Integrate ``equations`` over ``t_span`` = (t0, t1) [s] under ``rules`` (see :class:`SwitchingSimulator`
+    for ``options``); with ``path`` the trajectory is saved to HDF5 there, also when the run fails."""
+    return run_and_save(SwitchingSimulator, equations, t_span, q0, u0, rules, path, options)
