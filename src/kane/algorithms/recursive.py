@@ -355,6 +355,30 @@ class RecursiveDynamics:
         F = self._call(("joint_forces",), t, q, u, params, inputs, None, udot)[0]
         return {name: F[..., i, :] for i, name in enumerate(self.joint_names)}
 
+    def joint_force_monitors(self, joints=None, params=None, inputs=None) -> dict:
+        """Monitors for :func:`kane.simulate` that record the joint reaction forces with every sample: name
+        ``"<joint>.<component>"`` (components mx my mz [N m], fx fy fz [N] in the joint's frame M) -> f(t, q, u).
+        The six components of a sample share one forward- and inverse-dynamics evaluation."""
+        names = tuple(self.joint_names if joints is None else joints)
+        unknown = [n for n in names if n not in self.joint_names]
+        if unknown:
+            raise KaneError(f"joint_force_monitors: unknown joints {unknown}; joints: {', '.join(self.joint_names)}")
+        last = {}
+
+        def forces(t, q, u):
+            key = (float(t), q.tobytes(), u.tobytes())
+            if last.get("key") != key:
+                w = inputs(t, q, u) if callable(inputs) else inputs
+                ud = self.udot(t, q, u, params=params, inputs=w)
+                last["key"], last["F"] = key, self.joint_forces(t, q, u, ud, params=params, inputs=w)
+            return last["F"]
+
+        def component(name, k):
+            return lambda t, q, u: float(forces(t, q, u)[name][k])
+
+        labels = ("mx", "my", "mz", "fx", "fy", "fz")
+        return {f"{n}.{c}": component(n, k) for n in names for k, c in enumerate(labels)}
+
     def kinetic_energy(self, t, q, u, params=None):
         """Kinetic energy [J] from the bodies' spatial velocities."""
         return self._call(("kinetic",), t, q, u, params)[0][..., 0]
