@@ -28,10 +28,10 @@ from kane.simulate import assemble, make_projection, simulate
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests" / "algorithms"))
-from models import pendulum_chain_kane  # noqa: E402
-from test_cartesian import closure_by_hand, four_bar_system  # noqa: E402
+from models import pendulum_chain_kane
+from test_cartesian import closure_by_hand, four_bar_system
 
-__all__ = ["run", "four_bar_drift", "sizes_and_timings"]
+__all__ = ["four_bar_drift", "run", "sizes_and_timings"]
 
 
 def _best(fn, number=200, repeat=5):
@@ -45,17 +45,16 @@ def four_bar_drift(t_end: float = 20.0, rtol: float = 1e-6, atol: float = 1e-8) 
     q0 = assemble(dyn, np.array([0.7, -0.3, 2.0])).q
     u0 = np.array([2.0])
     u_full = dyn.full_speeds(0.0, q0, u0)
-    opts = dict(rtol=rtol, atol=atol, output_dt=0.1)
+    opts = {"rtol": rtol, "atol": atol, "output_dt": 0.1}
     rows = []
 
     def record(name, dynamics, q, u, monitor, **kw):
         start = time.perf_counter()
         tr = simulate(dynamics, (0.0, t_end), q, u, monitors={"C": monitor}, **opts, **kw)
-        rows.append(dict(name=name, C=float(tr.residuals["C"].max()), n_fev=tr.stats.n_fev,
-                         wall=time.perf_counter() - start,
-                         dE=float(np.ptp(tr.energy)) / abs(float(tr.energy[0]))))
+        rows.append({"name": name, "C": float(tr.residuals["C"].max()), "n_fev": tr.stats.n_fev,
+                     "wall": time.perf_counter() - start, "dE": float(np.ptp(tr.energy)) / abs(float(tr.energy[0]))})
 
-    by_hand = lambda t, q, u: float(np.abs(closure_by_hand(q)).max())  # noqa: E731
+    by_hand = lambda t, q, u: float(np.abs(closure_by_hand(q)).max())
     record("Kane, embedded (1 equation)", dyn, q0, u0, by_hand)
     record("Kane, embedded + projection", dyn, q0, u0, by_hand, projection=make_projection(dyn))
     for label, gains, proj in (("Cartesian, no stabilization", (0.0, 0.0), False),
@@ -64,7 +63,7 @@ def four_bar_drift(t_end: float = 20.0, rtol: float = 1e-6, atol: float = 1e-8) 
                                ("Cartesian + projection", (0.0, 0.0), True)):
         cd = CartesianDynamics(s, alpha=gains[0], beta=gains[1])
         xq, xu = cd.from_joint_state(q0, u_full)
-        mon = lambda t, q, u, cd=cd: float(np.abs(cd.configuration_residual(t, q)).max())  # noqa: E731
+        mon = lambda t, q, u, cd=cd: float(np.abs(cd.configuration_residual(t, q)).max())
         record(f"{label} ({cd.n_unknowns} unknowns)", cd, xq, xu, mon,
                **({"projection": cd.make_projection()} if proj else {}))
     return rows
@@ -80,18 +79,18 @@ def sizes_and_timings() -> list[dict]:
     cd, rd, sym = CartesianDynamics(model), RecursiveDynamics(model), kane.derive(model).compile()
     xq, xu = cd.from_joint_state(q, u)
     rd.udot(0.0, q, u), sym.udot(0.0, q, u)
-    out.append(dict(model="7-link chain", Nb=cd.n_bodies, Nc=cd.n_constraints, unknowns=cd.n_unknowns,
-                    dof=model.n_u, cart=_best(lambda: cd.udot(0.0, xq, xu), 50), aba=_best(lambda: rd.udot(0.0, q, u)),
-                    kane=_best(lambda: sym.udot(0.0, q, u))))
+    out.append({"model": "7-link chain", "Nb": cd.n_bodies, "Nc": cd.n_constraints, "unknowns": cd.n_unknowns,
+                "dof": model.n_u, "cart": _best(lambda: cd.udot(0.0, xq, xu), 50),
+                "aba": _best(lambda: rd.udot(0.0, q, u)), "kane": _best(lambda: sym.udot(0.0, q, u))})
     s = four_bar_system()
     dyn = kane.derive(s, dependent=["u2", "u3"]).compile()
     q0 = assemble(dyn, np.array([0.7, -0.3, 2.0])).q
     cd = CartesianDynamics(s)
     xq, xu = cd.from_joint_state(q0, dyn.full_speeds(0.0, q0, np.array([2.0])))
     dyn.udot(0.0, q0, np.array([2.0]))
-    out.append(dict(model="four-bar", Nb=cd.n_bodies, Nc=cd.n_constraints, unknowns=cd.n_unknowns, dof=dyn.n_u,
-                    cart=_best(lambda: cd.udot(0.0, xq, xu), 50), aba=float("nan"),
-                    kane=_best(lambda: dyn.udot(0.0, q0, np.array([2.0])))))
+    out.append({"model": "four-bar", "Nb": cd.n_bodies, "Nc": cd.n_constraints, "unknowns": cd.n_unknowns,
+                "dof": dyn.n_u, "cart": _best(lambda: cd.udot(0.0, xq, xu), 50), "aba": float("nan"),
+                "kane": _best(lambda: dyn.udot(0.0, q0, np.array([2.0])))})
     return out
 
 

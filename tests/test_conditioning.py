@@ -11,8 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from kane.cli import main
-from kane.studies.conditioning import (_dynamics, configuration_sweep, integration_study, planar_chain,
-                                       reference_accelerations)
+from kane.studies.conditioning import (
+    _dynamics,
+    configuration_sweep,
+    integration_study,
+    planar_chain,
+    reference_accelerations,
+)
 
 EPS = np.finfo(float).eps
 

@@ -6,6 +6,8 @@
 * :func:`noc` - the natural orthogonal complement, I = T^T M T (seed 002 Eqs. 26-27), :class:`NOCDynamics`;
 * :func:`kane_matrix` - Kane's equation in matrix form with the constraint forces of every constrained joint
   axis after the fact (seed 004), :class:`KaneMatrixDynamics`;
+* :class:`CartesianDynamics` - absolute coordinates with Lagrange multipliers and Baumgarte stabilization
+  (seed 003), the baseline the embedded formulations are measured against;
 * :class:`RecursiveDynamics` - the numeric :class:`kane.Dynamics` interface on top of them (numpy or numba).
 
 >>> dyn = kane.algorithms.RecursiveDynamics(system, method=kane.algorithms.Algorithm.ABA)
@@ -14,6 +16,7 @@
 
 from ..codegen.numba_backend import NumbaFunction
 from .aba import aba, trace_aba
+from .cartesian import CartesianDynamics, ConstraintRankError
 from .crba import crba, trace_crba, trace_forward_dynamics
 from .kane_matrix import (AXIS_LABELS, KaneMatrixDynamics, constrained_axes, kane_matrix, trace_constraint_forces,
                           trace_kane_matrix)
@@ -22,6 +25,6 @@ from .recursive import Algorithm, RecursiveDynamics, Trace, tree_model
 from .rnea import rnea, trace_rnea
 
 __all__ = ["rnea", "crba", "aba", "noc", "kane_matrix", "Algorithm", "RecursiveDynamics", "NOCDynamics",
-           "KaneMatrixDynamics", "NumbaFunction", "Trace", "tree_model", "trace_rnea", "trace_crba",
+           "KaneMatrixDynamics", "CartesianDynamics", "ConstraintRankError", "NumbaFunction", "Trace", "tree_model", "trace_rnea", "trace_crba",
            "trace_forward_dynamics", "trace_aba", "trace_noc", "trace_kane_matrix", "trace_constraint_forces",
            "constrained_axes", "AXIS_LABELS"]

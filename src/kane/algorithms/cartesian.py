@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 import sympy as sp
-from scipy.linalg import block_diag
+from scipy.linalg import block_diag, solve_triangular
 
 from ..errors import KaneError, ModelError
 from ..model.elements import ConstraintKind
@@ -143,23 +143,10 @@ class _Joint:
         self.bias = _lambdify(list(qs) + list(us) + [model.t] + list(params), [bias])
         self.quat = {"spherical": slice(0, 4), "free": slice(3, 7)}.get(pj.joint.kind)
         self.q0 = np.array(model.q0[pj.q_slice], dtype=float)
-        self.T_const = None if jk.S_M.free_symbols & set(params) else self._constant_complement(model)
-
-    def _constant_complement(self, model):
-        """T (6 x (6 - nu)) when span S does not depend on q (checked at random q), else None."""
-        if self.nu == 0:
-            return np.eye(6)
-        rng, projs = np.random.default_rng(0), []
-        p0 = model.parameter_values()
-        for _ in range(3):
-            q = self.q0 + rng.normal(0, 0.7, self.nq)
-            if self.quat is not None:
-                q[self.quat] /= np.linalg.norm(q[self.quat])
-            S = self.geom(np.concatenate([q, [0.3], p0]))[2]
-            projs.append(S @ np.linalg.pinv(S))
-        if all(np.allclose(P, projs[0], atol=1e-12) for P in projs):
-            return np.linalg.svd(np.eye(6) - projs[0])[0][:, :6 - self.nu]
-        return None
+        # the complement of span S; where S varies with q, its SVD at every evaluation (any orthonormal basis of the
+        # complement gives the same solution: the rows' span is what counts)
+        S0 = np.array(jk.S_M.evalf(), dtype=float) if not jk.S_M.free_symbols else None
+        self.T_const = None if S0 is None else (np.linalg.svd(S0)[0][:, self.nu:] if self.nu else np.eye(6))
 
 
 class CartesianDynamics:
@@ -197,7 +184,10 @@ class CartesianDynamics:
                 raise ModelError(f"constraint {c.name!r}: the Cartesian formulation imposes loop closures only, not "
                                  f"{c.kind.value}; declare it transient=True or use kane.derive")
             ba, pa, bb, pb, frames, dirs = c.data
-            num = lambda v: np.array([float(x) for x in v])  # noqa: E731
+            if any(e.free_symbols for v in (pa, pb, *dirs) for e in v):
+                raise ModelError(f"constraint {c.name!r}: the Cartesian formulation needs numeric points and "
+                                 "directions in its loop closures")
+            num = lambda v: np.array([float(x) for x in v])
             self.loops.append((c.name, ((ba, num(pa), 1.0), (bb, num(pb), -1.0)), bool(frames),
                                np.array([num(d) for d in dirs])))
         P = list(model.parameters)
@@ -220,20 +210,11 @@ class CartesianDynamics:
         self.row_names = tuple(f"joint {self.joints[j].pj.name!r} row {k + 1}" for j in range(nb)
                                for k in range(6 - self.joints[j].nu)) + tuple(
             f"loop closure {lc[0]!r} row {k + 1}" for lc in self.loops for k in range(len(lc[3]) + 3 * lc[2]))
-        self.n_constraints = len(self.row_names)
+        self.n_constraints = len(self.row_names)  # Nc, the rows of G
+        self.n_unknowns = self.n_u + self.n_constraints  # 6 Nb + Nc: accelerations and multipliers
+        self.n_dof = self.n_u - self.n_constraints  # 6 Nb - Nc: the minimal count when G has full rank
         self._q_cache = [jd.q0.copy() for jd in self.joints]
         self._pcache = {}
-
-    # ---- sizes -------------------------------------------------------------------------------------------
-    @property
-    def n_unknowns(self) -> int:
-        """6 Nb + Nc: accelerations and multipliers solved for at every evaluation."""
-        return self.n_u + self.n_constraints
-
-    @property
-    def n_dof(self) -> int:
-        """6 Nb - rank G, from the joints' speeds minus the loop-closure rows (the minimal count)."""
-        return self.n_u - self.n_constraints
 
     # ---- constants per parameter vector ---------------------------------------------------------------------
     def _consts(self, params):
@@ -257,59 +238,54 @@ class CartesianDynamics:
                 raise ModelError(f"model {self.model.name!r}: absolute coordinates need every body's spatial inertia "
                                  "positive definite (mass > 0 and a positive-definite inertia tensor)") from None
             Linv_T = np.swapaxes(np.linalg.inv(L), -1, -2)
-            c = self._pcache[key] = dict(p=p, place=place, I=I, mass=mass, Linv_T=Linv_T,
-                                         Minv=Linv_T @ np.swapaxes(Linv_T, -1, -2))
+            c = self._pcache[key] = {"p": p, "place": place, "I": I, "mass": mass, "Linv_T": Linv_T,
+                                     "Minv": Linv_T @ np.swapaxes(Linv_T, -1, -2)}
         return c
 
     # ---- kinematics --------------------------------------------------------------------------------------------
-    def _unpack(self, q, u):
-        q = np.asarray(q, dtype=float).reshape(self.n_bodies, 7)
-        u = np.zeros((self.n_bodies, 6)) if u is None else np.asarray(u, dtype=float).reshape(self.n_bodies, 6)
-        return q[:, :3], q[:, 3:], quaternion_to_rotation(q[:, 3:]), u
-
-    def _frames(self, j, c, p, R):
-        """(R_0F, o_F, R_0M, o_M) of joint j in ground."""
-        RpF, rpF, RcM, rcM = c["place"][j][:4]
-        par = self.model.parent[j]
-        R0F, oF = (RpF, rpF) if par < 0 else (R[par] @ RpF, p[par] + R[par] @ rpF)
-        return R0F, oF, R[j] @ RcM, p[j] + R[j] @ rcM
-
     def _fit(self, j, R_FM, p_FM, t, pvec):
-        """Joint j's coordinates best fitting the relative pose: (q_J, err (6,), S, sigma, W)."""
+        """Joint j's coordinates best fitting the relative pose: (q_J, err (6,), S, sigma, W). Gauss-Newton from
+        the last fit, then (a singular or far start) from a few seeded points about the joint's q0."""
         jd = self.joints[j]
-        q = self._q_cache[j].copy()
-        for _ in range(60):
-            R, pp, S, sig, W, _X = jd.geom(np.concatenate([q, [t], pvec]))
-            err = np.concatenate([rotation_vector(R.T @ R_FM), R.T @ (p_FM - pp[:, 0])])
-            if jd.nu == 0 or jd.nq == 0:
-                break
-            du = _lsq(S, err)
-            if np.max(np.abs(du)) < 1e-13:
-                break
-            q = q + W @ du
-            if jd.quat is not None:
-                q[jd.quat] /= np.linalg.norm(q[jd.quat])
-        else:
-            raise KaneError(f"joint {jd.pj.name!r}: its coordinates could not be fitted to the bodies' relative pose "
-                            f"(the joint is far off its constraint: error {np.abs(err).max():.3g})")
-        self._q_cache[j] = q
-        return q, err, S, sig[:, 0], W
+        rng = np.random.default_rng(j)
+        for start in [self._q_cache[j]] + [jd.q0 + rng.normal(0, 0.6, jd.nq) for _ in range(4)]:
+            q = start.copy()
+            with np.errstate(all="ignore"):
+                try:
+                    for _ in range(50):
+                        R, pp, S, sig, W, _X = jd.geom(np.concatenate([q, [t], pvec]))
+                        err = np.concatenate([rotation_vector(R.T @ R_FM), R.T @ (p_FM - pp[:, 0])])
+                        du = _lsq(S, err) if jd.nu and jd.nq else np.zeros(0)
+                        if not np.all(np.isfinite(err)) or not np.all(np.isfinite(du)):
+                            break
+                        if not du.size or np.max(np.abs(du)) < 1e-13:
+                            self._q_cache[j] = q
+                            return q, err, S, sig[:, 0], W
+                        q, e = q + W @ du, q[jd.quat] if jd.quat is not None else None
+                        if e is not None:  # the exact retraction: e (x) exp(dtheta / 2), dtheta = du[:3] in M axes
+                            q[jd.quat] = _compose(e / np.linalg.norm(e), du[:3])
+                except np.linalg.LinAlgError:
+                    pass
+        raise KaneError(f"joint {jd.pj.name!r}: its coordinates could not be fitted to the bodies' relative pose "
+                        "(a singular configuration of its coordinates, or the joint is far off its constraint)")
 
     def _evaluate(self, t, q, u, params, inputs=None, need_loads=True):
         """Everything one evaluation needs: rows G (m, 6 Nb), gamma (m,), velocity and position errors, the body
         forces F (Nb, 6), the fitted joint state, the joint-actuation wrenches."""
         c = self._consts(params)
         pvec, nb = c["p"], self.n_bodies
-        p, e, R, nu = self._unpack(q, u)
+        q = np.asarray(q, dtype=float).reshape(nb, 7)
+        nu = np.zeros((nb, 6)) if u is None else np.asarray(u, dtype=float).reshape(nb, 6)
+        p, R = q[:, :3], quaternion_to_rotation(q[:, 3:])
         m = self.n_constraints
         G, gam, Cd, C = np.zeros((m, 6 * nb)), np.zeros(m), np.zeros(m), np.zeros(m)
         qJ, uJ, info, row = np.zeros(self.model.n_q), np.zeros(self.model.n_u), [], 0
         for j, jd in enumerate(self.joints):
             pj, par = jd.pj, self.model.parent[j]
-            R0F, oF, R0M, oM = self._frames(j, c, p, R)
-            R_FM, p_FM = R0F.T @ R0M, R0F.T @ (oM - oF)
+            RpF, rpF, RcM, rcM, X_Fp, X_Mc = c["place"][j]
+            R0F, oF = (RpF, rpF) if par < 0 else (R[par] @ RpF, p[par] + R[par] @ rpF)
+            R_FM, p_FM = R0F.T @ R[j] @ RcM, R0F.T @ (p[j] + R[j] @ rcM - oF)
             qj, err, S, sig, W = self._fit(j, R_FM, p_FM, t, pvec)
-            X_Fp, X_Mc = c["place"][j][4:]
             X_MF = motion_transform(R_FM, p_FM)
             vF = X_Fp @ nu[par] if par >= 0 else np.zeros(6)
             XvF = X_MF @ vF
@@ -330,7 +306,8 @@ class CartesianDynamics:
         for lc in self.loops:
             row = self._loop_rows(lc, row, p, R, nu, G, gam, Cd, C)
         gam -= 2 * self.alpha * Cd + self.beta ** 2 * C
-        out = dict(c=c, G=G, gamma=gam, Cdot=Cd, C=C, q_joint=qJ, u_joint=uJ, info=info, R=R, p=p, nu=nu)
+        out = {"c": c, "G": G, "gamma": gam, "Cdot": Cd, "C": C, "q_joint": qJ, "u_joint": uJ, "info": info, "R": R,
+               "p": p, "nu": nu}
         if need_loads:
             out["F"], out["actuation"] = self._forces(t, c, p, R, nu, qJ, uJ, inputs, info)
         return out
@@ -361,9 +338,9 @@ class CartesianDynamics:
         v = [x.reshape(-1) for x in self._loads(z)]
         nf, nt, ns = len(m.forces), len(m.torques), len(m.springs)
         k = 1 + 2 * nf + nt
-        return z, dict(g=v[0], forces=[(v[1 + 2 * i], v[2 + 2 * i]) for i in range(nf)],
-                       torques=v[1 + 2 * nf:k], springs=[(v[k + 3 * i], v[k + 3 * i + 1], float(v[k + 3 * i + 2][0]))
-                                                         for i in range(ns)], Q=v[k + 3 * ns:])
+        return z, {"g": v[0], "forces": [(v[1 + 2 * i], v[2 + 2 * i]) for i in range(nf)], "torques": v[1 + 2 * nf:k],
+                   "springs": [(v[k + 3 * i], v[k + 3 * i + 1], float(v[k + 3 * i + 2][0])) for i in range(ns)],
+                   "Q": v[k + 3 * ns:]}
 
     def _springs(self, vals, p, R, nu):
         """Per spring: ((body, point, position, velocity) of both ends, unit vector a -> b, stretch, rate)."""
@@ -419,21 +396,22 @@ class CartesianDynamics:
         a0 = np.einsum("bij,bj->bi", Minv, F).reshape(-1)
         if not G.shape[0]:
             return a0, np.zeros(0)
-        Gw = np.einsum("mbi,bij->mbj", G.reshape(-1, nb, 6), c["Linv_T"]).reshape(G.shape)
-        U, s, _ = np.linalg.svd(Gw, full_matrices=False)
+        Gw = np.einsum("mbi,bij->mbj", G.reshape(-1, nb, 6), c["Linv_T"]).reshape(G.shape)  # G M^-1/2
+        Rf = np.linalg.qr(Gw.T, mode="r")  # G M^-1 G^T = Rf^T Rf; Rf has the singular values of G M^-1/2
+        s = np.linalg.svd(Rf, compute_uv=False)
         ratio = s[-1] / s[0] if s[0] > 0 else 0.0
         if not (ratio > self.rank_tol) or not np.all(np.isfinite(s)):
+            U = np.linalg.svd(Gw)[0] if np.all(np.isfinite(Gw)) else np.zeros((len(G), 1))
             rows = [self.row_names[k] for k in np.flatnonzero(np.abs(U[:, -1]) > 0.1)]
-            qs, us = np.asarray(q, float), np.asarray(u, float)
-            fmt = ", ".join
+            qs, us, fmt = np.array(q, float), np.array(u, float), ", ".join
+            state = "; ".join(fmt(f"{n}={v:.12g}" for n, v in zip(names, x))
+                              for names, x in ((self.q_names, qs), (self.u_names, us)))
             raise ConstraintRankError(
                 f"Cartesian formulation of {self.model.name!r}: the constraint Jacobian lost rank at t = {t!r} s "
                 f"(smallest/largest singular value {ratio:.3g} <= {self.rank_tol:g}); dependent rows: "
-                f"{fmt(rows) or '?'}. A structurally redundant closure (a planar loop closed with three point "
-                f"rows) needs directions= of its plane. State q: "
-                f"{fmt(f'{n}={v:.12g}' for n, v in zip(self.q_names, qs))}; u: "
-                f"{fmt(f'{n}={v:.12g}' for n, v in zip(self.u_names, us))}", t, qs.copy(), us.copy(), ratio, rows)
-        lam = U @ ((U.T @ (ev["gamma"] - G @ a0)) / s**2)
+                f"{fmt(rows) or '?'}. A structurally redundant closure (a planar loop closed with three point rows) "
+                f"needs directions= of its plane. State: {state}", t, qs, us, ratio, rows)
+        lam = solve_triangular(Rf, solve_triangular(Rf, ev["gamma"] - G @ a0, trans="T"))
         acc = a0 + np.einsum("bij,bj->bi", Minv, (G.T @ lam).reshape(nb, 6)).reshape(-1)
         return acc, lam
 
@@ -457,11 +435,6 @@ class CartesianDynamics:
     def rhs(self, t, q, u, params=None, inputs=None):
         """(q', u') in one evaluation."""
         return self.qdot(t, q, u, params, inputs), self.udot(t, q, u, params, inputs)
-
-    def multipliers(self, t, q, u, params=None, inputs=None) -> np.ndarray:
-        """lambda (m,): the constraint rows' multipliers (joint rows: constraint wrench components along T [N m,
-        N]; loop-closure rows: force along each direction [N], moment [N m])."""
-        return self._solve(t, q, u, self._evaluate(t, q, u, params, inputs))[1]
 
     def joint_forces(self, t, q, u, params=None, inputs=None) -> dict:
         """The spatial force each joint transmits, joint name -> (6,) (moment about M's origin [N m], force [N]) in
@@ -543,7 +516,7 @@ class CartesianDynamics:
         acc, udot = np.zeros((self.n_bodies, 6)), np.asarray(udot, dtype=float)
         for j, jd in enumerate(self.joints):
             pj, par = jd.pj, self.model.parent[j]
-            T, S, W, X_MF, X_Mc, X_Fp, v_rel, XvF, b = ev["info"][j]
+            _, S, _, X_MF, X_Mc, X_Fp, v_rel, _, b = ev["info"][j]
             aF = X_Fp @ acc[par] if par >= 0 else np.zeros(6)
             aM = X_MF @ aF + S @ udot[pj.u_slice] + b + crm(X_Mc @ ev["nu"][j]) @ v_rel
             acc[j] = np.linalg.solve(X_Mc, aM)
@@ -554,7 +527,7 @@ class CartesianDynamics:
         ev = self._evaluate(t, q, u, params, need_loads=False)
         a, out = np.asarray(nudot, dtype=float).reshape(self.n_bodies, 6), np.zeros(self.model.n_u)
         for j, jd in enumerate(self.joints):
-            T, S, W, X_MF, X_Mc, X_Fp, v_rel, XvF, b = ev["info"][j]
+            _, S, _, X_MF, X_Mc, X_Fp, v_rel, XvF, b = ev["info"][j]
             par = self.model.parent[j]
             if jd.nu:
                 aF = X_MF @ X_Fp @ a[par] if par >= 0 else np.zeros(6)

@@ -6,8 +6,17 @@
   needs with each. Run from the shell with ``kane study conditioning --out DIR``.
 """
 
-from .conditioning import (ConditioningResult, ConfigurationSweep, IntegrationRun, configuration_sweep,
-                           integration_study, planar_chain, reference_accelerations, run_study, write_results)
+from .conditioning import (
+    ConditioningResult,
+    ConfigurationSweep,
+    IntegrationRun,
+    configuration_sweep,
+    integration_study,
+    planar_chain,
+    reference_accelerations,
+    run_study,
+    write_results,
+)
 
 __all__ = ["ConditioningResult", "ConfigurationSweep", "IntegrationRun", "configuration_sweep", "integration_study",
            "planar_chain", "reference_accelerations", "run_study", "write_results"]

@@ -33,8 +33,17 @@ from ..model import joints as J
 from ..model.system import System
 from ..simulate import Method, Simulator
 
-__all__ = ["planar_chain", "reference_accelerations", "ConfigurationSweep", "configuration_sweep", "IntegrationRun",
-           "integration_study", "ConditioningResult", "run_study", "write_results"]
+__all__ = [
+    "ConditioningResult",
+    "ConfigurationSweep",
+    "IntegrationRun",
+    "configuration_sweep",
+    "integration_study",
+    "planar_chain",
+    "reference_accelerations",
+    "run_study",
+    "write_results",
+]
 
 L2_VALUES = (1.0, 1e1, 1e2, 1e3, 1e4, 4e4, 5e4, 1e5)  # Figs. 5.3-5.5: l2 = m2 (m, kg)
 RATIOS = (1e-1, 1e-3, 1e-5, 1e-6, 1e-7, 1e-8, 4e-9, 2e-9, 1e-9, 1e-10)  # Fig. 5.6: l1 / (l1 + l2)
@@ -206,9 +215,9 @@ def run_study(*, quick: bool = False, l2_values=L2_VALUES, n_theta: int = 361, r
     sweep = configuration_sweep(l2_values, n_theta, dynamics=dyn)
     runs = integration_study(ratios, t_end=t_end, rtol=rtol, atol=atol, max_evaluations=max_evaluations,
                              dynamics=dyn)
-    settings = dict(l2_values=list(map(float, l2_values)), n_theta=n_theta, ratios=list(map(float, ratios)),
-                    t_end=t_end, rtol=rtol, atol=atol, max_evaluations=max_evaluations, method="dopri5",
-                    total_length=10.0, total_mass=10.0, digits=50)
+    settings = {"l2_values": list(map(float, l2_values)), "n_theta": n_theta, "ratios": list(map(float, ratios)),
+                "t_end": t_end, "rtol": rtol, "atol": atol, "max_evaluations": max_evaluations, "method": "dopri5",
+                "total_length": 10.0, "total_mass": 10.0, "digits": 50}
     return ConditioningResult(sweep, runs, settings)
 
 
