@@ -23,7 +23,7 @@ run: $(STAMP)
 	@echo "wrote out/cart.h5 and out/cart.png"
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
