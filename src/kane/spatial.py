@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "quaternion_to_rotation", "rotation_to_quaternion", "rotation_vector", "quaternion_compose",
     "skew", "unskew", "crm", "crf", "motion_transform", "force_transform", "inverse_transform", "transform_parts",
     "spatial_inertia", "inertia_parts", "transform_inertia", "rotation_rpy", "rotation_axis_angle",
 ]
@@ -147,3 +148,50 @@ def rotation_axis_angle(axis, angle) -> np.ndarray:
     a = a / np.linalg.norm(a)
     K = skew(a)
     return np.eye(3) + np.sin(angle) * K + (1.0 - np.cos(angle)) * (K @ K)
+
+
+def quaternion_to_rotation(e) -> np.ndarray:
+    """R (..., 3, 3) of scalar-first quaternions e (..., 4) (normalized here)."""
+    e = np.asarray(e, dtype=float)
+    e = e / np.sqrt((e * e).sum(-1))[..., None]
+    w, x, y, z = e[..., 0], e[..., 1], e[..., 2], e[..., 3]
+    R = np.empty(e.shape[:-1] + (3, 3))
+    R[..., 0, 0], R[..., 0, 1], R[..., 0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)
+    R[..., 1, 0], R[..., 1, 1], R[..., 1, 2] = 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)
+    R[..., 2, 0], R[..., 2, 1], R[..., 2, 2] = 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)
+    return R
+
+
+def rotation_to_quaternion(R) -> np.ndarray:
+    """The scalar-first unit quaternion (4,) with a non-negative scalar part of a rotation R (3, 3) (Shepperd)."""
+    R = np.asarray(R, dtype=float)
+    tr = np.trace(R)
+    k = int(np.argmax([tr, R[0, 0], R[1, 1], R[2, 2]]))
+    if k == 0:
+        s = 2.0 * np.sqrt(1.0 + tr)
+        e = [s / 4, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s]
+    else:
+        i, j, m = k - 1, k % 3, (k + 1) % 3
+        s = 2.0 * np.sqrt(max(1.0 + R[i, i] - R[j, j] - R[m, m], 0.0))
+        e = [0.0] * 4
+        e[0], e[1 + i] = (R[m, j] - R[j, m]) / s, s / 4
+        e[1 + j], e[1 + m] = (R[j, i] + R[i, j]) / s, (R[m, i] + R[i, m]) / s
+    e = np.array(e)
+    e /= np.linalg.norm(e)
+    return -e if e[0] < 0 else e
+
+
+def rotation_vector(R) -> np.ndarray:
+    """The rotation vector theta a (3,) [rad] of R (3, 3), |theta| <= pi (the logarithm of SO(3))."""
+    e = rotation_to_quaternion(R)
+    s = float(np.linalg.norm(e[1:]))
+    return e[1:] * (2.0 * np.arctan2(s, e[0]) / s if s > 1e-8 else 2.0 / e[0])
+
+
+def quaternion_compose(e, dtheta):
+    """e (x) exp(dtheta / 2): a quaternion turned by the body-axis rotation vector dtheta (3,)."""
+    a = float(np.linalg.norm(dtheta))
+    d = np.concatenate([[np.cos(a / 2)], dtheta * (np.sin(a / 2) / a if a > 1e-12 else 0.5)])
+    w, x, y, z = e
+    return np.array([w * d[0] - x * d[1] - y * d[2] - z * d[3], w * d[1] + x * d[0] + y * d[3] - z * d[2],
+                     w * d[2] - x * d[3] + y * d[0] + z * d[1], w * d[3] + x * d[2] - y * d[1] + z * d[0]])

@@ -18,11 +18,8 @@ import pytest
 import kane
 from kane import joints as J
 from kane.algorithms import RecursiveDynamics
-from kane.algorithms.cartesian import (
-    CartesianDynamics,
-    ConstraintRankError,
-    quaternion_to_rotation,
-)
+from kane.algorithms.cartesian import CartesianDynamics, ConstraintRankError
+from kane.spatial import quaternion_to_rotation
 from kane.simulate import assemble, make_projection, simulate
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))

@@ -78,3 +78,22 @@ def test_traced_inertia_transform_equals_X_T_I_X():
     prog = b.build({"I": sp.Matrix(out)})
     got = compile_program(prog, ["I"])(0.0, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0))[0]
     np.testing.assert_allclose(got, S.transform_inertia(S.motion_transform(R, r), I_child), atol=1e-12)
+
+
+def test_quaternion_utilities_against_scipy_rotation():
+    from scipy.spatial.transform import Rotation
+
+    from kane.spatial import quaternion_compose, quaternion_to_rotation, rotation_to_quaternion, rotation_vector
+
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        rot = Rotation.random(random_state=rng)
+        x, y, z, w = rot.as_quat()  # scipy is scalar-last
+        e = np.array([w, x, y, z])
+        assert np.allclose(quaternion_to_rotation(e), rot.as_matrix(), atol=1e-14)
+        e2 = rotation_to_quaternion(rot.as_matrix())
+        assert np.allclose(e2, e if e[0] >= 0 else -e, atol=1e-12)
+        assert np.allclose(rotation_vector(rot.as_matrix()), rot.as_rotvec(), atol=1e-10)
+        d = rng.normal(size=3) * 0.3
+        turned = (rot * Rotation.from_rotvec(d)).as_matrix()  # a body-axis turn
+        assert np.allclose(quaternion_to_rotation(quaternion_compose(e, d)), turned, atol=1e-12)
