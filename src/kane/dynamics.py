@@ -119,6 +119,30 @@ class Dynamics:
         q, u, p, w, batch = self._args(q, None, params, None)
         return self._fn("C", ["C"], batch)(t, q, u, p, w)[0]
 
+    def constraint_forces(self, t, q, u, params=None, inputs=None) -> dict:
+        """Multipliers of the embedded (permanent) constraints, name -> (m,) array: the generalized constraint
+        forces A^T lambda of each constraint's rows, from the unconstrained equations M u' = f + A^T lambda with
+        A u' + (A' u + b') = 0 (the kinetostatic equations; units of force per speed row)."""
+        q, u, p, w, batch = self._args(q, u, params, inputs)
+        if batch:
+            raise KaneError("constraint_forces takes one state at a time")
+        layout = self.equations.constraint_layout
+        rows = [r for b in layout.values() if not b.transient for r in range(b.rows.start, b.rows.stop)]
+        u_full = self.full_speeds(t, q, u, params)
+        M, f, A, bias = self._fn("kkt", ["M", "f", "A", "A_bias"], False, full=True)(t, q, u_full, p, w)
+        A, bias = A[rows], bias[rows]
+        m, n = A.shape
+        K = np.zeros((n + m, n + m))
+        K[:n, :n], K[:n, n:], K[n:, :n] = M, -A.T, A
+        sol = np.linalg.lstsq(K, np.concatenate([f, -bias]), rcond=None)[0]
+        lam, out, k = sol[n:], {}, 0
+        for name, b in layout.items():
+            if not b.transient:
+                size = b.rows.stop - b.rows.start
+                out[name] = lam[k:k + size]
+                k += size
+        return out
+
     def holonomic_rows(self, t, q, params=None):
         """(C, A_C, W): the holonomic residuals C(q) (m,), their velocity rows A_C (m x n_u of the model) with
         C' = A_C u_full, and the kinematic map W (n_q x n_u of the model) with q' = W u_full + X."""

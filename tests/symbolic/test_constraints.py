@@ -115,3 +115,16 @@ def _sled():
     t = _without_constraints()
     t.add_no_slip("edge", "b", (0, 0, 0), (0, 1, 0))
     return t
+
+
+def test_knife_edge_constraint_force_is_the_lateral_force_on_the_mass_centre():
+    """The knife edge's multiplier is the lateral force at the edge: with no other load on the sled, Newton's law
+    for the mass centre (at c along the body x axis) gives F = m (c w' + v w), v the forward speed."""
+    dyn = kane.derive(_sled(), dependent=["vy"]).compile()
+    m, c = 3.0, 0.2
+    q = np.array([0.3, -0.1, 0.4])
+    u = np.array([1.2, 0.7])  # x' and theta'; y' = tan(theta) x' from the knife edge
+    wdot = dyn.udot(0.0, q, u)[1]
+    v = u[0] / np.cos(q[2])
+    lam = dyn.constraint_forces(0.0, q, u)["edge"][0]
+    assert lam == pytest.approx(m * (c * wdot + v * u[1]), rel=1e-10)

@@ -87,6 +87,19 @@ def test_disk_on_ramp_recombination_equals_substitution_and_eq47():
     assert full[0] == pytest.approx(-full[1], rel=1e-12)
 
 
+def test_rolling_constraint_force_is_the_friction_that_holds_the_disk():
+    """The multiplier of the embedded rolling row is the friction force: from m u1' = -m g sin(th) + lambda with
+    u1' of Eq. 42, lambda = (J/r^2) m g sin(th) / (m + J/r^2) (uphill); it does not depend on the choice of
+    dependent speed."""
+    s, _ = disk_on_ramp(rolling=True)
+    m, J_, r, g, th = 2.0, 0.25, 0.5, 9.81, 0.3
+    expected = J_ / r**2 * m * g * np.sin(th) / (m + J_ / r**2)
+    for dep in (["u1"], ["u2"]):
+        dyn = kane.derive(s, dependent=dep).compile()
+        lam = dyn.constraint_forces(0.0, np.array([0.4, 0.1]), np.array([0.3]))["rolling"]
+        assert lam[0] == pytest.approx(expected, rel=1e-12)
+
+
 def test_transient_rolling_constraint_keeps_unconstrained_equations_and_rows():
     s, _ = disk_on_ramp(rolling=True, transient=True)
     eqs = kane.derive(s)
