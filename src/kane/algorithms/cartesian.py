@@ -22,13 +22,19 @@ With M = diag(I_i) (spatial inertias about the body origins) and G the stacked r
 
 solved through the Schur complement G M^-1 G^T, whose rank is checked on every evaluation: a configuration where
 the rows lose rank raises :class:`ConstraintRankError` with the time and the state, never a NaN.
+
+The hot path of ``udot`` is generated code (:mod:`.cartesian_terms`): one traced Program gives every joint's
+Gauss-Newton step at once (joints without quaternion coordinates; the others, and any fit that fails, go through
+the per-joint fit), and one gives G, gamma, C', C and the body forces; only the Schur/QR solve and its rank check
+stay in numpy.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import sympy as sp
-from scipy.linalg import block_diag, solve_triangular
+from scipy.linalg import block_diag
+from scipy.linalg.lapack import dtrtrs
 
 from ..errors import KaneError, ModelError
 from ..model.elements import ConstraintKind
@@ -51,6 +57,23 @@ class ConstraintRankError(KaneError):
 def _cross(a, b):
     """a x b of two 3-vectors (plain floats; faster than np.cross on small arrays)."""
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def _rotation_vectors(D):
+    """rotation_vector of each R in D (n, 3, 3), vectorized where Shepperd's trace branch applies."""
+    tr = np.trace(D, axis1=1, axis2=2)
+    ok = tr >= np.max(np.diagonal(D, axis1=1, axis2=2), axis=1)
+    with np.errstate(all="ignore"):
+        s = 2.0 * np.sqrt(1.0 + tr)
+        e = np.stack([s / 4, (D[:, 2, 1] - D[:, 1, 2]) / s, (D[:, 0, 2] - D[:, 2, 0]) / s,
+                      (D[:, 1, 0] - D[:, 0, 1]) / s], axis=1)
+        e /= np.linalg.norm(e, axis=1)[:, None]
+        n = np.linalg.norm(e[:, 1:], axis=1)
+        out = e[:, 1:] * np.where(n > 1e-8, 2.0 * np.arctan2(n, e[:, 0]) / np.where(n > 0, n, 1.0),
+                                  2.0 / e[:, 0])[:, None]
+    for i in np.flatnonzero(~ok):
+        out[i] = rotation_vector(D[i]) if np.all(np.isfinite(D[i])) else np.nan
+    return out
 
 
 def _lsq(S, b):
@@ -93,6 +116,7 @@ class _Joint:
         qdot = jk.W * us + jk.X if self.nq else sp.zeros(0, 1)
         bias = sum((rel.diff(qk) * qdot[k] for k, qk in enumerate(qs)), sp.zeros(6, 1)) + rel.diff(model.t)
         self.bias = _lambdify(list(qs) + list(us) + [model.t] + list(params), [bias])
+        self.sym = (qs, us, jk, bias, R, p)
         self.quat = {"spherical": slice(0, 4), "free": slice(3, 7)}.get(pj.joint.kind)
         self.q0 = np.array(model.q0[pj.q_slice], dtype=float)
         # the complement of span S; where S varies with q, its SVD at every evaluation (any orthonormal basis of the
@@ -167,6 +191,16 @@ class CartesianDynamics:
         self.n_dof = self.n_u - self.n_constraints  # 6 Nb - Nc: the minimal count when G has full rank
         self._q_cache = [jd.q0.copy() for jd in self.joints]
         self._pcache = {}
+        self._parent_index = np.array([nb if pa < 0 else pa for pa in model.parent], dtype=int)
+        self._terms_fn = None  # the traced terms (cartesian_terms), compiled on the first udot
+        self._fit_fn = None  # the traced Gauss-Newton step of the joints without quaternions, likewise
+        self._row_joints = [j for j, jd in enumerate(self.joints) if jd.nu < 6]
+
+    def _terms(self):
+        if self._terms_fn is None:
+            from .cartesian_terms import compile_terms
+            self._terms_fn = compile_terms(self)
+        return self._terms_fn
 
     # ---- constants per parameter vector ---------------------------------------------------------------------
     def _consts(self, params):
@@ -191,7 +225,8 @@ class CartesianDynamics:
                                  "positive definite (mass > 0 and a positive-definite inertia tensor)") from None
             Linv_T = np.swapaxes(np.linalg.inv(L), -1, -2)
             c = self._pcache[key] = {"p": p, "place": place, "I": I, "mass": mass, "Linv_T": Linv_T,
-                                     "Minv": Linv_T @ np.swapaxes(Linv_T, -1, -2)}
+                                     "Minv": Linv_T @ np.swapaxes(Linv_T, -1, -2),
+                                     "stack": tuple(np.array([pl[k] for pl in place]) for k in range(4))}
         return c
 
     # ---- kinematics --------------------------------------------------------------------------------------------
@@ -220,6 +255,76 @@ class CartesianDynamics:
                     pass
         raise KaneError(f"joint {jd.pj.name!r}: its coordinates could not be fitted to the bodies' relative pose "
                         "(a singular configuration of its coordinates, or the joint is far off its constraint)")
+
+    def _relative_poses(self, c, q):
+        """(R_FM (Nb, 3, 3), p_FM (Nb, 3)): every joint's M frame in its F frame, from the bodies' poses."""
+        p, R = q[:, :3], quaternion_to_rotation(q[:, 3:])
+        RpF, rpF, RcM, rcM = c["stack"]
+        Rx, px = np.concatenate([R, np.eye(3)[None]]), np.concatenate([p, np.zeros((1, 3))])
+        Rp = Rx[self._parent_index]
+        R0F = Rp @ RpF
+        oF = px[self._parent_index] + np.einsum("bij,bj->bi", Rp, rpF)
+        R_FM = np.swapaxes(R0F, -1, -2) @ R @ RcM
+        p_FM = np.einsum("bji,bj->bi", R0F, p + np.einsum("bij,bj->bi", R, rcM) - oF)
+        return R_FM, p_FM
+
+    def _fit_all(self, c, q, t):
+        """Every joint's fitted coordinates at the Cartesian q (Nb, 7): (q_J (n_q,), err (Nb, 6), S per joint).
+        The joints without quaternion coordinates take Gauss-Newton steps together, one traced-program call per
+        step (from the last fit); where a step fails to converge they fall back to :meth:`_fit`, as do quaternion
+        joints."""
+        pvec = c["p"]
+        nb, model = self.n_bodies, self.model
+        if self._fit_fn is None:
+            from .cartesian_terms import trace_fit
+            self._fast = [j for j, jd in enumerate(self.joints) if jd.quat is None]
+            self._fit_fn = trace_fit(self, self._fast) if self._fast else False
+        fast, qJ, err, Ss = self._fast, np.zeros(model.n_q), np.zeros((nb, 6)), [None] * nb
+        done = False
+        if fast:
+            for j in range(nb):
+                qJ[self.joints[j].pj.q_slice] = self._q_cache[j]
+            qc = q.reshape(-1)
+            with np.errstate(all="ignore"):
+                for _ in range(50):
+                    E, P, W, S = self._fit_fn(t, np.concatenate([qJ, qc]), None, pvec, None)
+                    E = E.reshape(len(fast), 12)
+                    err[fast] = np.concatenate([_rotation_vectors(E[:, :9].reshape(-1, 3, 3)), E[:, 9:]], axis=1)
+                    du = P @ err.reshape(-1)
+                    if not (np.all(np.isfinite(err[fast])) and np.all(np.isfinite(du))):
+                        break
+                    if not du.size or np.max(np.abs(du)) < 1e-13:
+                        done = True
+                        break
+                    qJ = qJ + W @ du
+            if done:
+                for j in fast:
+                    jd = self.joints[j]
+                    self._q_cache[j] = qJ[jd.pj.q_slice].copy()
+                    Ss[j] = S[6 * j:6 * j + 6, jd.pj.u_slice]
+        slow = [j for j, jd in enumerate(self.joints) if not done or jd.quat is not None]
+        if slow:
+            R_FM, p_FM = self._relative_poses(c, q)
+            for j in slow:
+                qJ[self.joints[j].pj.q_slice], err[j], Ss[j] = self._fit(j, R_FM[j], p_FM[j], t, pvec)[:3]
+        return qJ, err, Ss
+
+    def _evaluate_fast(self, t, q, u, params, inputs=None):
+        """G, gamma (Baumgarte included), F (Nb, 6) of one evaluation through the traced terms."""
+        c = self._consts(params)
+        pvec, nb = c["p"], self.n_bodies
+        q = np.asarray(q, dtype=float).reshape(nb, 7)
+        qJ, err, Ss = self._fit_all(c, q, t)
+        extra = []
+        for j in self._row_joints:  # joints with rows: their pose error, and a complement of S where S varies
+            extra.append(err[j])
+            if self.joints[j].T_const is None:
+                extra.append(np.linalg.svd(Ss[j])[0][:, self.joints[j].nu:].reshape(-1))
+        qfull = np.concatenate([q.reshape(-1), qJ] + extra)
+        G, gam, Cd, C, F, uJ = self._terms()(t, qfull, np.asarray(u, dtype=float).reshape(-1), pvec,
+                                              self.model.input_values(inputs))
+        return {"c": c, "G": G, "gamma": gam - 2 * self.alpha * Cd - self.beta ** 2 * C, "Cdot": Cd, "C": C,
+                "F": F.reshape(nb, 6), "q_joint": qJ, "u_joint": uJ}
 
     def _evaluate(self, t, q, u, params, inputs=None, need_loads=True):
         """Everything one evaluation needs: rows G (m, 6 Nb), gamma (m,), velocity and position errors, the body
@@ -363,7 +468,8 @@ class CartesianDynamics:
                 f"(smallest/largest singular value {ratio:.3g} <= {self.rank_tol:g}); dependent rows: "
                 f"{fmt(rows) or '?'}. A structurally redundant closure (a planar loop closed with three point rows) "
                 f"needs directions= of its plane. State: {state}", t, qs, us, ratio, rows)
-        lam = solve_triangular(Rf, solve_triangular(Rf, ev["gamma"] - G @ a0, trans="T"))
+        # LAPACK's triangular solves directly (scipy's solve_triangular wraps the same with more overhead)
+        lam = dtrtrs(Rf, dtrtrs(Rf, ev["gamma"] - G @ a0, lower=0, trans=1)[0], lower=0, trans=0)[0]
         acc = a0 + np.einsum("bij,bj->bi", Minv, (G.T @ lam).reshape(nb, 6)).reshape(-1)
         return acc, lam
 
@@ -382,7 +488,7 @@ class CartesianDynamics:
 
     def udot(self, t, q, u, params=None, inputs=None) -> np.ndarray:
         """nu' (6 Nb,): every body's spatial acceleration in its axes [rad/s^2, m/s^2]."""
-        return self._solve(t, q, u, self._evaluate(t, q, u, params, inputs))[0]
+        return self._solve(t, q, u, self._evaluate_fast(t, q, u, params, inputs))[0]
 
     def rhs(self, t, q, u, params=None, inputs=None):
         """(q', u') in one evaluation."""
