@@ -6,8 +6,10 @@ Given the Cartesian state (positions, quaternions, body twists), the joints' fit
 errors err (6 per joint with rows) and, for joints whose motion subspace varies, an orthonormal basis T of its
 complement, the program returns, for every joint and loop closure, the rows G, the bias gamma (before Baumgarte),
 C' and C, the fitted joint speeds u_J, and the body forces F (gyroscopic, gravity, applied forces and torques,
-springs, joint actuation) in body axes at the origins. The formulas are those of :mod:`.cartesian`, written over
-sympy scalars with every intermediate named by a :class:`~kane.algorithms.recursive.TraceBuilder`.
+springs, joint actuation) in body axes at the origins; and, for the methods besides udot, each joint's T placed at
+its rows, actuation wrench, blocks of v_rel = J nu, acceleration bias kappa, S and S^+, and the potential energy.
+This is the only implementation of the formulas of the :mod:`.cartesian` docstring, written over sympy scalars with
+every intermediate named by a :class:`~kane.algorithms.recursive.TraceBuilder`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from .recursive import TraceBuilder
 
 __all__ = ["compile_terms", "trace_fit", "trace_terms"]
 
-OUTPUTS = ("G", "gamma", "Cdot", "C", "F", "u_joint")
+OUTPUTS = ("G", "gamma", "Cdot", "C", "F", "u_joint")  # what udot needs
+ALL_OUTPUTS = OUTPUTS + ("T", "act", "J", "kappa", "S", "P", "V")  # and the other public methods
 
 
 def _cross(a, b):
@@ -60,6 +63,19 @@ class _Tracer:
 
     def crf(self, v, f):  # v x* f
         return self.vec([a + c for a, c in zip(_cross(v[:3], f[:3]), _cross(v[3:], f[3:]))] + _cross(v[:3], f[3:]))
+
+    def matrix(self, fn):
+        """The 6 x 6 matrix of the linear map ``fn`` on motion vectors, column by column."""
+        cols = [fn([sp.S.One if r == c else sp.S.Zero for r in range(6)]) for c in range(6)]
+        return [[cols[c][r] for c in range(6)] for r in range(6)]
+
+    def pinv(self, S):
+        """S^+ = (S^T S)^-1 S^T (n x 6) for S (6, n) of full column rank."""
+        if not S.free_symbols:
+            return (S.T * S).inv() * S.T
+        Sm = self.mat(S)
+        A = self.mat(Sm.T * Sm)
+        return Sm.T / A[0, 0] if S.shape[1] == 1 else A.LUsolve(Sm.T)
 
     def pinv_apply(self, S, rhs):
         """S^+ rhs = (S^T S)^-1 S^T rhs for S (6, n) of full column rank."""
@@ -126,6 +142,9 @@ def trace_terms(cd):
     G = sp.zeros(cd.n_constraints, 6 * nb)
     gam, Cd, C = [sp.S.Zero] * cd.n_constraints, [sp.S.Zero] * cd.n_constraints, [sp.S.Zero] * cd.n_constraints
     uJ = [sp.S.Zero] * model.n_u
+    Tb, Jr, P = sp.zeros(6 * nb, cd.n_constraints), sp.zeros(6 * nb, 6 * nb), sp.zeros(model.n_u, 6 * nb)
+    S_out = sp.zeros(6 * nb, model.n_u)
+    kappa = [sp.S.Zero] * (6 * nb)
     info, row = [], 0
     for j, jd in enumerate(cd.joints):
         pj, par = jd.pj, model.parent[j]
@@ -141,12 +160,22 @@ def trace_terms(cd):
         for k, ui in enumerate(uj):
             uJ[pj.u_slice.start + k] = ui
         info.append((pj, par, RpF, rpF, RcM, rcM, R_FM, p_FM, S, jk.W, dict(zip(us, uj))))
+        bj = tr.vec(list(sp.Matrix(bias).xreplace(dict(zip(us, uj)))))
+        cv = tr.crm(v_rel, XvF)
+        kappa[6 * j:6 * j + 6] = [a - c for a, c in zip(bj, cv)]  # S' u + sigma' + XvF x v_rel
+        # v_rel = X_Mc nu_j - X_MF X_Fp nu_parent: the blocks of J (v_rel = J nu)
+        Jr[6 * j:6 * j + 6, 6 * j:6 * j + 6] = sp.Matrix(tr.matrix(lambda m: tr.X(RcM, rcM, m)))
+        if par >= 0:
+            Jr[6 * j:6 * j + 6, 6 * par:6 * par + 6] = -sp.Matrix(
+                tr.matrix(lambda m: tr.X(R_FM, p_FM, tr.X(RpF, rpF, m))))
+        if jd.nu:
+            P[pj.u_slice, 6 * j:6 * j + 6] = tr.pinv(S).applyfunc(b.assign)
+            S_out[6 * j:6 * j + 6, pj.u_slice] = S.applyfunc(b.assign)
         k = 6 - jd.nu
         if not k:
             continue
-        bj = tr.vec(list(sp.Matrix(bias).xreplace(dict(zip(us, uj)))))
-        cv = tr.crm(v_rel, XvF)
         Tm = sp.Matrix(jd.T_const) if jd.T_const is not None else T_syms[j]
+        Tb[6 * j:6 * j + 6, row:row + k] = Tm
         for r in range(k):
             t_col = list(Tm[:, r])
             gc = tr.XT(RcM, rcM, t_col)
@@ -190,8 +219,9 @@ def trace_terms(cd):
                         G[row + n + a, 6 * body + c] = b.assign(G[row + n + a, 6 * body + c] + sign * R[body][a, c])
                     Cd[row + n + a] = b.assign(Cd[row + n + a] + sign * _mv(R[body], w)[a])
         row += n + (3 if frames else 0)
-    F = _forces(cd, b, tr, R, p, nu, info, uJ)
-    prog = b.build({"G": G, "gamma": list(gam), "Cdot": list(Cd), "C": list(C), "F": F, "u_joint": list(uJ)})
+    F, act, V = _forces(cd, b, tr, R, p, nu, info, uJ)
+    prog = b.build({"G": G, "gamma": list(gam), "Cdot": list(Cd), "C": list(C), "F": F, "u_joint": list(uJ),
+                    "T": Tb, "act": act, "J": Jr, "kappa": kappa, "S": S_out, "P": P, "V": [V]})
     return prog, groups
 
 
@@ -228,6 +258,11 @@ def _forces(cd, b, tr, R, p, nu, info, uJ):
             vec = [ex(x) for x in tq.vector]
             mo = tr.vec(_mtv(R[tq.body], vec if tq.frame < 0 else _mv(R[tq.frame], vec)))
             F[tq.body] = [a + c for a, c in zip(F[tq.body], mo + [0, 0, 0])]
+    V, st = sp.S.Zero, sp.S.Zero  # the potential energy, where every spring and joint load has one
+    if cd._has_potential:
+        V = -sum((sp.sympify(body.mass) * sum((ex(g[k]) * c for k, c in enumerate(
+            [p[i][a] + x for a, x in enumerate(_mv(R[i], list(body.com)))])), sp.S.Zero)
+            for i, body in enumerate(model.bodies)), sp.S.Zero)
     for s in model.springs:
         ends = []
         for body, pt in ((s.body_a, s.point_a), (s.body_b, s.point_b)):
@@ -245,6 +280,8 @@ def _forces(cd, b, tr, R, p, nu, info, uJ):
         st = b.assign(length - ex(s.rest_length))
         rate = b.assign(sum((d[k] * (ends[1][3][k] - ends[0][3][k]) for k in range(3)), sp.S.Zero) * inv)
         tension = b.assign(ex(s.tension).xreplace({stretch: st, stretch_rate: rate}))
+        if cd._has_potential:
+            V += ex(s.potential).xreplace({stretch: st, stretch_rate: 0})
         for (body, point, _, _), sign in zip(ends, (1, -1)):
             add(body, point, [sign * tension * x for x in e], -1)
     act = {}
@@ -261,28 +298,35 @@ def _forces(cd, b, tr, R, p, nu, info, uJ):
             y = list(A.LUsolve(sp.Matrix(tr.vec(WtQ))))
         a = tr.vec([sum((S[r, k] * y[k] for k in range(S.shape[1])), sp.S.Zero) for r in range(6)])
         act[ld.joint] = [x + c for x, c in zip(act.get(ld.joint, [0] * 6), a)]
+    if cd._has_potential:
+        V += sum((ex(ld.potential).xreplace({stretch: st, stretch_rate: 0}) for ld in model.joint_loads), sp.S.Zero)
+    act_out = [sp.S.Zero] * (6 * len(F))
     for j, a in act.items():
         pj, par, RpF, rpF, RcM, rcM, R_FM, p_FM, *_ = info[j]
-        a = tr.vec(a)
+        a = act_out[6 * j:6 * j + 6] = tr.vec(a)
         fc = tr.XT(RcM, rcM, a)
         F[j] = [x + c for x, c in zip(F[j], fc)]
         if par >= 0:
             fp = tr.XT(RpF, rpF, tr.XT(R_FM, p_FM, a))
             F[par] = [x - c for x, c in zip(F[par], fp)]
-    return [b.assign(x) for f in F for x in f]
+    return [b.assign(x) for f in F for x in f], act_out, b.assign(V)
 
 
-def compile_terms(cd):
+def compile_terms(cd, program=None, full=False):
     """The compiled terms of ``cd``: ``fn(t, q_ext, u, params, inputs) -> (G, gamma (without Baumgarte), Cdot, C,
     F (6 Nb,), u_joint)`` with q_ext = (Cartesian q, joint coordinates, then per joint with rows its pose error
-    and, where S varies, its complement T row-major)."""
-    return compile_program(trace_terms(cd)[0], OUTPUTS)
+    and, where S varies, its complement T row-major). ``full``: also T (6 Nb, m) the joints' complements placed at
+    their rows, act (6 Nb,) the joints' actuation wrenches in M axes, J (6 Nb, 6 Nb) the map v_rel = J nu, kappa
+    (6 Nb,) the joints' S' u + sigma' + (X_MF v_F) x v_rel (so that J nu' = S u'_J + kappa), S (6 Nb, n_u) and P
+    (n_u, 6 Nb) the blocks S and S^+, and V (1,) the potential energy (zero where one is unknown)."""
+    return compile_program(trace_terms(cd)[0] if program is None else program, ALL_OUTPUTS if full else OUTPUTS)
 
 
 def trace_fit(cd, fast):
     """The Gauss-Newton pieces of the joints ``fast`` (indices, joints without quaternion coordinates) traced into
-    one Program: q group = the joint coordinates (n_q) then the Cartesian q (7 Nb); outputs E (12 per fast joint: R(q_J)^T R_FM and R(q_J)^T (p_FM - p(q_J))), P (n_u, 6 Nb) the
-    blocks S^+, W (n_q, n_u) the blocks W and S (6 Nb, n_u) the blocks S, all at q_J."""
+    one Program: q group = the joint coordinates (n_q) then the Cartesian q (7 Nb); outputs E (12 per fast joint:
+    R(q_J)^T R_FM and R(q_J)^T (p_FM - p(q_J))), P (n_u, 6 Nb) the blocks S^+, W (n_q, n_u) the blocks W and
+    S (6 Nb, n_u) the blocks S, all at q_J."""
     model, nb = cd.model, cd.n_bodies
     cq = sp.symbols(f"_cq0:{7 * nb}")
     groups = {"t": (model.t,), "q": tuple(model.q) + tuple(cq), "params": tuple(model.parameters)}
