@@ -3,6 +3,8 @@ recombination (kane.simulate.switching) on the shopping cart whose caster locks 
 hits the floor (a zero-DOF resting mode, pulled off again), a disk on a ramp that slips then rolls (slip modes run
 on line), and bad input."""
 
+import pathlib
+import sys
 import math
 
 import numpy as np
@@ -15,6 +17,9 @@ from kane.simulate import Event
 from kane.simulate.hybrid import HybridSimulator, mode_system, simulate_hybrid
 from kane.simulate.shapes import Plane, Point, contact
 from kane.simulate.switching import Coulomb, Lock, UnilateralContact, simulate_switching
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from _models import cart  # noqa: E402
 
 G = 9.81
 TOL = {"rtol": 1e-10, "atol": 1e-12}
@@ -43,25 +48,6 @@ def same_events(a, b, t_tol=1e-9):
 
 
 # ---- the shopping cart (seed 000 Ex. 3) --------------------------------------------------------------------
-def cart(lock: str):
-    """lock: "transient", "permanent" or "none" for the caster's lock ``caster_stick``."""
-    s = kane.System("cart")
-    mB, IB, mC, L1, L2, L3 = (s.parameter(n, v) for n, v in (("mB", 20.0), ("IB", 2.0), ("mC", 1.0),
-                                                              ("L1", 0.4), ("L2", 0.9), ("L3", 0.1)))
-    F, tau = s.input("F"), s.input("tau")
-    s.add_body("B", mass=mB, com=(L1, 0, 0), inertia=(IB, IB, IB))
-    s.add_body("C", mass=mC, com=(-L3, 0, 0))
-    s.add_joint("ground", "B", J.Planar(J.Speeds.BODY), coordinates=["q1", "q2", "q3"], speeds=["u1", "v2", "u2"])
-    s.add_joint("B", "C", J.Revolute("z"), parent_point=(L2, 0, 0), coordinates=["q4"], speeds=["w4"])
-    s.add_force("B", (F, 0, 0), frame="B")
-    s.add_torque("B", (0, 0, tau), frame="B")
-    s.add_no_slip("back_wheels", "B", (0, 0, 0), (0, 1, 0))
-    s.add_no_slip("caster_wheel", "C", (-L3, 0, 0), (0, 1, 0))
-    if lock != "none":
-        s.add_joint_lock("caster_stick", "B_C", transient=lock == "transient")
-    return s
-
-
 def push(t, q=None, u=None):
     return {"F": 12.0 * math.sin(1.3 * t) + 4.0, "tau": 3.0 * math.cos(2.1 * t)}
 

@@ -1,6 +1,8 @@
 """On-line embedding (seed 000 Eqs. 43-46): OnlineDynamics against the permanently embedded derivation, against an
 independent KKT solve of the multiplier equations, impulses, and singularity avoidance on a four-bar."""
 
+import pathlib
+import sys
 import numpy as np
 import pytest
 import sympy as sp
@@ -10,6 +12,9 @@ from kane import joints as J
 from kane.simulate import Method, SimulationError, Simulator
 from kane.simulate.online import OnlineDynamics, SlipForce, constraint_layout
 from kane.simulate.switching import simulate_switching
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from _models import cart  # noqa: E402
 
 
 # ---- models (the builders of tests/symbolic/test_seed_examples.py, with the constraints' persistence a flag) --
@@ -28,26 +33,6 @@ def disk_on_ramp(transient: bool):
                 speeds=["u2"])
     s.add_force("disk", (-Ff, 0, 0), point=(-r * sp.sin(q2), -r * sp.cos(q2), 0), frame="ground")
     s.add_motion_constraint("rolling", [sp.Symbol("u1") + sp.Symbol("u2")], transient=transient)
-    return s
-
-
-def cart(stick_transient: bool = True, sticking: bool = False):
-    """Seed 000 Ex. 3: basket on a planar joint (u1, v2, u2), caster about the vertical (w4); no lateral slip of
-    the back wheels and the caster wheel (permanent); the caster's lock ``caster_stick``."""
-    s = kane.System("cart")
-    mB, IB, mC, L1, L2, L3 = (s.parameter(n, v) for n, v in (("mB", 20.0), ("IB", 2.0), ("mC", 1.0),
-                                                              ("L1", 0.4), ("L2", 0.9), ("L3", 0.1)))
-    F, tau = s.input("F"), s.input("tau")
-    s.add_body("B", mass=mB, com=(L1, 0, 0), inertia=(IB, IB, IB))
-    s.add_body("C", mass=mC, com=(-L3, 0, 0))
-    s.add_joint("ground", "B", J.Planar(J.Speeds.BODY), coordinates=["q1", "q2", "q3"], speeds=["u1", "v2", "u2"])
-    s.add_joint("B", "C", J.Revolute("z"), parent_point=(L2, 0, 0), coordinates=["q4"], speeds=["w4"])
-    s.add_force("B", (F, 0, 0), frame="B")
-    s.add_torque("B", (0, 0, tau), frame="B")
-    s.add_no_slip("back_wheels", "B", (0, 0, 0), (0, 1, 0))
-    s.add_no_slip("caster_wheel", "C", (-L3, 0, 0), (0, 1, 0))
-    if stick_transient or sticking:
-        s.add_joint_lock("caster_stick", "B_C", transient=stick_transient)
     return s
 
 
@@ -142,7 +127,7 @@ def test_disk_on_ramp_rolling_online_equals_embedded_derivation():
 def test_cart_online_equals_pre_derived_mode(locked):
     eqs = kane.derive(cart())
     online = OnlineDynamics(eqs, active=["caster_stick"] if locked else [])
-    emb = kane.derive(cart(stick_transient=False, sticking=locked)).compile()
+    emb = kane.derive(cart("permanent" if locked else "none")).compile()
     rng = np.random.default_rng(2)
     inputs = {"F": 3.0, "tau": -0.7}
     for _ in range(5):
@@ -156,7 +141,7 @@ def test_cart_online_equals_pre_derived_mode(locked):
         assert np.allclose(A[rows] @ ud + bias[rows], 0.0, atol=1e-12)
     # the embedded M~ and f~ equal kane.derive's when it is told to use the same independent speeds
     dep = [n for n in online.u_names if n not in online.independent_speeds]
-    same = kane.derive(cart(stick_transient=False, sticking=locked), dependent=dep, reference_q=q).compile()
+    same = kane.derive(cart("permanent" if locked else "none"), dependent=dep, reference_q=q).compile()
     ui_same = u[[online.u_names.index(n) for n in same.u_names]]
     Mt, ft, C, c = online.embedded_equations(0.0, q, u, inputs=inputs)
     assert np.allclose(Mt, same.mass_matrix(0.0, q), rtol=1e-12, atol=1e-12)
