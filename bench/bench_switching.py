@@ -3,7 +3,7 @@ hybrid state machine) on the shopping cart of seed 000 Ex. 3 whose caster locks 
 
 * on-line: one derivation with the caster's lock transient; ``simulate_switching`` with a ``Lock`` rule embeds
   the active constraints at every evaluation (state: q and all four speeds);
-* pre-derived: :class:`kane.simulate.hybrid.HybridSimulator`, the hybrid state machine: ``kane.derive`` of the
+* pre-derived: :class:`kane.switching.hybrid.HybridSimulator`, the hybrid state machine: ``kane.derive`` of the
   cart with the lock permanent and without it (derived once, outside the timing), one compiled Dynamics per mode
   (state: q and the mode's independent speeds), switched by the same Lock rule; locking applies the on-line
   plastic impulse and maps the full speeds to the next mode's independent speeds.
@@ -23,9 +23,9 @@ import numpy as np
 
 import kane
 from kane import joints as J
-from kane.simulate.hybrid import HybridSimulator
-from kane.simulate.online import OnlineDynamics
-from kane.simulate.switching import Lock, simulate_switching
+from kane.switching.hybrid import HybridSimulator
+from kane.switching.online import OnlineDynamics
+from kane.switching import Lock, simulate_switching
 
 __all__ = ["cart", "run", "run_hybrid", "run_online"]
 

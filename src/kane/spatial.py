@@ -1,6 +1,6 @@
 """Featherstone's spatial vector algebra in numpy (seed 001 §2.4; Featherstone 2008, ch. 2).
 
-Conventions (the same as :mod:`kane.symbolic.kinematics` and :mod:`kane.algorithms`):
+Conventions (the same as :mod:`kane.mechanics.kinematics` and :mod:`kane.algorithms`):
 
 * a **motion vector** is ``(omega, v)`` (6,): angular velocity [rad/s] first, then the velocity [m/s] of the body-fixed
   point at the frame's origin; a **force vector** is ``(n, f)`` (6,): the moment [N m] about the origin, then the

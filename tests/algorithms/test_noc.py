@@ -13,7 +13,7 @@ import sympy as sp
 import kane
 from kane import joints as J
 from kane.algorithms.noc import NOCDynamics, noc, subtrees
-from kane.algorithms.recursive import Trace
+from kane.algorithms.trace import Trace
 from kane.codegen.numpy_backend import compile_program
 from kane.spatial import skew
 

@@ -10,7 +10,7 @@ import sympy as sp
 
 from kane import spatial as S
 from kane.algorithms.aba import inertia_to_parent
-from kane.algorithms.recursive import TraceBuilder
+from kane.codegen.trace import TraceBuilder
 from kane.codegen.numpy_backend import compile_program
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))

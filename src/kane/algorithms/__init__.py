@@ -21,7 +21,8 @@ from .crba import crba, trace_crba, trace_forward_dynamics
 from .kane_matrix import (AXIS_LABELS, KaneMatrixDynamics, constrained_axes, kane_matrix, trace_constraint_forces,
                           trace_kane_matrix)
 from .noc import NOCDynamics, noc, trace_noc
-from .recursive import Algorithm, RecursiveDynamics, Trace, tree_model
+from .recursive import Algorithm, RecursiveDynamics
+from .trace import Trace, tree_model
 from .rnea import rnea, trace_rnea
 
 __all__ = ["rnea", "crba", "aba", "noc", "kane_matrix", "Algorithm", "RecursiveDynamics", "NOCDynamics",

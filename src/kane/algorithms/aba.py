@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from ..codegen.program import Program
 from ..model.system import Model, System
-from .recursive import ZERO, Trace, dot, imul
+from ..codegen.trace import ZERO, dot, imul
+from .trace import Trace
 
 __all__ = ["aba", "trace_aba", "inertia_to_parent", "LDL"]
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import KaneError
 from ..spatial import quaternion_compose, quaternion_to_rotation, rotation_vector
+from .cartesian_terms import trace_fit
 
 __all__ = ["fit", "fit_all", "lsq", "relative_poses", "rotation_vectors"]
 
@@ -85,7 +86,6 @@ def fit_all(cd, c, q, t):
     pvec = c["p"]
     nb, model = cd.n_bodies, cd.model
     if cd._fit_fn is None:
-        from .cartesian_terms import trace_fit
         cd._fast = [j for j, jd in enumerate(cd.joints) if jd.quat is None]
         cd._fit_fn = trace_fit(cd, cd._fast) if cd._fast else False
     fast, qJ, err, Ss = cd._fast, np.zeros(model.n_q), np.zeros((nb, 6)), [None] * nb

@@ -17,8 +17,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ..codegen.numpy_backend import compile_program
-from ..model.system import stretch, stretch_rate
-from .recursive import TraceBuilder
+from ..model.model import stretch, stretch_rate
+from ..codegen.trace import TraceBuilder
 
 __all__ = ["compile_terms", "trace_fit", "trace_terms"]
 

@@ -16,8 +16,9 @@ import sympy as sp
 
 from ..codegen.program import Program
 from ..model.system import Model, System
-from ..symbolic.kane import body_inertia
-from .recursive import Trace, sdot
+from ..codegen.trace import sdot
+from ..mechanics.inertia import body_inertia
+from .trace import Trace
 from .rnea import trace_rnea
 
 __all__ = ["crba", "trace_crba", "trace_forward_dynamics", "LTDL"]

@@ -43,10 +43,12 @@ import sympy as sp
 from ..codegen.program import Program
 from ..errors import KaneError
 from ..model.system import Model, System
-from ..symbolic.kinematics import cross, matvec
+from ..codegen.trace import ZERO, dot, mul
+from ..mechanics.kinematics import cross, matvec
 from .crba import LTDL
 from .noc import mass_center_twist, subtrees
-from .recursive import ZERO, Algorithm, RecursiveDynamics, Trace, dot, mul
+from .recursive import Algorithm, RecursiveDynamics
+from .trace import Trace
 
 __all__ = ["AXIS_LABELS", "constrained_axes", "KaneTerms", "trace_kane_matrix", "trace_constraint_forces",
            "kane_matrix", "KaneMatrixDynamics"]

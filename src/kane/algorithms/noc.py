@@ -33,9 +33,11 @@ import sympy as sp
 
 from ..codegen.program import Program
 from ..model.system import Model, System
-from ..symbolic.kinematics import cross
+from ..codegen.trace import ZERO, dot, mul
+from ..mechanics.kinematics import cross
 from .crba import LTDL
-from .recursive import ZERO, Algorithm, RecursiveDynamics, Trace, dot, mul
+from .recursive import Algorithm, RecursiveDynamics
+from .trace import Trace
 from .rnea import trace_rnea
 
 __all__ = ["noc", "trace_noc", "trace_twist_matrix", "trace_generalized_inertia", "subtrees", "speed_owners",

@@ -18,8 +18,9 @@ import sympy as sp
 
 from ..codegen.program import Program
 from ..model.system import Model, System
-from ..symbolic.kinematics import cross, matTvec
-from .recursive import Trace, sdot
+from ..codegen.trace import sdot
+from ..mechanics.kinematics import cross, matTvec
+from .trace import Trace
 
 __all__ = ["rnea", "trace_rnea"]
 

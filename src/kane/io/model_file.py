@@ -59,6 +59,7 @@ import sympy as sp
 
 from ..errors import ModelError
 from ..model.system import System, t
+from ..symbolic.derive import derive
 from .model_context import Ctx, Loader, ModelFileError, SimulationSettings, type_name
 from .model_tables import (TOP_TABLES, add_bodies, add_constraint, add_joints, add_load, model_defaults,
                            simulation_settings)
@@ -92,8 +93,6 @@ class LoadedModel:
 
     def derive(self, dependent=None, **kwargs):
         """Equations of motion (:func:`kane.derive`), dependent speeds from the argument or the settings."""
-        from ..symbolic.derive import derive
-
         dep = self.simulation.dependent if dependent is None else tuple(dependent)
         try:
             return derive(self.system, dependent=list(dep) if dep else None, **kwargs)

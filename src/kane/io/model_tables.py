@@ -7,7 +7,7 @@ import sympy as sp
 
 from ..model import joints as J
 from ..model.system import GROUND, stretch, stretch_rate, t
-from ..simulate.stepping import Method
+from ..options import Method
 from .model_context import Ctx, SimulationSettings, type_name
 
 __all__ = ["TOP_TABLES", "model_defaults", "add_bodies", "add_joints", "add_load", "add_constraint",

@@ -8,7 +8,8 @@ import sympy as sp
 from ..errors import ModelError
 from . import joints as J
 from .elements import Body, Constraint, ConstraintKind, Force, JointLoad, PlacedJoint, Spring, Torque
-from .system import GROUND, Model, _vec, stretch, stretch_rate, t
+from .model import GROUND, Model, stretch, stretch_rate, t
+from .values import _vec
 
 __all__ = ["compile_system"]
 

@@ -18,162 +18,12 @@ import sympy as sp
 
 from ..errors import ModelError
 from . import joints as J
+from .compile import compile_system
 from .elements import (Body, Constraint, ConstraintKind, Force, JointLoad, PlacedJoint, Spring, Torque)
+from .model import GROUND, Model, stretch, stretch_rate, t
+from .values import _inertia, _real, _rotation, _scalar, _vec
 
 __all__ = ["System", "Model", "GROUND", "t", "stretch", "stretch_rate"]
-
-GROUND = "ground"
-t = sp.Symbol("t")
-stretch = sp.Symbol("stretch")
-stretch_rate = sp.Symbol("stretch_rate")
-
-
-def _vec(value, what: str) -> sp.ImmutableMatrix:
-    try:
-        items = list(value)
-    except TypeError:
-        raise ModelError(f"{what}: expected a 3-vector, got {value!r}") from None
-    if len(items) != 3:
-        raise ModelError(f"{what}: expected a 3-vector, got {len(items)} components")
-    return sp.ImmutableMatrix([_scalar(v, what) for v in items])
-
-
-def _scalar(value, what: str) -> sp.Expr:
-    if isinstance(value, (str, bytes)):
-        raise ModelError(f"{what}: got the string {value!r}; expected a number or a sympy expression "
-                         "(model files parse their expressions with kane.io)")
-    try:
-        out = sp.sympify(value, strict=True)
-    except (sp.SympifyError, TypeError):
-        raise ModelError(f"{what}: expected a number or a sympy expression, got {value!r}") from None
-    if out.is_number and not (out.is_finite and out.is_extended_real):
-        raise ModelError(f"{what}: expected a finite real number, got {value!r}")
-    return out
-
-
-def _real(value, what: str) -> float:
-    """A plain finite real number (no strings, no expressions)."""
-    if isinstance(value, (str, bytes, bool)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ModelError(f"{what}: expected a real number, got {value!r}")
-    if not np.isfinite(float(value)):
-        raise ModelError(f"{what}: expected a finite real number, got {value!r}")
-    return float(value)
-
-
-def _rotation(value, what: str) -> sp.ImmutableMatrix:
-    if value is None:
-        return sp.ImmutableMatrix(sp.eye(3))
-    R = sp.Matrix(value)
-    if R.shape != (3, 3):
-        raise ModelError(f"{what}: expected a 3x3 rotation matrix")
-    if all(e.is_number for e in R):
-        Rn = np.array(R.evalf(), dtype=float)
-        if not np.allclose(Rn.T @ Rn, np.eye(3), atol=1e-9) or np.linalg.det(Rn) < 0:
-            raise ModelError(f"{what}: expected a proper rotation matrix (orthonormal, det +1)")
-    return sp.ImmutableMatrix(R)
-
-
-def _inertia(value, what: str) -> sp.ImmutableMatrix:
-    items = list(value) if not isinstance(value, sp.MatrixBase) else value
-    if isinstance(items, sp.MatrixBase) and items.shape == (3, 3):
-        I = sp.Matrix(items)
-    elif len(items) == 6:
-        ixx, iyy, izz, ixy, iyz, izx = (_scalar(v, what) for v in items)
-        I = sp.Matrix([[ixx, ixy, izx], [ixy, iyy, iyz], [izx, iyz, izz]])
-    elif len(items) == 3 and all(not hasattr(v, "__len__") for v in items):
-        I = sp.diag(*(_scalar(v, what) for v in items))
-    else:
-        I = sp.Matrix(items)
-        if I.shape != (3, 3):
-            raise ModelError(f"{what}: expected a 3x3 tensor, (Ixx, Iyy, Izz) or (Ixx, Iyy, Izz, Ixy, Iyz, Izx)")
-    if I != I.T:
-        diff = I - I.T
-        if not all(e.is_number for e in diff) or max(abs(float(e)) for e in diff) > 1e-9 * max(
-                1.0, max(abs(float(e)) for e in I if e.is_number)):
-            raise ModelError(f"{what}: the inertia tensor must be symmetric")
-        I = (I + I.T) / 2
-    return sp.ImmutableMatrix(I)
-
-
-@dataclass(frozen=True)
-class Model:
-    """A compiled, immutable multibody model (index-based; bodies ordered parent before child).
-
-    ``joints[i]`` is the inboard joint of ``bodies[i]``; ``parent[i]`` is its parent body index (-1: ground).
-    ``q`` (n_q) and ``u`` (n_u) are the sympy symbols of the coordinates and speeds in system order.
-    """
-
-    name: str
-    bodies: tuple[Body, ...]
-    joints: tuple[PlacedJoint, ...]
-    parent: tuple[int, ...]
-    q: tuple[sp.Symbol, ...]
-    u: tuple[sp.Symbol, ...]
-    t: sp.Symbol
-    parameters: tuple[sp.Symbol, ...]
-    parameter_defaults: tuple[float, ...]
-    inputs: tuple[sp.Symbol, ...]
-    input_defaults: tuple[float, ...]
-    gravity: sp.ImmutableMatrix
-    forces: tuple[Force, ...]
-    torques: tuple[Torque, ...]
-    springs: tuple[Spring, ...]
-    joint_loads: tuple[JointLoad, ...]
-    constraints: tuple[Constraint, ...]
-    q0: tuple[float, ...]
-    u0: tuple[float, ...]
-
-    @property
-    def n_q(self) -> int:
-        return len(self.q)
-
-    @property
-    def n_u(self) -> int:
-        return len(self.u)
-
-    @property
-    def n_bodies(self) -> int:
-        return len(self.bodies)
-
-    def body_index(self, name: str) -> int:
-        """Index of a body by name; -1 for ``"ground"``."""
-        if name == GROUND:
-            return -1
-        for i, b in enumerate(self.bodies):
-            if b.name == name:
-                return i
-        raise ModelError(f"no body named {name!r}; bodies: {', '.join(b.name for b in self.bodies)}")
-
-    def joint_index(self, name: str) -> int:
-        for i, j in enumerate(self.joints):
-            if j.name == name:
-                return i
-        raise ModelError(f"no joint named {name!r}; joints: {', '.join(j.name for j in self.joints)}")
-
-    def parameter_values(self, params=None) -> np.ndarray:
-        """Parameter vector in model order from defaults, updated by a dict name -> value (or a full array)."""
-        return _values(self.parameters, self.parameter_defaults, params, "parameter")
-
-    def input_values(self, inputs=None) -> np.ndarray:
-        return _values(self.inputs, self.input_defaults, inputs, "input")
-
-
-def _values(symbols, defaults, given, what) -> np.ndarray:
-    out = np.array(defaults, dtype=float)
-    if given is None:
-        return out
-    if isinstance(given, dict):
-        names = [str(s) for s in symbols]
-        for key, value in given.items():
-            if str(key) not in names:
-                raise ModelError(f"unknown {what} {str(key)!r}; known: {', '.join(names) or '(none)'}")
-            out[names.index(str(key))] = value
-        return out
-    arr = np.asarray(given, dtype=float)
-    if arr.shape != out.shape:
-        raise ModelError(f"{what} values: expected {out.shape[0]} values in model order, got shape {arr.shape}")
-    return arr
-
 
 @dataclass
 class _JointEntry:
@@ -385,6 +235,5 @@ class System:
     # ---- compile -------------------------------------------------------------------------------------------
     def compile(self) -> Model:
         """Check the description and return the frozen :class:`Model` (raises :class:`kane.ModelError`)."""
-        from .compile import compile_system
 
         return compile_system(self)

@@ -1,9 +1,22 @@
-"""Numerical simulation: integrators, events, the step-wise Simulator, simulate(), and Trajectory files.
+"""Numerical simulation: integrators, events, the step-wise Simulator, assembly and projection, ``simulate()``.
 
-    >>> traj = simulate(dynamics, (0.0, 10.0), q0, u0, method=Method.DOPRI5, output_dt=0.01, path="run.h5")
-    >>> traj = load_trajectory("run.h5")
+The package is itself callable: ``kane.simulate(dynamics, t_span, q0, u0, ...)`` is
+:func:`kane.simulate.simulate`, and ``kane.simulate.Simulator``, ``kane.simulate.make_projection`` and the rest
+are its members, so the function and the package never hide each other.
+
+    >>> traj = kane.simulate(dynamics, (0.0, 10.0), q0, u0, method=Method.DOPRI5, output_dt=0.01, path="run.h5")
+    >>> traj = kane.simulate.load_trajectory("run.h5")
+
+Constraint changes during a run (contact, stick/slip, locks) live in :mod:`kane.switching`; trajectory files in
+:mod:`kane.io.trajectory` (re-exported here).
 """
 
+import sys
+import types
+
+from kane.io.trajectory import EventRecord, Stats, Trajectory, TrajectoryWriter, load_trajectory
+from kane.options import Method
+from kane.simulate.assembly import AssemblyError, AssemblyResult, assemble, make_projection, project_positions
 from kane.simulate.events import Event, EventDetector, EventFunctionError, EventHit
 from kane.simulate.integrators import (
     RK4,
@@ -11,39 +24,15 @@ from kane.simulate.integrators import (
     DormandPrince5,
     Integrator,
     IntegratorError,
-    Method,
     Rhs,
     ScipyImplicit,
     SemiImplicitEuler,
     Step,
     make_integrator,
 )
-from kane.simulate.assembly import AssemblyError, AssemblyResult, assemble, make_projection, project_positions
-from kane.simulate.hybrid import HybridSimulator, mode_system, simulate_hybrid
-from kane.simulate.online import ImpulseResult, OnlineDynamics, SlipForce
-from kane.simulate.shapes import Contact, Disk, Gap, Plane, Point, Sphere
 from kane.simulate.simulator import SimulationError, Simulator, StepInfo, simulate
-from kane.simulate.switching import Coulomb, Lock, SwitchingSimulator, UnilateralContact, simulate_switching
-from kane.simulate.trajectory import EventRecord, Stats, Trajectory, TrajectoryWriter, load_trajectory
 
 __all__ = [
-    "HybridSimulator",
-    "mode_system",
-    "simulate_hybrid",
-    "Contact",
-    "Disk",
-    "Gap",
-    "Plane",
-    "Point",
-    "Sphere",
-    "OnlineDynamics",
-    "SlipForce",
-    "ImpulseResult",
-    "UnilateralContact",
-    "Coulomb",
-    "Lock",
-    "SwitchingSimulator",
-    "simulate_switching",
     "AssemblyError",
     "AssemblyResult",
     "assemble",
@@ -74,3 +63,13 @@ __all__ = [
     "make_integrator",
     "simulate",
 ]
+
+
+class _CallablePackage(types.ModuleType):
+    """The ``kane.simulate`` package, callable as :func:`simulate`."""
+
+    def __call__(self, *args, **kwargs):
+        return simulate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage

@@ -22,7 +22,7 @@ import numpy as np
 from kane.errors import KaneError
 from kane.simulate.events import Event, EventDetector, EventFunctionError
 from kane.simulate.integrators import Integrator, IntegratorError, Method, Rhs, Step, make_integrator
-from kane.simulate.trajectory import EventRecord, Stats, Trajectory, TrajectoryWriter, load_trajectory
+from kane.io.trajectory import EventRecord, Stats, Trajectory, TrajectoryWriter, load_trajectory
 
 __all__ = ["SimulationError", "StepInfo", "Simulator", "simulate"]
 

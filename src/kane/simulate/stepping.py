@@ -4,7 +4,6 @@ x = concat(q, u) with evaluation counts, the accepted-step record with dense out
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from kane.errors import KaneError
+from kane.options import Method
 
 __all__ = ["IntegratorError", "Method", "Rhs", "Counters", "Step", "Integrator"]
 
@@ -24,32 +24,6 @@ class IntegratorError(KaneError):
         super().__init__(f"{reason} (t = {t!r} s)")
         self.reason = reason
         self.t = t
-
-
-class Method(enum.Enum):
-    """Integration method: fixed-step ``RK4`` and ``SEMI_IMPLICIT_EULER``, adaptive ``DOPRI5``, ``RADAU``, ``BDF``."""
-
-    RK4 = "rk4"
-    SEMI_IMPLICIT_EULER = "semi_implicit_euler"
-    DOPRI5 = "dopri5"
-    RADAU = "radau"
-    BDF = "bdf"
-
-    @property
-    def adaptive(self) -> bool:
-        """True for the error-controlled methods (DOPRI5, RADAU, BDF)."""
-        return self in (Method.DOPRI5, Method.RADAU, Method.BDF)
-
-    @classmethod
-    def parse(cls, value: Method | str) -> Method:
-        """Return ``value`` as a Method; strings match the name or value, case-insensitively ("rk4", "DOPRI5")."""
-        if isinstance(value, Method):
-            return value
-        key = str(value).strip().lower()
-        for m in cls:
-            if key in (m.value, m.name.lower()):
-                return m
-        raise ValueError(f"unknown integration method {value!r}; expected one of {[m.value for m in cls]}")
 
 
 class Rhs:

@@ -23,9 +23,12 @@ from ..codegen.program import OpCount, Program, ProgramBuilder
 from ..errors import KaneError, ModelError
 from ..model import joints as J
 from ..model.system import Model, System
-from .constraints import EmbeddingChoice, constraint_rows, select_dependent, solve_dependent
-from .kane import energy_expressions, explicit_generalized_forces, recursive_mass_forcing
-from .kinematics import TreeKinematics
+from ..mechanics.constraints import EmbeddingChoice, constraint_rows, select_dependent
+from ..mechanics.kinematics import TreeKinematics
+from ..mechanics.loads import energy_expressions
+from .dynamics import Dynamics
+from .embedding import solve_dependent
+from .kane import explicit_generalized_forces, recursive_mass_forcing
 
 __all__ = ["Embedding", "Equations", "RowBlock", "derive", "reference_configuration"]
 
@@ -96,8 +99,6 @@ class Equations:
 
     def compile(self):
         """A numeric :class:`kane.Dynamics` for these equations (numpy backend)."""
-        from ..dynamics import Dynamics
-
         return Dynamics(self)
 
     # ---- readable forms ------------------------------------------------------------------------------------

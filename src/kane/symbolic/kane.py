@@ -13,115 +13,17 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..codegen.program import ProgramBuilder
-from ..model.system import Model, stretch, stretch_rate
-from .kinematics import TreeKinematics, cross, crf, dot, matvec
+from ..mechanics.inertia import body_inertia
+from ..mechanics.kinematics import TreeKinematics, crf, dot
+from ..mechanics.loads import applied_body_forces, joint_generalized_forces
+from ..model.model import Model
 
-__all__ = ["SpatialInertia", "body_inertia", "applied_body_forces", "recursive_mass_forcing",
-           "explicit_generalized_forces", "energy_expressions", "joint_generalized_forces",
-           "body_partial_velocities"]
+__all__ = ["recursive_mass_forcing", "explicit_generalized_forces", "body_partial_velocities"]
 
 
 def sdot(m, f):
     """The scalar product of a motion vector and a force vector (power), 6 components each."""
     return sum((m[k] * f[k] for k in range(6)), sp.S.Zero)
-
-
-class SpatialInertia:
-    """Spatial inertia about a frame origin, stored as mass m, first moment h = m c (3,) and rotational inertia
-    about the origin Ibar (3x3 symmetric)."""
-
-    def __init__(self, m, h, Ibar):
-        self.m, self.h, self.Ibar = m, list(h), sp.Matrix(Ibar)
-
-    def apply(self, b: ProgramBuilder, s):
-        """I s for a motion vector s = (omega, v): (Ibar omega + h x v, m v - h x omega)."""
-        w, v = s[:3], s[3:]
-        hv, hw = cross(self.h, v), cross(self.h, w)
-        Iw = matvec(self.Ibar, w)
-        return [b.assign(Iw[k] + hv[k]) for k in range(3)] + [b.assign(self.m * v[k] - hw[k]) for k in range(3)]
-
-    def to_parent(self, b: ProgramBuilder, R, r) -> "SpatialInertia":
-        """The same inertia expressed in the parent's axes about the parent's origin (X^T I X)."""
-        a = b.assign
-        h1 = [a(e) for e in matvec(R, self.h)]
-        RI = R * self.Ibar
-        Ir = sp.zeros(3, 3)
-        for i in range(3):
-            for j in range(i, 3):
-                Ir[i, j] = Ir[j, i] = sum((RI[i, k] * R[j, k] for k in range(3)), sp.S.Zero)
-        rh = 2 * dot(r, h1) + self.m * dot(r, r)
-        Ip = sp.zeros(3, 3)
-        for i in range(3):
-            for j in range(i, 3):
-                e = Ir[i, j] - (h1[i] * r[j] + r[i] * h1[j] + self.m * r[i] * r[j])
-                if i == j:
-                    e += rh
-                Ip[i, j] = Ip[j, i] = a(e)
-        return SpatialInertia(self.m, [a(h1[k] + self.m * r[k]) for k in range(3)], Ip)
-
-    def plus(self, b: ProgramBuilder, other: "SpatialInertia") -> "SpatialInertia":
-        a = b.assign
-        return SpatialInertia(a(self.m + other.m), [a(x + y) for x, y in zip(self.h, other.h)],
-                              (self.Ibar + other.Ibar).applyfunc(a))
-
-
-def body_inertia(model: Model, i: int) -> SpatialInertia:
-    """Spatial inertia of body i about its origin in its axes (constants and parameters only)."""
-    body = model.bodies[i]
-    m, c = body.mass, list(body.com)
-    Ibar = sp.Matrix(body.inertia) + m * (dot(c, c) * sp.eye(3) - sp.Matrix(c) * sp.Matrix(c).T)
-    return SpatialInertia(m, [m * ck for ck in c], Ibar.applyfunc(sp.expand))
-
-
-def applied_body_forces(model: Model, kin: TreeKinematics):
-    """Applied forces (excluding gravity) as spatial forces on each body, in body axes at the body origin."""
-    b = kin.b
-    f = [[sp.S.Zero] * 6 for _ in model.bodies]
-
-    def add(i, point, vec_body, couple=False):
-        if i < 0:
-            return
-        if couple:
-            for k in range(3):
-                f[i][k] += vec_body[k]
-            return
-        moment = cross(list(point), vec_body)
-        for k in range(3):
-            f[i][k] += moment[k]
-            f[i][3 + k] += vec_body[k]
-
-    for F in model.forces:
-        add(F.body, F.point, kin.vector_in_body(F.vector, F.frame, F.body))
-    for T in model.torques:
-        add(T.body, None, kin.vector_in_body(T.vector, T.frame, T.body), couple=True)
-    for sp_ in model.springs:
-        pa = kin.point_in_ground(sp_.body_a, sp_.point_a)
-        pb = kin.point_in_ground(sp_.body_b, sp_.point_b)
-        d = [b.assign(y - x) for x, y in zip(pa, pb)]
-        length = b.assign(sp.sqrt(dot(d, d)))
-        e = [b.assign(dk / length) for dk in d]
-        va = kin.point_velocity_in_ground(sp_.body_a, sp_.point_a)
-        vb = kin.point_velocity_in_ground(sp_.body_b, sp_.point_b)
-        rate = b.assign(dot(e, [y - x for x, y in zip(va, vb)]))
-        tension = b.assign(sp_.tension.xreplace({stretch: length - sp_.rest_length, stretch_rate: rate}))
-        on_a = [b.assign(tension * ek) for ek in e]
-        for body, point, sign in ((sp_.body_a, sp_.point_a, 1), (sp_.body_b, sp_.point_b, -1)):
-            if body >= 0:
-                add(body, point, kin.vector_in_body([sign * x for x in on_a], -1, body))
-    return [[b.assign(x) for x in fi] for fi in f]
-
-
-def joint_generalized_forces(model: Model, kin: TreeKinematics):
-    """Generalized active forces from joint springs, dampers and actuators: W^T Q per joint (n_u,)."""
-    out = [sp.S.Zero] * model.n_u
-    for load in model.joint_loads:
-        pj = model.joints[load.joint]
-        W = pj.joint.kinematics(sp.Matrix(model.q[pj.q_slice]), model.t).W
-        gen = W.T * sp.Matrix(load.Q)
-        for k, idx in enumerate(range(model.n_u)[pj.u_slice]):
-            out[idx] += gen[k]
-    return [kin.b.assign(e) for e in out]
 
 
 def _bias_forces(model, kin, inertias, f_applied):
@@ -214,34 +116,4 @@ def explicit_generalized_forces(model: Model, kin: TreeKinematics, C, c_acc):
                 M[r, s] = M[s, r] = b.assign(M[r, s] + term)
     return M, f
 
-
-def energy_expressions(model: Model, kin: TreeKinematics):
-    """(kinetic, potential) energy [J]: kinetic from the body velocities, potential from gravity, linear
-    springs and joint springs; potential is None when a load's potential is unknown."""
-    b = kin.b
-    ke = sp.S.Zero
-    pe = sp.S.Zero
-    complete = True
-    for i in range(model.n_bodies):
-        I = body_inertia(model, i)
-        v = kin.vel[i]
-        h = I.apply(b, v)
-        ke += dot(v[:3], h[:3]) + dot(v[3:], h[3:])
-        body = model.bodies[i]
-        if any(gk != 0 for gk in model.gravity):
-            com0 = kin.point_in_ground(i, body.com)
-            pe -= body.mass * dot(list(model.gravity), com0)
-    for s in model.springs:
-        if s.potential is None:
-            complete = False
-            continue
-        pa, pb = kin.point_in_ground(s.body_a, s.point_a), kin.point_in_ground(s.body_b, s.point_b)
-        length = sp.sqrt(dot([y - x for x, y in zip(pa, pb)], [y - x for x, y in zip(pa, pb)]))
-        pe += s.potential.xreplace({stretch: length - s.rest_length})
-    for load in model.joint_loads:
-        if load.potential is None:
-            complete = False
-        else:
-            pe += load.potential
-    return b.assign(ke / 2), (b.assign(pe) if complete else None)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..simulate.trajectory import Trajectory, load_trajectory
+from ..io.trajectory import Trajectory, load_trajectory
 
 __all__ = ["plot_trajectory"]
 

@@ -2,14 +2,14 @@
 impulse resolver; Kane's impulse equations as in Djerassi 1994).
 
 Rules, small frozen records checked on construction (a bad coefficient is a :class:`kane.ModelError` before any
-run), are read by :class:`kane.simulate.switching.SwitchingSimulator`:
+run), are read by :class:`kane.switching.SwitchingSimulator`:
 
 * :class:`UnilateralContact`: a one-sided contact on a transient constraint whose row ``row`` is the rate of the
   gap [m/s] (positive when separating), so that its multiplier is the normal force, compressive when >= 0;
 * :class:`Coulomb`: friction along a one-row stick constraint whose row is a slip velocity [m/s];
 * :class:`Lock`: a constraint switched by a callable or by time intervals.
 
-Impulses (:func:`resolve_impulse`) act on an :class:`~kane.simulate.online.OnlineDynamics` ``dyn``: the jump
+Impulses (:func:`resolve_impulse`) act on an :class:`~kane.switching.online.OnlineDynamics` ``dyn``: the jump
 u+ = u- + M^-1 A^T Lambda onto the active constraints and the newly imposed ones keeps the generalized momentum in
 the permitted directions, C^T M (u+ - u-) = 0 (C: the embedding's map from independent speeds), and sets
 A u+ + b = -e (A u- + b). With e = 0 and no new constraint it is the kinetic-energy-nearest projection of u onto

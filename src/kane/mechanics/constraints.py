@@ -1,10 +1,9 @@
-"""Motion constraints in Pfaffian form, A(q) u + b(q, t) = 0 (seed 000 Eq. 3), and their embedding.
+"""Motion constraints in Pfaffian form, A(q) u + b(q, t) = 0 (seed 000 Eq. 3), and the choice of dependent speeds.
 
-Every declared constraint becomes rows of A and b built from the same kinematics as the equations of motion.
-Embedding chooses dependent speeds (the user's, or automatically from the constraint matrix at a reference
-configuration by a rank-revealing factorization, seed 000 Eq. 43), solves the dependent block for
-u_dep = D u_ind + E (Eq. 5) by elimination with named intermediates (never a symbolic inverse), and recombines
-the unconstrained equations, F~r = Fr + sum_s D_sr Fs (Eqs. 44-45).
+Every declared constraint becomes rows of A and b built from the same kinematics as the equations of motion
+(shared by Kane's method and the recursive formulations). The dependent speeds are the user's, or chosen
+automatically from the numeric constraint matrix by a rank-revealing factorization (seed 000 Eq. 43): at
+derivation by :mod:`kane.symbolic`, during a run by :mod:`kane.switching`.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from ..errors import DerivationError, ModelError
 from ..model.elements import ConstraintKind
 from .kinematics import TreeKinematics, dot, matvec
 
-__all__ = ["ConstraintRows", "constraint_rows", "select_dependent", "solve_dependent", "EmbeddingChoice"]
+__all__ = ["ConstraintRows", "constraint_rows", "select_dependent", "EmbeddingChoice"]
 
 
 @dataclass(frozen=True)
@@ -192,29 +191,3 @@ def _lu_pivots(block: np.ndarray) -> tuple[int, ...]:
         if B[k, k] != 0:
             B[k + 1:] -= np.outer(B[k + 1:, k] / B[k, k], B[k])
     return tuple(order)
-
-
-def solve_dependent(builder, A_dep: sp.Matrix, rhs: sp.Matrix, pivots) -> sp.Matrix:
-    """Solve A_dep X = rhs by Gaussian elimination in the given pivot order, naming every intermediate."""
-    a = builder.assign
-    m = A_dep.shape[0]
-    Ab = sp.Matrix.hstack(A_dep, rhs)
-    Ab = Ab.extract(list(pivots), list(range(Ab.shape[1])))
-    for k in range(m):
-        piv = Ab[k, k]
-        if piv == 0:
-            raise DerivationError("zero pivot while solving for the dependent speeds")
-        inv = a(1 / piv)
-        for r in range(k + 1, m):
-            if Ab[r, k] == 0:
-                continue
-            factor = a(Ab[r, k] * inv)
-            for c in range(k, Ab.shape[1]):
-                Ab[r, c] = a(Ab[r, c] - factor * Ab[k, c]) if c != k else sp.S.Zero
-    X = sp.zeros(m, rhs.shape[1])
-    for k in reversed(range(m)):
-        inv = a(1 / Ab[k, k])
-        for c in range(rhs.shape[1]):
-            acc = Ab[k, m + c] - sum((Ab[k, j] * X[j, c] for j in range(k + 1, m)), sp.S.Zero)
-            X[k, c] = a(acc * inv)
-    return X

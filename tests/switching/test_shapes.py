@@ -1,4 +1,4 @@
-"""Collision detection for simple shapes (kane.simulate.shapes): gap functions against independent geometry, and
+"""Collision detection for simple shapes (kane.switching.shapes): gap functions against independent geometry, and
 the contacts they declare driven by the switching loop, checked against analytic impact mechanics: a ball and a
 disk dropped on the plane, two spheres colliding head-on, a sliding ball that starts to roll, a rough landing."""
 
@@ -10,8 +10,8 @@ from scipy.optimize import minimize_scalar
 
 import kane
 from kane import joints as J
-from kane.simulate.shapes import Disk, Plane, Point, Sphere, contact
-from kane.simulate.switching import simulate_switching
+from kane.switching.shapes import Disk, Plane, Point, Sphere, contact
+from kane.switching import simulate_switching
 
 G = 9.81
 Q_NAMES = ("x", "y", "z", "e0", "e1", "e2", "e3")

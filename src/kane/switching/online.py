@@ -31,8 +31,8 @@ import numpy as np
 
 from ..codegen.numpy_backend import compile_program
 from ..errors import KaneError, ModelError
-from ..symbolic.constraints import select_dependent
-from .contact import ImpulseResult, project_positions, resolve_impulse
+from ..mechanics.constraints import select_dependent
+from .rules import ImpulseResult, project_positions, resolve_impulse
 
 __all__ = ["OnlineDynamics", "SlipForce", "ImpulseResult", "constraint_layout"]
 
@@ -425,7 +425,7 @@ class OnlineDynamics:
             raise ModelError(f"constraints {unknown} are not declared; constraints: {', '.join(self.layout)}")
         return np.array(rows, dtype=int)
 
-    # ---- impulses and projections (kane.simulate.contact) ---------------------------------------------------
+    # ---- impulses and projections (kane.switching.rules) ---------------------------------------------------
     def resolve_impulse(self, q, u_minus, names=(), restitution=0.0, *, t: float = 0.0,
                         params=None) -> ImpulseResult:
         """Velocity jump onto the active constraints and ``names``: u+ = u- + M^-1 A^T Lambda with

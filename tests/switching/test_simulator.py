@@ -15,7 +15,7 @@ from scipy.optimize import brentq
 import kane
 from kane import joints as J
 from kane.simulate import Event, SimulationError
-from kane.simulate.switching import Coulomb, Lock, SwitchingSimulator, UnilateralContact, simulate_switching
+from kane.switching import Coulomb, Lock, SwitchingSimulator, UnilateralContact, simulate_switching
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from _models import cart  # noqa: E402

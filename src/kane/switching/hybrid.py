@@ -4,7 +4,7 @@ When the modes are known in advance, every mode's embedded equations are derived
 of the System with that mode's transient constraints made permanent (the others left out), compiled once, each
 with its own minimal state (q (n_q,), the mode's independent speeds (p,)). :class:`HybridSimulator` integrates one
 mode at a time and switches at events. The rules, their events and the bookkeeping are those of
-:class:`~kane.simulate.switching.SwitchingSimulator` (whose machinery it reuses): at an event the mode's speeds
+:class:`~kane.switching.SwitchingSimulator` (whose machinery it reuses): at an event the mode's speeds
 are mapped to the full speeds u = C u_i + c (the mode's own u_dep = D u_i + E), the jump is resolved by the
 on-line impulse (u+ = u- + M^-1 A^T Lambda, generalized momentum kept in the permitted directions, restitution
 e), and the next mode's independent speeds are read off u+. Constraint forces (for the deletion and stick/slip
@@ -31,12 +31,12 @@ import numpy as np
 from ..errors import KaneError, ModelError
 from ..model.system import System
 from ..symbolic.derive import derive
-from .contact import Coulomb, Lock, UnilateralContact
-from .events import Event, EventFunctionError
-from .integrators import Method
-from .simulator import SimulationError, Simulator
-from .switching import SwitchingSimulator, run_and_save
-from .trajectory import Stats, Trajectory
+from ..io.trajectory import Stats, Trajectory
+from ..options import Method
+from ..simulate.events import Event, EventFunctionError
+from ..simulate.simulator import SimulationError, Simulator
+from .rules import Coulomb, Lock, UnilateralContact
+from .simulator import SwitchingSimulator, run_and_save
 
 __all__ = ["HybridSimulator", "mode_system", "simulate_hybrid"]
 
@@ -91,7 +91,7 @@ class HybridSimulator(SwitchingSimulator):
     not derived yet. ``inputs_need_speeds``: a callable ``inputs(t, q, u)`` receives the full speeds (True) or
     the integrated speeds as they are (False, no conversion cost; for inputs that do not read u). Other options
     as for
-    :class:`~kane.simulate.switching.SwitchingSimulator`; ``project`` corrects the positions of a pre-derived mode
+    :class:`~kane.switching.SwitchingSimulator`; ``project`` corrects the positions of a pre-derived mode
     onto its active holonomic constraints every ``project_every`` steps.
     """
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..codegen.program import ProgramBuilder
-from ..model.system import Model
+from ..model.model import Model
 
 __all__ = ["TreeKinematics", "cross", "dot", "matvec", "matTvec", "crm", "crf"]
 

@@ -11,8 +11,8 @@ from functools import cached_property
 
 import numpy as np
 
-from .codegen.numpy_backend import compile_program
-from .errors import KaneError
+from ..codegen.numpy_backend import compile_program
+from ..errors import KaneError
 
 __all__ = ["Dynamics"]
 

@@ -8,7 +8,7 @@ a :class:`Contact` whose ``gap(t, q)`` [m] (> 0 apart) is computed from the mode
 * sphere / point / disk on the plane (unit normal n, offset d: the points x with n . x = d): a
   point_velocity constraint at the contact point along n (row 0, the gap rate [m/s]); with ``no_slip`` two more
   rows along tangents t1, t2 (a rolling contact); with ``stick_direction`` a separate one-row constraint
-  ``<name>_stick`` along that tangent for a :class:`~kane.simulate.contact.Coulomb` rule. The contact point is the
+  ``<name>_stick`` along that tangent for a :class:`~kane.switching.rules.Coulomb` rule. The contact point is the
   sphere's centre - r n, the disk's lowest rim point centre - r k/|k| (k: n in the disk's plane, regularized by
   ``eps`` when the disk lies flat, where the contact is taken at the centre), the point itself;
 * sphere against sphere (frictionless): a motion constraint whose row is the time derivative of the gap
@@ -31,7 +31,7 @@ from ..codegen.numpy_backend import compile_program
 from ..codegen.program import ProgramBuilder
 from ..errors import ModelError
 from ..model.system import GROUND, System
-from .contact import Coulomb, UnilateralContact
+from .rules import Coulomb, UnilateralContact
 
 __all__ = ["Contact", "Disk", "Gap", "Plane", "Point", "Sphere", "contact"]
 

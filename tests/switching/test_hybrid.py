@@ -1,5 +1,5 @@
-"""The hybrid state machine (kane.simulate.hybrid): pre-derived modes switched at events against on-line
-recombination (kane.simulate.switching) on the shopping cart whose caster locks and unlocks, a pendulum whose tip
+"""The hybrid state machine (kane.switching.hybrid): pre-derived modes switched at events against on-line
+recombination (kane.switching) on the shopping cart whose caster locks and unlocks, a pendulum whose tip
 hits the floor (a zero-DOF resting mode, pulled off again), a disk on a ramp that slips then rolls (slip modes run
 on line), and bad input."""
 
@@ -14,9 +14,9 @@ import sympy as sp
 import kane
 from kane import joints as J
 from kane.simulate import Event
-from kane.simulate.hybrid import HybridSimulator, mode_system, simulate_hybrid
-from kane.simulate.shapes import Plane, Point, contact
-from kane.simulate.switching import Coulomb, Lock, UnilateralContact, simulate_switching
+from kane.switching.hybrid import HybridSimulator, mode_system, simulate_hybrid
+from kane.switching.shapes import Plane, Point, contact
+from kane.switching import Coulomb, Lock, UnilateralContact, simulate_switching
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from _models import cart  # noqa: E402

@@ -10,8 +10,8 @@ import sympy as sp
 import kane
 from kane import joints as J
 from kane.simulate import Method, SimulationError, Simulator
-from kane.simulate.online import OnlineDynamics, SlipForce, constraint_layout
-from kane.simulate.switching import simulate_switching
+from kane.switching.online import OnlineDynamics, SlipForce, constraint_layout
+from kane.switching import simulate_switching
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from _models import cart  # noqa: E402

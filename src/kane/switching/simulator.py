@@ -1,6 +1,6 @@
 """Constraints that come and go during a run: the simulation loop of seed 000 Figure 2.
 
-Rules, declared with small frozen records (defined in :mod:`kane.simulate.contact`, exported here too), decide
+Rules, declared with small frozen records (defined in :mod:`kane.switching.rules`, exported here too), decide
 the active set of the transient constraints of a model:
 
 * :class:`UnilateralContact`: active while its normal multiplier is compressive (>= 0, the row oriented along the
@@ -16,7 +16,7 @@ the active set of the transient constraints of a model:
   is a plastic impulse (or one of restitution e).
 
 :class:`SwitchingSimulator` runs the existing :class:`~kane.simulate.Simulator` on an
-:class:`~kane.simulate.online.OnlineDynamics`; every rule contributes terminal events whose functions follow the
+:class:`~kane.switching.online.OnlineDynamics`; every rule contributes terminal events whose functions follow the
 current mode. At each change it resolves the impulse, re-embeds with new independent speeds and restarts the
 integrator; it checks the new mode for consistency (a contact that would pull is deleted, a stick that needs
 more than mu_s N slips). The trajectory records every mode interval and every event as an EventRecord whose
@@ -34,12 +34,12 @@ import os
 import numpy as np
 
 from ..errors import KaneError, ModelError
-from .events import Event, EventFunctionError
-from .contact import Coulomb, Lock, UnilateralContact
-from .integrators import Method
+from ..io.trajectory import EventRecord, Trajectory
+from ..options import Method
+from ..simulate.events import Event, EventFunctionError
+from ..simulate.simulator import SimulationError, Simulator
 from .online import OnlineDynamics, SlipForce
-from .simulator import SimulationError, Simulator
-from .trajectory import EventRecord, Trajectory
+from .rules import Coulomb, Lock, UnilateralContact
 
 __all__ = ["UnilateralContact", "Coulomb", "Lock", "SwitchingSimulator", "simulate_switching", "run_and_save"]
 

@@ -1,0 +1,62 @@
+"""Spatial inertia of rigid bodies on any scalar type (sympy expressions named by a ProgramBuilder).
+
+Shared by Kane's method (:mod:`kane.symbolic.kane`) and the recursive algorithms (:mod:`kane.algorithms`): the
+inertia of body i about its origin in its axes, carried to a parent frame, summed into composite inertias.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ..codegen.program import ProgramBuilder
+from ..model.model import Model
+from .kinematics import cross, dot, matvec
+
+__all__ = ["SpatialInertia", "body_inertia"]
+
+
+class SpatialInertia:
+    """Spatial inertia about a frame origin, stored as mass m, first moment h = m c (3,) and rotational inertia
+    about the origin Ibar (3x3 symmetric)."""
+
+    def __init__(self, m, h, Ibar):
+        self.m, self.h, self.Ibar = m, list(h), sp.Matrix(Ibar)
+
+    def apply(self, b: ProgramBuilder, s):
+        """I s for a motion vector s = (omega, v): (Ibar omega + h x v, m v - h x omega)."""
+        w, v = s[:3], s[3:]
+        hv, hw = cross(self.h, v), cross(self.h, w)
+        Iw = matvec(self.Ibar, w)
+        return [b.assign(Iw[k] + hv[k]) for k in range(3)] + [b.assign(self.m * v[k] - hw[k]) for k in range(3)]
+
+    def to_parent(self, b: ProgramBuilder, R, r) -> "SpatialInertia":
+        """The same inertia expressed in the parent's axes about the parent's origin (X^T I X)."""
+        a = b.assign
+        h1 = [a(e) for e in matvec(R, self.h)]
+        RI = R * self.Ibar
+        Ir = sp.zeros(3, 3)
+        for i in range(3):
+            for j in range(i, 3):
+                Ir[i, j] = Ir[j, i] = sum((RI[i, k] * R[j, k] for k in range(3)), sp.S.Zero)
+        rh = 2 * dot(r, h1) + self.m * dot(r, r)
+        Ip = sp.zeros(3, 3)
+        for i in range(3):
+            for j in range(i, 3):
+                e = Ir[i, j] - (h1[i] * r[j] + r[i] * h1[j] + self.m * r[i] * r[j])
+                if i == j:
+                    e += rh
+                Ip[i, j] = Ip[j, i] = a(e)
+        return SpatialInertia(self.m, [a(h1[k] + self.m * r[k]) for k in range(3)], Ip)
+
+    def plus(self, b: ProgramBuilder, other: "SpatialInertia") -> "SpatialInertia":
+        a = b.assign
+        return SpatialInertia(a(self.m + other.m), [a(x + y) for x, y in zip(self.h, other.h)],
+                              (self.Ibar + other.Ibar).applyfunc(a))
+
+
+def body_inertia(model: Model, i: int) -> SpatialInertia:
+    """Spatial inertia of body i about its origin in its axes (constants and parameters only)."""
+    body = model.bodies[i]
+    m, c = body.mass, list(body.com)
+    Ibar = sp.Matrix(body.inertia) + m * (dot(c, c) * sp.eye(3) - sp.Matrix(c) * sp.Matrix(c).T)
+    return SpatialInertia(m, [m * ck for ck in c], Ibar.applyfunc(sp.expand))

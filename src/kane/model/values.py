@@ -1,0 +1,78 @@
+"""Coercion and checking of the values a user gives the :class:`kane.System` builder: 3-vectors, scalars,
+rotation matrices and inertia tensors, with errors that name the field (``what``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from ..errors import ModelError
+
+__all__ = ["_vec", "_scalar", "_real", "_rotation", "_inertia"]
+
+
+def _vec(value, what: str) -> sp.ImmutableMatrix:
+    try:
+        items = list(value)
+    except TypeError:
+        raise ModelError(f"{what}: expected a 3-vector, got {value!r}") from None
+    if len(items) != 3:
+        raise ModelError(f"{what}: expected a 3-vector, got {len(items)} components")
+    return sp.ImmutableMatrix([_scalar(v, what) for v in items])
+
+
+def _scalar(value, what: str) -> sp.Expr:
+    if isinstance(value, (str, bytes)):
+        raise ModelError(f"{what}: got the string {value!r}; expected a number or a sympy expression "
+                         "(model files parse their expressions with kane.io)")
+    try:
+        out = sp.sympify(value, strict=True)
+    except (sp.SympifyError, TypeError):
+        raise ModelError(f"{what}: expected a number or a sympy expression, got {value!r}") from None
+    if out.is_number and not (out.is_finite and out.is_extended_real):
+        raise ModelError(f"{what}: expected a finite real number, got {value!r}")
+    return out
+
+
+def _real(value, what: str) -> float:
+    """A plain finite real number (no strings, no expressions)."""
+    if isinstance(value, (str, bytes, bool)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ModelError(f"{what}: expected a real number, got {value!r}")
+    if not np.isfinite(float(value)):
+        raise ModelError(f"{what}: expected a finite real number, got {value!r}")
+    return float(value)
+
+
+def _rotation(value, what: str) -> sp.ImmutableMatrix:
+    if value is None:
+        return sp.ImmutableMatrix(sp.eye(3))
+    R = sp.Matrix(value)
+    if R.shape != (3, 3):
+        raise ModelError(f"{what}: expected a 3x3 rotation matrix")
+    if all(e.is_number for e in R):
+        Rn = np.array(R.evalf(), dtype=float)
+        if not np.allclose(Rn.T @ Rn, np.eye(3), atol=1e-9) or np.linalg.det(Rn) < 0:
+            raise ModelError(f"{what}: expected a proper rotation matrix (orthonormal, det +1)")
+    return sp.ImmutableMatrix(R)
+
+
+def _inertia(value, what: str) -> sp.ImmutableMatrix:
+    items = list(value) if not isinstance(value, sp.MatrixBase) else value
+    if isinstance(items, sp.MatrixBase) and items.shape == (3, 3):
+        I = sp.Matrix(items)
+    elif len(items) == 6:
+        ixx, iyy, izz, ixy, iyz, izx = (_scalar(v, what) for v in items)
+        I = sp.Matrix([[ixx, ixy, izx], [ixy, iyy, iyz], [izx, iyz, izz]])
+    elif len(items) == 3 and all(not hasattr(v, "__len__") for v in items):
+        I = sp.diag(*(_scalar(v, what) for v in items))
+    else:
+        I = sp.Matrix(items)
+        if I.shape != (3, 3):
+            raise ModelError(f"{what}: expected a 3x3 tensor, (Ixx, Iyy, Izz) or (Ixx, Iyy, Izz, Ixy, Iyz, Izx)")
+    if I != I.T:
+        diff = I - I.T
+        if not all(e.is_number for e in diff) or max(abs(float(e)) for e in diff) > 1e-9 * max(
+                1.0, max(abs(float(e)) for e in I if e.is_number)):
+            raise ModelError(f"{what}: the inertia tensor must be symmetric")
+        I = (I + I.T) / 2
+    return sp.ImmutableMatrix(I)

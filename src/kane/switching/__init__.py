@@ -1,0 +1,34 @@
+"""Constraints that come and go during a run (seed 000 Figure 2): on-line embedding by recombination, contact,
+friction and lock rules, impulses, contact shapes, and pre-derived hybrid mode sequences.
+
+    >>> traj = kane.switching.simulate_switching(eqs, (0.0, 5.0), q0, u0, rules=[UnilateralContact(...)])
+"""
+
+from kane.switching.hybrid import HybridSimulator, mode_system, simulate_hybrid
+from kane.switching.online import ImpulseResult, OnlineDynamics, SlipForce, constraint_layout
+from kane.switching.rules import Coulomb, Lock, UnilateralContact, resolve_impulse
+from kane.switching.shapes import Contact, Disk, Gap, Plane, Point, Sphere, contact
+from kane.switching.simulator import SwitchingSimulator, simulate_switching
+
+__all__ = [
+    "HybridSimulator",
+    "mode_system",
+    "simulate_hybrid",
+    "ImpulseResult",
+    "OnlineDynamics",
+    "SlipForce",
+    "constraint_layout",
+    "Coulomb",
+    "Lock",
+    "UnilateralContact",
+    "resolve_impulse",
+    "Contact",
+    "Disk",
+    "Gap",
+    "Plane",
+    "Point",
+    "Sphere",
+    "contact",
+    "SwitchingSimulator",
+    "simulate_switching",
+]
