@@ -236,6 +236,8 @@ class KaneMatrixDynamics(RecursiveDynamics):
     """
 
     OUTPUTS = ("M_kane", "f_kane", "udot_kane", "Omega", "V")
+    # M = Omega^T I Omega + V^T m V; f = Q + sum Omega^T (T - I alpha_r - omega x H) + V^T (F - m a_r), tau included
+    M_OUTPUT, F_OUTPUT = "M_kane", "f_kane"
 
     def __init__(self, model: Model | System, *, backend: str = "numpy"):
         super().__init__(model, Algorithm.ABA, backend=backend)
@@ -261,14 +263,6 @@ class KaneMatrixDynamics(RecursiveDynamics):
                 self.trace.outputs[name] = trace_constraint_forces(self._kane(), int(name[3:]), self.trace.udot)
             return
         super()._trace(name)
-
-    def mass_matrix(self, t, q, params=None):
-        """The generalized mass sum Omega^T I Omega + V^T m V (n_u, n_u)."""
-        return self._call(("M_kane",), t, q, None, params)[0]
-
-    def forcing(self, t, q, u, params=None, inputs=None, tau=None):
-        """f (n_u,) = Q + sum Omega^T (T - I alpha_r - omega x H) + V^T (F - m a_r), tau included."""
-        return self._call(("f_kane",), t, q, u, params, inputs, tau)[0]
 
     def partial_velocities(self, t, q, params=None) -> tuple:
         """(Omega, V), each (n_bodies, 3, n_u) (or (B, n_bodies, 3, n_u)): per body, the partial angular velocities

@@ -156,6 +156,8 @@ class NOCDynamics(RecursiveDynamics):
     """
 
     OUTPUTS = ("T", "M_noc", "f_noc", "udot_noc")
+    # I = T^T M T (seed 002 Eq. 27); f = minus inverse dynamics at zero acceleration, tau included
+    M_OUTPUT, F_OUTPUT = "M_noc", "f_noc"
 
     def __init__(self, model: Model | System, *, backend: str = "numpy"):
         super().__init__(model, Algorithm.ABA, backend=backend)
@@ -169,14 +171,6 @@ class NOCDynamics(RecursiveDynamics):
                 self.trace.outputs.update(T=T, M_noc=I, f_noc=f, udot_noc=udot)
             return
         super()._trace(name)
-
-    def mass_matrix(self, t, q, params=None):
-        """The generalized inertia I = T^T M T (n_u, n_u) [kg, kg m, kg m^2 by speed units]."""
-        return self._call(("M_noc",), t, q, None, params)[0]
-
-    def forcing(self, t, q, u, params=None, inputs=None, tau=None):
-        """f (n_u,) of I u' = f: minus inverse dynamics at u' = 0 (Eq. 27), with extra generalized forces tau."""
-        return self._call(("f_noc",), t, q, u, params, inputs, tau)[0]
 
     def twist_matrix(self, t, q, params=None):
         """The natural orthogonal complement T (6 n_bodies, n_u): rows 6i..6i+5 are body i's (angular velocity

@@ -8,13 +8,7 @@ backend then compiles the Program for one state or for a batch; the optional num
 (:class:`NumbaFunction`) compiles the same Program to machine code. :class:`RecursiveDynamics` offers the result
 with the interface of :class:`kane.Dynamics`.
 
-Conventions are those of :mod:`kane.mechanics.kinematics` and :mod:`kane.spatial`: per body i, motion vectors
-(omega, v at the origin) and force vectors (moment about the origin, force) in body axes; ``X_i`` carries motion
-vectors from the parent's axes to body i's (``kin.motion_to_child``), ``X_i^T`` carries forces back
-(``kin.force_to_parent``); gravity enters as the fictitious acceleration a_0 = (0, -g) of the ground.
-
-The Program's input groups are t, q, u, params and ``inputs`` = (the model's inputs, then ``tau`` (n_u) generalized
-forces applied along the speeds, then ``udot`` (n_u) the speed derivatives that inverse dynamics takes).
+Conventions (frames, spatial vectors, the Program's input groups) are those of :mod:`.trace`.
 """
 
 from __future__ import annotations
@@ -185,13 +179,16 @@ class RecursiveDynamics:
         """(q', u') in one evaluation."""
         return self._call(("qdot",) + self._udot_key, t, q, u, params, inputs, tau)
 
+    #: names of the traced outputs that ``mass_matrix`` and ``forcing`` return (each formulation its own)
+    M_OUTPUT, F_OUTPUT = "M", "f"
+
     def mass_matrix(self, t, q, params=None):
-        """The joint-space inertia H (n_u, n_u) by the composite-rigid-body method."""
-        return self._call(("M",), t, q, None, params)[0]
+        """The joint-space inertia H (n_u, n_u) [kg, kg m, kg m^2 by speed units], by this formulation (CRBA here)."""
+        return self._call((self.M_OUTPUT,), t, q, None, params)[0]
 
     def forcing(self, t, q, u, params=None, inputs=None, tau=None):
         """f (n_u,) of H u' = f: minus inverse dynamics at u' = 0 (gravity, velocity products, loads, tau)."""
-        return self._call(("f",), t, q, u, params, inputs, tau)[0]
+        return self._call((self.F_OUTPUT,), t, q, u, params, inputs, tau)[0]
 
     def inverse_dynamics(self, t, q, u, udot, params=None, inputs=None):
         """RNEA: the generalized forces tau (n_u,) that, added to the model's loads, produce u' = ``udot``."""

@@ -257,18 +257,7 @@ class HybridSimulator(SwitchingSimulator):
             u = self._mode_now.full(t, q, u_m, self.params)
             if self.n_switches > self.max_switches:
                 raise self._error(t, q, u, f"more than {self.max_switches} mode changes (Zeno behaviour?)")
-            name, crossing = info.events[-1].name, info.events[-1].data["direction"]
-            try:
-                self._continue(t, q, self._handle(name, crossing, t, q, u))
-            except EventFunctionError as exc:
-                raise self._error(t, q, u, str(exc), exc) from exc
-            except SimulationError as exc:  # the next mode cannot start (e.g. its equations fail there)
-                if exc.trajectory is None:
-                    exc.trajectory = self.trajectory(f"failed: {exc.reason}")
-                raise
-            except (KaneError, np.linalg.LinAlgError, ValueError) as exc:
-                raise self._error(t, q, u, f"{type(exc).__name__} while switching on '{name}': {exc}",
-                                  exc) from exc
+            self._switch(info, t, q, u, lambda u_new: self._continue(t, q, u_new))
         return self.trajectory()
 
     def trajectory(self, status: str | None = None) -> Trajectory:

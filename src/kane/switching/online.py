@@ -68,23 +68,15 @@ class _Block:
             if self.det == 0.0:
                 raise np.linalg.LinAlgError("singular dependent block")
 
-    def solve(self, rhs: np.ndarray) -> np.ndarray:
-        """X (m, k) with A_d X = rhs (m, k)."""
+    def solve(self, rhs: np.ndarray, transposed: bool = False) -> np.ndarray:
+        """X with A_d X = rhs, or A_d^T X = rhs when ``transposed``; rhs (m,) or (m, k)."""
+        A = self.A.T if transposed else self.A
         if self.m == 1:
             return rhs / self.det
         if self.m == 2:
-            (a, b), (c, d) = self.A.tolist()
+            (a, b), (c, d) = A.tolist()
             return np.array([d * rhs[0] - b * rhs[1], a * rhs[1] - c * rhs[0]]) / self.det
-        return np.linalg.solve(self.A, rhs)
-
-    def solve_transposed(self, rhs: np.ndarray) -> np.ndarray:
-        """x (m,) with A_d^T x = rhs (m,)."""
-        if self.m == 1:
-            return rhs / self.det
-        if self.m == 2:
-            (a, b), (c, d) = self.A.tolist()
-            return np.array([d * rhs[0] - c * rhs[1], a * rhs[1] - b * rhs[0]]) / self.det
-        return np.linalg.solve(self.A.T, rhs)
+        return np.linalg.solve(A, rhs)
 
 
 class _Cholesky:
@@ -297,7 +289,7 @@ class OnlineDynamics:
         """lambda (m_S,) with A_S^T lambda = residual (M u' - f); redundant rows get zero."""
         lam = np.zeros(A_S.shape[0])
         if block is not None:
-            lam[part.rows] = block.solve_transposed(residual[part.dep])
+            lam[part.rows] = block.solve(residual[part.dep], transposed=True)
         return lam
 
     def _evaluate(self, t, q, u, params, inputs):

@@ -279,11 +279,7 @@ class SwitchingSimulator:
         q = dyn.project_positions(t, q, params=self.params)
         for rule in self.rules:
             if isinstance(rule, Coulomb) and self._friction_on(rule):
-                v = self._slip_velocity(rule, t, q, u)
-                if abs(v) <= rule.v_stick:
-                    self.active.add(rule.stick_constraint)
-                else:
-                    self.slipping[rule.stick_constraint] = 1.0 if v > 0 else -1.0
+                self._start_friction(rule, t, q, u)
         self._apply_mode()
         res = dyn.resolve_impulse(q, u, (), 0.0, t=t, params=self.params)
         if np.max(np.abs(res.u_plus - u), initial=0.0) > 1e-12 * (1.0 + np.max(np.abs(u), initial=0.0)):
@@ -372,16 +368,20 @@ class SwitchingSimulator:
             self.active.add(c)
             self._apply_mode()
             u = self._jump(t, q, u, [c], {c: 0.0}, c, "impose", approach_speed=v_in, restitution=0.0)
-            for other in self.rules:  # friction starts with the contact: stuck if it barely slides
+            for other in self.rules:  # friction starts with the contact
                 if isinstance(other, Coulomb) and other.normal == c:
-                    v = self._slip_velocity(other, t, q, u)
-                    if abs(v) <= other.v_stick:
-                        self.active.add(other.stick_constraint)
-                    else:
-                        self.slipping[other.stick_constraint] = 1.0 if v > 0 else -1.0
+                    self._start_friction(other, t, q, u)
                     self._apply_mode()
             return self.dynamics.project_velocity(q, u, t=t, params=self.params)
         return self._jump(t, q, u, [c], {c: e}, c, "impact", approach_speed=v_in, restitution=e)
+
+    def _start_friction(self, rule: Coulomb, t, q, u) -> None:
+        """Friction that starts is stuck when the contact point barely slides, else slipping in its direction."""
+        v = self._slip_velocity(rule, t, q, u)
+        if abs(v) <= rule.v_stick:
+            self.active.add(rule.stick_constraint)
+        else:
+            self.slipping[rule.stick_constraint] = 1.0 if v > 0 else -1.0
 
     def _stick(self, rule: Coulomb, t, q, u) -> np.ndarray:
         c = rule.stick_constraint
@@ -430,18 +430,23 @@ class SwitchingSimulator:
             t, (q, u) = sim.t, sim.state
             if self.n_switches > self.max_switches:
                 raise self._error(t, q, u, f"more than {self.max_switches} mode changes (Zeno behaviour?)")
-            name, crossing = info.events[-1].name, info.events[-1].data["direction"]
-            try:
-                u_new = self._handle(name, crossing, t, q, u)
-                sim.reset(t, q, u_new, mode=self.dynamics.mode_name)
-            except EventFunctionError as exc:
-                raise self._error(t, q, u, str(exc), exc) from exc
-            except SimulationError:
-                raise
-            except (KaneError, np.linalg.LinAlgError, ValueError) as exc:
-                raise self._error(t, q, u, f"{type(exc).__name__} while switching on '{name}': {exc}",
-                                  exc) from exc
+            self._switch(info, t, q, u, lambda u_new: sim.reset(t, q, u_new, mode=self.dynamics.mode_name))
         return self.trajectory()
+
+    def _switch(self, info, t, q, u, resume) -> None:
+        """Handle the event that ended the step (the new speeds go to ``resume``); a failure of the rules or of the
+        next mode becomes a :class:`SimulationError` with the time, the state and the trajectory so far."""
+        name, crossing = info.events[-1].name, info.events[-1].data["direction"]
+        try:
+            resume(self._handle(name, crossing, t, q, u))
+        except EventFunctionError as exc:
+            raise self._error(t, q, u, str(exc), exc) from exc
+        except SimulationError as exc:  # the next mode cannot start (e.g. its equations fail there)
+            if exc.trajectory is None:
+                exc.trajectory = self.trajectory(f"failed: {exc.reason}")
+            raise
+        except (KaneError, np.linalg.LinAlgError, ValueError) as exc:
+            raise self._error(t, q, u, f"{type(exc).__name__} while switching on '{name}': {exc}", exc) from exc
 
     def trajectory(self, status: str | None = None) -> Trajectory:
         """The samples so far with this run's event records and modes."""
