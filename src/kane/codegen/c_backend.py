@@ -34,7 +34,7 @@ from .c_cache import CCompileError, build_library, find_compiler, library_key
 from .numpy_backend import _ldlt_lines
 from .program import Program
 
-__all__ = ["BACKENDS", "BackendNotice", "CFunction", "CPrinter", "CCompileError", "Stepper", "c_source",
+__all__ = ["BACKENDS", "BackendNotice", "CFunction", "CPrinter", "CCompileError", "c_source",
            "compiler_available", "select_backend"]
 
 _CDEF = """
@@ -502,43 +502,11 @@ class CFunction:
         self.lib.kane_batch(B, fb(tt), st, fb(q), fb(u), su, fb(p), sp_, c, fb(w), sw, fb(out), threads)
         return tuple(out[:, a:a + int(np.prod(sh))].reshape((B,) + sh) for _, a, sh in self.layout)
 
-    def stepper(self, t, q, u, params, inputs=None) -> "Stepper":
-        """A :class:`Stepper` at (t, q, u) with these parameters (needs ``rk4=True``)."""
+    def stepper(self, t, q, u, params, inputs=None):
+        """A :class:`kane.codegen.c_step.Stepper` at (t, q, u) with these parameters (needs ``rk4=True``)."""
         if not self.rk4:
             raise KaneError("C backend: this function was compiled without rk4=True; it has no step()")
+        from .c_step import Stepper
+
         return Stepper(self, t, q, u, params, inputs)
 
-
-class Stepper:
-    """Fixed-step RK4 of q' = qdot, u' = udot in C for the real-time loop: ``step(n, dt, inputs)`` advances n steps
-    in place, allocating nothing, with the GIL released while it runs. ``t``, ``q`` (n_q,), ``u`` (n_u,) and
-    ``inputs`` (n_w,) are views of the state it advances (write into them to reset it)."""
-
-    def __init__(self, fn: CFunction, t, q, u, params, inputs=None):
-        s, ffi = fn.sizes, fn.ffi
-        nq, nu, nw = s["nq"], s["nu"], s["nw"]
-        self.fn = fn
-        self._x = np.zeros(2 + nq + nu + nw)
-        self._pc = np.zeros(s["np"] + s["nc"] + 1)
-        self._xp, self._pcp = ffi.from_buffer(self._x), ffi.from_buffer(self._pc)
-        self.q, self.u, self.inputs = self._x[1:1 + nq], self._x[1 + nq:1 + nq + nu], self._x[1 + nq + nu:-1]
-        self.q[:], self.u[:], self._x[0] = q, u, t
-        if inputs is not None:
-            self.inputs[:] = inputs
-        fn.constants(np.ascontiguousarray(params, dtype=np.float64))
-        self._pc[:] = fn._pc  # this stepper's own copy: other calls of fn may load other parameters
-
-    @property
-    def t(self) -> float:
-        return float(self._x[0])
-
-    def step(self, n: int, dt: float, inputs=None) -> float:
-        """Advance n RK4 steps of dt [s] (with ``inputs`` (n_w,) held for them, if given); returns the time. A step
-        whose result is not finite stops the run with a KaneError, the state left at the last good step."""
-        if inputs is not None:
-            self.inputs[:] = inputs
-        done = self.fn.lib.kane_step(n, dt, self._xp, self._pcp)
-        if done != n:
-            raise KaneError(f"step: the state is not finite after the step from t = {self._x[0]:.9g} "
-                            f"(step {done + 1} of {n}, dt = {dt:g}); q, u hold the last finite state")
-        return self._x[0]
