@@ -57,11 +57,12 @@ def _find(cc):
     return None, "no C compiler (cc or gcc) on PATH and CC is not set"
 
 
-def library_key(source: str, compiler: tuple) -> str:
-    """The cache key of a library: SHA-256 of its source, the compiler command and the flags."""
+def library_key(ident: bytes, compiler: tuple) -> str:
+    """The cache key of a library: SHA-256 of what identifies its source (the source itself, or a description
+    from which it is printed deterministically), the compiler command and the flags."""
     h = hashlib.sha256()
-    for part in (source, "\0".join(compiler), "\0".join(CFLAGS + LIBS)):
-        h.update(part.encode())
+    for part in (ident, "\0".join(compiler).encode(), "\0".join(CFLAGS + LIBS).encode()):
+        h.update(part)
         h.update(b"\1")
     return h.hexdigest()
 
