@@ -9,6 +9,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: run test bench install clean
 
 $(STAMP): pyproject.toml
+	@command -v cc >/dev/null || command -v gcc >/dev/null || (apt-get update -qq && apt-get install -y -qq gcc >/dev/null) || echo "no C compiler: kane falls back to numba/numpy"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[test]"

@@ -17,6 +17,7 @@ import enum
 
 import sympy as sp
 
+from ..codegen.c_backend import CFunction
 from ..codegen.numba_backend import NumbaFunction
 from ..codegen.numpy_backend import compile_program
 from ..codegen.program import Program
@@ -50,7 +51,8 @@ class RecursiveDynamics:
     along the speeds (joint torques [N m] / forces [N] for joint rates), added to the model's own loads.
 
     method: :class:`Algorithm` (or "aba" / "crba") for ``udot``. backend: "numpy" (generated Python, vectorized
-    over a batch) or "numba" (machine code from the same Program; needs the numba package). Each algorithm is
+    over a batch), "numba" (machine code from the same Program; needs the numba package) or "c" (the same Program
+    as C, compiled by the system C compiler and cached on disk: :mod:`kane.codegen.c_backend`). Each algorithm is
     traced on first use and compiled once per output set.
     """
 
@@ -68,8 +70,8 @@ class RecursiveDynamics:
             raise ModelError(f"RecursiveDynamics: method {method.name} has its own class: use "
                              "kane.algorithms.NOCDynamics or kane.algorithms.KaneMatrixDynamics")
         self.method = method
-        if backend not in ("numpy", "numba"):
-            raise ModelError(f"RecursiveDynamics: backend {backend!r}; expected 'numpy' or 'numba'")
+        if backend not in ("numpy", "numba", "c"):
+            raise ModelError(f"RecursiveDynamics: backend {backend!r}; expected 'numpy', 'numba' or 'c'")
         if backend == "numba":
             import numba  # noqa: F401 - fail early with ImportError when numba is missing
         self.backend = backend
@@ -122,8 +124,9 @@ class RecursiveDynamics:
                     self.trace.program((name,)), (name,))) for name in names]
                 fn = parts[0] if len(parts) == 1 else (
                     lambda t, q, u, p, w: tuple(f(t, q, u, p, w)[0] for f in parts))
+            elif self.backend == "c":  # one library per output set, for one state or a batch
+                fn = self._fns.get((names, not batch)) or CFunction(self.trace.program(names), names)
             else:
-
                 fn = compile_program(self.trace.program(names), names, batch=batch)
             self._fns[key] = fn
         return fn

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import sympy as sp
 
-from .numpy_backend import GROUPS, ScalarPrinter, print_assignments
+from .numpy_backend import GROUPS, ScalarPrinter, _ldlt_lines, print_assignments
 from .program import Program
 
 __all__ = ["NumbaFunction"]
@@ -35,9 +35,9 @@ class NumbaFunction:
     across processes: the first compilation of a large model takes seconds, later ones load from the cache.
     """
 
-    def __init__(self, program: Program, outputs):
+    def __init__(self, program: Program, outputs, *, linear_solve=None):
         self.outputs = tuple(outputs)
-        prog = program.select(self.outputs)
+        prog = program.select(self.outputs + (tuple(linear_solve[:2]) if linear_solve else ()))
         printer = ScalarPrinter()
         rename, head = {}, []
         for g in GROUPS:
@@ -57,6 +57,18 @@ class NumbaFunction:
                      for idx, e in enumerate(m) if e != 0]
             self.parts.append((off, off + len(m), tuple(shape)))
             off += len(m)
+        if linear_solve is not None:  # u' = M^-1 f by the numpy backend's unrolled LDL^T (structural zeros skipped)
+            M, f = prog.outputs[linear_solve[0]], prog.outputs[linear_solve[1]]
+            n = M.shape[0]
+            outs += [f"    m{i}_{j} = {printer.doprint(M[i, j].xreplace(rename))}"
+                     for i in range(n) for j in range(i + 1) if M[i, j] != 0]
+            outs += [f"    f{i} = {printer.doprint(f[i].xreplace(rename))}" for i in range(n)]
+            outs += _ldlt_lines(n, lambda i, j: M[max(i, j), min(i, j)] == 0,
+                                lambda i, j: f"m{max(i, j)}_{min(i, j)}", lambda i: f"f{i}", "    ")
+            outs += [f"    out[{off + i}] = x{i}" for i in range(n)]
+            self.parts.append((off, off + n, (n,)))
+            self.outputs += (linear_solve[2],)
+            off += n
         self.size = off
         self._vector = len(self.parts) == 1 and len(self.parts[0][2]) == 1
         jit = "@numba.njit(cache=True, error_model='numpy'{})"

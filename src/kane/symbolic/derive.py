@@ -97,9 +97,11 @@ class Equations:
         return {"M": p.count_ops(["M"]), "f": p.count_ops(["f"]), "qdot": p.count_ops(["qdot"]),
                 "M+f": p.count_ops(["M", "f"]), "constants": p.count_ops(["M", "f"], constants=True)}
 
-    def compile(self):
-        """A numeric :class:`kane.Dynamics` for these equations (numpy backend)."""
-        return Dynamics(self)
+    def compile(self, backend: str | None = None):
+        """A numeric :class:`kane.Dynamics` for these equations. ``backend``: "c" (compiled by the system C
+        compiler, cached on disk), "numba" or "numpy"; the default is C when a compiler is found, else numba, else
+        numpy, with one line (a :class:`kane.codegen.c_backend.BackendNotice` warning) saying which and why."""
+        return Dynamics(self, backend)
 
     # ---- readable forms ------------------------------------------------------------------------------------
     def to_text(self) -> str:

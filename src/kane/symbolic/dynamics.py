@@ -11,6 +11,10 @@ from functools import cached_property
 
 import numpy as np
 
+import warnings
+
+from ..codegen.c_backend import BackendNotice, CCompileError, CFunction, select_backend
+from ..codegen.numba_backend import NumbaFunction
 from ..codegen.numpy_backend import compile_program
 from ..errors import KaneError
 
@@ -20,7 +24,11 @@ __all__ = ["Dynamics"]
 class Dynamics:
     """Numeric equations of motion M(q) u' = f(q, u, t), q' = W(q) u + X, compiled from :class:`Equations`."""
 
-    def __init__(self, equations):
+    def __init__(self, equations, backend: str = "numpy"):
+        self.backend, notice = select_backend(backend)
+        self._auto = backend in (None, "auto")
+        if notice:
+            warnings.warn(notice, BackendNotice, stacklevel=3)
         self.equations = equations
         self.model = equations.model
         self.n_q = self.model.n_q
@@ -34,12 +42,26 @@ class Dynamics:
 
     # ---- compiled functions --------------------------------------------------------------------------------
     def _fn(self, key, outputs, batch, solve=False, full=False):
-        k = (key, batch)
-        if k not in self._fns:
+        k = (key, batch and self.backend == "numpy")  # the compiled backends take one state or a batch
+        fn = self._fns.get(k)
+        if fn is None:
             prog = self.equations.full_program if full else self.equations.program
-            self._fns[k] = compile_program(prog, outputs, batch=batch,
-                                           linear_solve=("M", "f", "udot") if solve else None)
-        return self._fns[k]
+            solve = ("M", "f", "udot") if solve else None
+            if self.backend == "c":
+                try:
+                    fn = CFunction(prog, outputs, linear_solve=solve, rk4=key == "rhs")
+                except CCompileError as exc:
+                    if not self._auto:
+                        raise
+                    self.backend, notice = select_backend(None, why=str(exc))
+                    warnings.warn(notice, BackendNotice, stacklevel=3)
+                    return self._fn(key, outputs, batch, solve is not None, full)
+            elif self.backend == "numba":
+                fn = NumbaFunction(prog, outputs, linear_solve=solve)
+            else:
+                fn = compile_program(prog, outputs, batch=batch, linear_solve=solve)
+            self._fns[k] = fn
+        return fn
 
     def _args(self, q, u, params, inputs):
         p = self._default_params if params is None else self.model.parameter_values(params)
@@ -71,6 +93,15 @@ class Dynamics:
         """(q', u') in one evaluation: the right-hand side of the first-order ODE."""
         q, u, p, w, batch = self._args(q, u, params, inputs)
         return self._fn("rhs", ["qdot"], batch, solve=True)(t, q, u, p, w)
+
+    def stepper(self, t, q, u, params=None, inputs=None):
+        """A fixed-step RK4 integrator in C at (t, q, u) for the real-time loop (C backend only):
+        ``stepper.step(n, dt, inputs)`` advances n steps in place, allocating nothing, the GIL released; its
+        ``t``, ``q``, ``u`` are the state (see :class:`kane.codegen.c_backend.Stepper`)."""
+        q, u, p, w, batch = self._args(q, u, params, inputs)
+        if self.backend != "c" or batch:
+            raise KaneError(f"stepper needs the C backend and one state (backend: {self.backend})")
+        return self._fn("rhs", ["qdot"], False, solve=True).stepper(t, q, u, p, w)
 
     def mass_matrix(self, t, q, params=None) -> np.ndarray:
         """M (n_u, n_u) of the embedded equations [kg, kg m, kg m^2 by speed units]."""
