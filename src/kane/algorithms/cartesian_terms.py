@@ -17,7 +17,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..codegen.numpy_backend import compile_program
-from ..model.model import stretch, stretch_rate
+from ..model.model import KaneSymbol, stretch, stretch_rate
 from ..codegen.trace import TraceBuilder
 
 __all__ = ["compile_terms", "trace_fit", "trace_terms"]
@@ -122,16 +122,16 @@ def trace_terms(cd):
     Cartesian q (7 Nb), the joint coordinates (n_q), the pose errors and the varying complements (in
     ``cd._terms_layout`` order), the u group the body twists (6 Nb)."""
     model, nb = cd.model, cd.n_bodies
-    cq = sp.symbols(f"_cq0:{7 * nb}")
-    cu = sp.symbols(f"_cu0:{6 * nb}")
+    cq = sp.symbols(f"_cq0:{7 * nb}", cls=KaneSymbol)
+    cu = sp.symbols(f"_cu0:{6 * nb}", cls=KaneSymbol)
     err_syms, T_syms, extra = {}, {}, []
     for j, jd in enumerate(cd.joints):
         k = 6 - jd.nu
         if k:
-            err_syms[j] = sp.symbols(f"_err{j}_0:6")
+            err_syms[j] = sp.symbols(f"_err{j}_0:6", cls=KaneSymbol)
             extra += err_syms[j]
             if jd.T_const is None:
-                T_syms[j] = sp.Matrix(6, k, sp.symbols(f"_T{j}_0:{6 * k}"))
+                T_syms[j] = sp.Matrix(6, k, sp.symbols(f"_T{j}_0:{6 * k}", cls=KaneSymbol))
                 extra += list(T_syms[j])
     groups = {"t": (model.t,), "q": tuple(cq) + tuple(model.q) + tuple(extra), "u": tuple(cu),
               "params": tuple(model.parameters), "inputs": tuple(model.inputs)}
@@ -328,7 +328,7 @@ def trace_fit(cd, fast):
     R(q_J)^T R_FM and R(q_J)^T (p_FM - p(q_J))), P (n_u, 6 Nb) the blocks S^+, W (n_q, n_u) the blocks W and
     S (6 Nb, n_u) the blocks S, all at q_J."""
     model, nb = cd.model, cd.n_bodies
-    cq = sp.symbols(f"_cq0:{7 * nb}")
+    cq = sp.symbols(f"_cq0:{7 * nb}", cls=KaneSymbol)
     groups = {"t": (model.t,), "q": tuple(model.q) + tuple(cq), "params": tuple(model.parameters)}
     b = TraceBuilder(groups)
     tr = _Tracer(b)

@@ -22,6 +22,7 @@ from ..codegen.numba_backend import NumbaFunction
 from ..codegen.numpy_backend import compile_program
 from ..codegen.program import Program
 from ..errors import KaneError, ModelError
+from ..mechanics.arguments import state_arrays
 from ..mechanics.constraints import constraint_rows
 from .aba import trace_aba
 from .crba import trace_forward_dynamics
@@ -141,13 +142,8 @@ class RecursiveDynamics:
 
     def _call(self, names, t, q, u, params=None, inputs=None, tau=None, udot=None):
         np = self._np
-        q = np.asarray(q, dtype=float)
-        u = np.zeros(q.shape[:-1] + (self.n_u,)) if u is None else np.asarray(u, dtype=float)
-        if q.shape[-1] != self.n_q or u.shape[-1] != self.n_u:
-            raise KaneError(f"expected q with {self.n_q} and u with {self.n_u} entries (last axis), "
-                            f"got shapes {q.shape} and {u.shape}")
+        q, u, batch = state_arrays(q, u, self.n_q, self.n_u)
         p = self._p0 if params is None else self.model.parameter_values(params)
-        batch = q.ndim == 2
         inp = self._inp0
         if inputs is not None or tau is not None or udot is not None or batch:
             inp = np.tile(inp, q.shape[:-1] + (1,)) if batch else inp.copy()  # (model inputs, tau, udot)
@@ -158,8 +154,6 @@ class RecursiveDynamics:
                 inp[..., nw:nw + n] = tau
             if udot is not None:
                 inp[..., nw + n:] = udot
-            if batch:
-                u = np.broadcast_to(u, (q.shape[0], self.n_u))
         return self._fn(names, batch)(t, q, u, p, inp)
 
     def evaluate(self, names, t, q, u, params=None, inputs=None, tau=None, udot=None) -> dict:

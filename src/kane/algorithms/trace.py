@@ -19,7 +19,7 @@ from ..errors import ModelError
 from ..mechanics.inertia import body_inertia
 from ..mechanics.kinematics import TreeKinematics, crf, crm
 from ..mechanics.loads import applied_body_forces, energy_expressions, joint_generalized_forces
-from ..model.model import Model
+from ..model.model import KaneSymbol, Model
 from ..model.system import System
 
 __all__ = ["Trace", "tree_model", "rigid_inertia"]
@@ -66,8 +66,8 @@ class Trace:
     def __init__(self, model: Model | System):
         self.model = model = tree_model(model)
         n = model.n_u
-        self.tau = tuple(sp.Symbol(f"_tau{k}") for k in range(n))
-        self.udot = tuple(sp.Symbol(f"_udot{k}") for k in range(n))
+        self.tau = tuple(KaneSymbol(f"_tau{k}") for k in range(n))
+        self.udot = tuple(KaneSymbol(f"_udot{k}") for k in range(n))
         self.groups = {"t": (model.t,), "q": model.q, "u": model.u, "params": model.parameters,
                        "inputs": tuple(model.inputs) + self.tau + self.udot}
         self.b = b = TraceBuilder(self.groups)

@@ -14,6 +14,8 @@ from typing import Mapping
 
 import sympy as sp
 
+from ..model.model import KaneSymbol
+
 __all__ = ["Program", "ProgramBuilder", "OpCount", "count_expr_ops"]
 
 
@@ -200,7 +202,7 @@ class ProgramBuilder:
         cached = self._cache.get(expr)
         if cached is not None:
             return cached
-        sym = sp.Symbol(f"{self.prefix}{len(self._assignments)}")
+        sym = KaneSymbol(f"{self.prefix}{len(self._assignments)}")
         self._assignments.append((sym, expr))
         self._defs[sym] = expr
         self._cache[expr] = sym

@@ -30,7 +30,7 @@ Schema (tables and their keys; ``expr`` = a number or an expression string; ``ve
     [[constraints]] name; type; transient = false, and per type:
                    "motion": rows = [expr linear in the speeds];  "joint_lock": joint;
                    "point_velocity": body; point; directions = [vec];  "rolling_disk": body; radius; axis; center;
-                   "no_slip": body; point; direction;  "loop_closure": body_a; point_a; body_b; point_b;
+                   plane_point; plane_normal (default: normal to gravity);  "no_slip": body; point; direction;  "loop_closure": body_a; point_a; body_b; point_b;
                    frames = false; directions = [vec]
     [simulation]   t_start = 0.0; t_end = 10.0; method = "dopri5" | "rk4" | "semi_implicit_euler" | "radau"
                    | "bdf"; rtol = 1e-8; atol = 1e-10; dt (fixed-step methods); output_dt = 0.01; max_step;

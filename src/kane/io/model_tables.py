@@ -28,7 +28,7 @@ _LOAD_KEYS = {"force": (("body", "vector"), {"point", "frame"}), "torque": (("bo
               "joint_torque": (("joint", "values"), set())}
 _CONSTRAINT_KEYS = {"motion": (("rows",), set()), "joint_lock": (("joint",), set()),
                     "point_velocity": (("body",), {"point", "directions"}),
-                    "rolling_disk": (("body", "radius"), {"axis", "center"}),
+                    "rolling_disk": (("body", "radius"), {"axis", "center", "plane_point", "plane_normal"}),
                     "no_slip": (("body", "point", "direction"), set()),
                     "loop_closure": (("body_a", "point_a", "body_b", "point_b"), {"frames", "directions"})}
 _SIM_KEYS = {"t_start", "t_end", "method", "rtol", "atol", "dt", "output_dt", "max_step", "dependent"}
@@ -227,7 +227,10 @@ def add_constraint(ctx, system, bodies, scope, joints):
                                                  directions(), transient=tr)
         elif kind == "rolling_disk":
             system.add_rolling_disk(name, ctx.ref("body", bodies, ground=False), ctx.expr("radius", scope),
-                                    vec("axis", [0, 1, 0]), vec("center", [0, 0, 0]), transient=tr)
+                                    vec("axis", [0, 1, 0]), vec("center", [0, 0, 0]),
+                                    plane_point=vec("plane_point", [0, 0, 0]),
+                                    plane_normal=vec("plane_normal") if "plane_normal" in ctx.data else None,
+                                    transient=tr)
         elif kind == "no_slip":
             system.add_no_slip(name, ctx.ref("body", bodies), vec("point"), vec("direction"), transient=tr)
         else:

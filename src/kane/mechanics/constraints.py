@@ -66,19 +66,19 @@ def constraint_rows(model, kin: TreeKinematics, constraint) -> ConstraintRows:
         V, rem = kin.point_partials_in_body(body, point)
         return _project(constraint.name, kin, V, rem, [list(direction)], None)
     if kind is ConstraintKind.ROLLING_DISK:
-        body, radius, axis, center = data
+        body, radius, axis, center, p0, normal = data
         R0 = kin.rotation_to_ground(body)
         ax = list(axis / sp.sqrt(dot(list(axis), list(axis))))
-        # in the disk's axes: the vertical n, and the unit vector k of the disk plane closest to it; the contact
-        # is the lowest point of the rim, centre - r k
-        n_b = [R0[2, 0], R0[2, 1], R0[2, 2]]
+        # in the disk's axes: the plane's normal n, and the unit vector k of the disk plane closest to it; the
+        # contact is the rim point nearest the plane, centre - r k
+        n_b = [a(dot(list(normal), list(R0[:, j]))) for j in range(3)]
         na = a(dot(n_b, ax))
         k = [a(n_b[j] - na * ax[j]) for j in range(3)]
         norm = a(sp.sqrt(1 - na * na))
         contact = [a(center[j] - radius * k[j] / norm) for j in range(3)]
         V, rem = kin.point_partials(body, contact)
-        C = sp.Matrix([kin.point_in_ground(body, contact)[2]])
-        rows = _project(constraint.name, kin, V, rem, [[1, 0, 0], [0, 1, 0], [0, 0, 1]], C)
+        C = sp.Matrix([a(dot(list(normal), [x - y for x, y in zip(kin.point_in_ground(body, contact), p0)]))])
+        rows = _project(constraint.name, kin, V, rem, [*plane_tangents(normal), list(normal)], C)
         return ConstraintRows(rows.name, rows.A, rows.b, C, (2,))
     if kind is ConstraintKind.LOOP_CLOSURE:
         ba, pa, bb, pb, frames, dirs = data
@@ -96,6 +96,18 @@ def constraint_rows(model, kin: TreeKinematics, constraint) -> ConstraintRows:
         b = sp.Matrix.vstack(rows.b, sp.Matrix([a(x - y) for x, y in zip(wa, wb)]))
         return ConstraintRows(constraint.name, A, b, rows.C, rows.C_rows)
     raise ModelError(f"constraint {constraint.name!r}: unknown kind {kind!r}")
+
+
+def plane_tangents(normal) -> list[list]:
+    """Two unit tangents (t1, t2) of a plane with unit normal n, (t1, t2, n) right-handed; for n = z they are x
+    and y. t1 is built from the ground axis least aligned with n (y, then z, then x on ties)."""
+    n = sp.Matrix(normal)
+    axes = [sp.Matrix([0, 1, 0]), sp.Matrix([0, 0, 1]), sp.Matrix([1, 0, 0])]
+    e = min(axes, key=lambda v: abs(float(v.dot(n))))
+    t1 = e.cross(n)
+    t1 = t1 / sp.sqrt(t1.dot(t1))
+    t2 = n.cross(t1)
+    return [list(t1), list(t2)]
 
 
 def _point_partials(kin, body, point, n):

@@ -121,6 +121,7 @@ def compile_system(system) -> Model:
             e.joint.transform(q_sym)
         except ModelError as exc:
             raise ModelError(f"joint {e.name!r}: {exc}") from None
+        _check_subspace(e, q_sym, q_init, system._params)
 
     params = tuple(sp.Symbol(n) for n in system._params)
     inputs = tuple(sp.Symbol(n) for n in system._inputs)
@@ -171,14 +172,47 @@ def compile_system(system) -> Model:
             Q = sp.Matrix(list(entry[2]))
             if Q.shape[0] != pj.joint.nq:
                 raise ModelError(f"joint torque on {jname!r}: expected {pj.joint.nq} generalized forces")
-            pot = None
+            pot = sp.S.Zero  # an applied torque stores no energy: it does work (see the work-energy balance)
         joint_loads.append(JointLoad(k, sp.ImmutableMatrix(check(Q, f"joint load on {jname!r}")),
                                      check(pot, f"joint load on {jname!r}") if pot is not None else None))
 
-    constraints = tuple(_compile_constraint(c, bidx, joint_names, check) for c in system._constraints)
+    defaults = {sp.Symbol(k): v for k, v in system._params.items()}
+    constraints = tuple(_compile_constraint(c, bidx, joints, check, set(us), gravity, defaults)
+                        for c in system._constraints)
     return Model(system.name, tuple(bodies), tuple(joints), tuple(parent), tuple(qs), tuple(us), t, params,
                  tuple(system._params.values()), inputs, tuple(system._inputs.values()), gravity, forces, torques,
-                 springs, tuple(joint_loads), constraints, tuple(float(x) for x in q0), tuple(float(x) for x in u0))
+                 springs, tuple(joint_loads), constraints, tuple(float(x) for x in q0), tuple(float(x) for x in u0),
+                 _parameter_bounds(system, bodies))
+
+
+def _parameter_bounds(system, bodies) -> tuple:
+    """(lower, upper) per parameter: as declared, and non-negative for one used alone as a mass or a principal
+    moment of inertia (a negative value there is not a rigid body)."""
+    bounds = {name: system._param_bounds.get(name, (-np.inf, np.inf)) for name in system._params}
+    for b in bodies:
+        for expr in (b.mass, b.inertia[0, 0], b.inertia[1, 1], b.inertia[2, 2]):
+            name = str(expr)
+            if expr.is_Symbol and name in bounds and name not in system._param_bounds:
+                lo, hi = bounds[name]
+                bounds[name] = (max(lo, 0.0), hi)
+    return tuple(bounds[name] for name in system._params)
+
+
+def _check_subspace(e, q_sym, q_init, defaults: dict):
+    """Every joint axis is a direction at the default parameters: a zero (or undefined) column of the motion
+    subspace there, such as a parametric axis (a, a, 0) with a = 0, is refused with the joint's name."""
+    S = e.joint.kinematics(q_sym, t).S_M
+    if not S.free_symbols & {sp.Symbol(k) for k in defaults}:
+        return
+    subs = {sp.Symbol(k): v for k, v in defaults.items()} | dict(zip(q_sym, q_init))
+    try:
+        Sn = np.array(S.xreplace(subs).evalf(), dtype=float)
+    except (TypeError, ValueError):  # a symbol left over is reported by the symbol checks
+        return
+    bad = [k for k in range(Sn.shape[1]) if not np.all(np.isfinite(Sn[:, k])) or not np.any(Sn[:, k])]
+    if bad:
+        raise ModelError(f"joint {e.name!r}: its axis is zero or undefined at the default parameter values "
+                         f"(motion subspace column(s) {bad}); an axis must be a nonzero direction")
 
 
 def _neutral_q(joint: J.Joint) -> tuple:
@@ -189,24 +223,88 @@ def _neutral_q(joint: J.Joint) -> tuple:
     return (0.0,) * joint.nq
 
 
-def _compile_constraint(entry, bidx, joint_names, check) -> Constraint:
+def _at_defaults(expr, defaults) -> np.ndarray | None:
+    """The numeric value of an expression (or matrix) at the default parameters, None if it depends on more."""
+    value = sp.sympify(expr).xreplace(defaults) if not isinstance(expr, sp.MatrixBase) else expr.xreplace(defaults)
+    try:
+        out = np.array(sp.N(value), dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return out.reshape(-1) if isinstance(expr, sp.MatrixBase) else out
+
+
+def _unit(v) -> sp.Matrix:
+    v = sp.Matrix(v)
+    return v / sp.sqrt(sum(c**2 for c in v))
+
+
+def _plane_normal(what, given, gravity, defaults) -> sp.ImmutableMatrix:
+    """The plane's unit normal: as given, else -g/|g| at the default parameters (z up without gravity)."""
+    if given is not None:
+        n = _at_defaults(given, defaults)
+        if n is None or not np.isfinite(n).all() or np.linalg.norm(n) == 0:
+            raise ModelError(f"{what}: plane_normal must be a nonzero vector at the default parameters")
+        return sp.ImmutableMatrix(_unit(given))
+    g = _at_defaults(gravity, defaults)
+    if g is None:
+        raise ModelError(f"{what}: gravity depends on the state or time, so the ground plane is not defined by "
+                         "it; give plane_normal")
+    if not np.any(g):
+        return sp.ImmutableMatrix([0, 0, 1])
+    exact = [sp.Integer(int(round(x))) if x in (-1.0, 0.0, 1.0) else sp.Float(x) for x in -g / np.linalg.norm(g)]
+    return sp.ImmutableMatrix(exact)
+
+
+def _nonzero(what, field, vec, defaults):
+    value = _at_defaults(vec, defaults)
+    if value is not None and not np.any(value):
+        raise ModelError(f"{what}: {field} is zero at the default parameters; the constraint would constrain "
+                         "nothing")
+
+
+def _compile_constraint(entry, bidx, joints, check, speeds, gravity, defaults) -> Constraint:
+    """Check one declared constraint; a constraint that constrains nothing (no rows, a row without speeds, a
+    zero direction or radius, a body closed on itself, ground's velocity) is refused with its name."""
     name, kind, data, transient = entry
     what = f"constraint {name!r}"
+    joint_names = [j.name for j in joints]
     if kind is ConstraintKind.MOTION:
         data = tuple(check(e, what) for e in data)
+        if not data:
+            raise ModelError(f"{what}: no rows given; expected expressions linear in the speeds")
+        for r, e in enumerate(data):
+            if not e.free_symbols & speeds:
+                raise ModelError(f"{what} row {r + 1} ({e}): contains no speed; a motion constraint row is linear "
+                                 "in the speeds, A(q) u + b = 0 (a row without speeds constrains nothing or "
+                                 "nothing possible)")
     elif kind is ConstraintKind.JOINT_LOCK:
         if data[0] not in joint_names:
             raise ModelError(f"{what}: no joint named {data[0]!r}; joints: {', '.join(joint_names)}")
         data = (joint_names.index(data[0]),)
+        if joints[data[0]].joint.nu == 0:
+            raise ModelError(f"{what}: joint {joint_names[data[0]]!r} has no speeds to lock")
     elif kind is ConstraintKind.POINT_VELOCITY:
         data = (bidx(data[0], what), check(data[1], what), tuple(check(d, what) for d in data[2]))
+        if data[0] < 0:
+            raise ModelError(f"{what}: a point of 'ground' has no velocity to constrain; name a body")
+        for d in data[2]:
+            _nonzero(what, "a direction", d, defaults)
     elif kind is ConstraintKind.ROLLING_DISK:
-        data = (bidx(data[0], what), check(data[1], what), check(data[2], what), check(data[3], what))
+        body, radius, axis, center, point, normal = data
+        data = (bidx(body, what), check(radius, what), check(axis, what), check(center, what), check(point, what),
+                _plane_normal(what, check(normal, what) if normal is not None else None, gravity, defaults))
         if data[0] < 0:
             raise ModelError(f"{what}: the rolling body cannot be 'ground'")
+        _nonzero(what, "the radius", radius, defaults)
+        _nonzero(what, "the axis", axis, defaults)
     elif kind is ConstraintKind.NO_SLIP:
         data = (bidx(data[0], what), check(data[1], what), check(data[2], what))
+        _nonzero(what, "the direction", data[2], defaults)
     elif kind is ConstraintKind.LOOP_CLOSURE:
         data = (bidx(data[0], what), check(data[1], what), bidx(data[2], what), check(data[3], what), data[4],
                 tuple(check(d, what) for d in data[5]))
+        if data[0] == data[2]:
+            raise ModelError(f"{what}: closes body {entry[2][0]!r} on itself; a loop closure joins two bodies")
+        for d in data[5]:
+            _nonzero(what, "a direction", d, defaults)
     return Constraint(name, kind, data, transient)

@@ -73,16 +73,45 @@ def _axis_vector(axis) -> sp.Matrix:
         if key not in table:
             raise ModelError(f"joint axis {axis!r}: expected 'x', 'y', 'z' (optionally signed) or a 3-vector")
         return sp.Matrix(table[key]) * sign
-    vec = sp.Matrix([sp.sympify(a) for a in axis]) if not isinstance(axis, sp.MatrixBase) else sp.Matrix(axis)
+    vec = sp.Matrix([_axis_component(a, axis) for a in axis]) if not isinstance(axis, sp.MatrixBase) \
+        else sp.Matrix(axis)
     if vec.shape != (3, 1):
         raise ModelError(f"joint axis {axis!r}: expected 3 components")
     norm2 = sum(c**2 for c in vec)
     if norm2.is_number:
         if float(norm2) == 0.0:
             raise ModelError(f"joint axis {axis!r}: expected a nonzero vector")
-        norm = sp.sqrt(sp.nsimplify(norm2))
-        vec = vec / norm
-    return vec
+        return vec / sp.sqrt(sp.nsimplify(norm2))
+    # an axis of parameters is a direction too: normalized symbolically (its norm is a constant of the run)
+    return vec / sp.sqrt(norm2)
+
+
+def _check_axis(axis) -> None:
+    """Refuse an axis of the wrong kind (a string component, NaN) at once; a zero axis is refused when the joint
+    is placed in a model, with the joint's name."""
+    if isinstance(axis, str):
+        _axis_vector(axis)
+    elif not isinstance(axis, sp.MatrixBase):
+        try:
+            components = list(axis)
+        except TypeError:
+            raise ModelError(f"joint axis {axis!r}: expected 'x', 'y', 'z' (optionally signed) or a 3-vector") from None
+        for c in components:
+            _axis_component(c, axis)
+
+
+def _axis_component(value, axis):
+    """A number or sympy expression; strings are refused (never sympified: model files parse theirs safely)."""
+    if isinstance(value, (str, bytes)):
+        raise ModelError(f"joint axis {axis!r}: component {value!r} is a string; expected a number or a sympy "
+                         "expression (model files parse their expressions with kane.io)")
+    try:
+        out = sp.sympify(value, strict=True)
+    except (sp.SympifyError, TypeError):
+        raise ModelError(f"joint axis {axis!r}: component {value!r} is not a number or a sympy expression") from None
+    if out.is_number and not (out.is_finite and out.is_extended_real):
+        raise ModelError(f"joint axis {axis!r}: component {value!r} is not a finite real number")
+    return out
 
 
 def _skew(v) -> sp.Matrix:
@@ -201,6 +230,9 @@ class Revolute(Joint):
     nq = 1
     nu = 1
 
+    def __post_init__(self):
+        _check_axis(self.axis)  # strings and non-finite numbers fail when the joint is made
+
     def transform(self, q):
         return rotation_about(self.axis, q[0]), sp.zeros(3, 1)
 
@@ -229,6 +261,9 @@ class Prismatic(Joint):
     nq = 1
     nu = 1
 
+    def __post_init__(self):
+        _check_axis(self.axis)  # strings and non-finite numbers fail when the joint is made
+
     def transform(self, q):
         return sp.eye(3), _axis_vector(self.axis) * q[0]
 
@@ -253,6 +288,9 @@ class Cylindrical(Joint):
     kind = "cylindrical"
     nq = 2
     nu = 2
+
+    def __post_init__(self):
+        _check_axis(self.axis)  # strings and non-finite numbers fail when the joint is made
 
     def transform(self, q):
         return rotation_about(self.axis, q[0]), _axis_vector(self.axis) * q[1]

@@ -11,12 +11,21 @@ import sympy as sp
 from ..errors import ModelError
 from .elements import Body, Constraint, Force, JointLoad, PlacedJoint, Spring, Torque
 
-__all__ = ["Model", "GROUND", "t", "stretch", "stretch_rate"]
+__all__ = ["Model", "GROUND", "KaneSymbol", "t", "stretch", "stretch_rate"]
+
+
+class KaneSymbol(sp.Symbol):
+    """A symbol of kane's own (time, a spring's stretch, the named intermediates of a Program, traced inputs).
+
+    sympy compares symbols by class and name, so a ``KaneSymbol("z0")`` is never the user's ``Symbol("z0")``: any
+    name a user gives a coordinate, speed, parameter or input is safe, whatever kane calls its own quantities.
+    """
+
 
 GROUND = "ground"
-t = sp.Symbol("t")
-stretch = sp.Symbol("stretch")
-stretch_rate = sp.Symbol("stretch_rate")
+t = KaneSymbol("t")  # time [s]
+stretch = KaneSymbol("stretch")  # a spring's length minus its rest length [m]
+stretch_rate = KaneSymbol("stretch_rate")  # its rate [m/s]
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,7 @@ class Model:
     constraints: tuple[Constraint, ...]
     q0: tuple[float, ...]
     u0: tuple[float, ...]
+    parameter_bounds: tuple[tuple[float, float], ...] = ()  # (lower, upper) per parameter
 
     @property
     def n_q(self) -> int:
@@ -76,24 +86,36 @@ class Model:
 
     def parameter_values(self, params=None) -> np.ndarray:
         """Parameter vector in model order from defaults, updated by a dict name -> value (or a full array)."""
-        return _values(self.parameters, self.parameter_defaults, params, "parameter")
+        return _values(self.parameters, self.parameter_defaults, params, "parameter", self.parameter_bounds)
 
     def input_values(self, inputs=None) -> np.ndarray:
         return _values(self.inputs, self.input_defaults, inputs, "input")
 
 
-def _values(symbols, defaults, given, what) -> np.ndarray:
+def _values(symbols, defaults, given, what, bounds=()) -> np.ndarray:
+    """Values in model order: the defaults updated from a dict name -> value, or a full array; every value a
+    finite real number (not a string, None or bool) within its declared bounds."""
     out = np.array(defaults, dtype=float)
     if given is None:
         return out
+    names = [str(s) for s in symbols]
     if isinstance(given, dict):
-        names = [str(s) for s in symbols]
         for key, value in given.items():
             if str(key) not in names:
                 raise ModelError(f"unknown {what} {str(key)!r}; known: {', '.join(names) or '(none)'}")
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise ModelError(f"{what} {str(key)!r}: expected a real number, got {value!r}")
             out[names.index(str(key))] = value
-        return out
-    arr = np.asarray(given, dtype=float)
-    if arr.shape != out.shape:
-        raise ModelError(f"{what} values: expected {out.shape[0]} values in model order, got shape {arr.shape}")
-    return arr
+    else:
+        arr = np.asarray(given)
+        if arr.dtype.kind not in "iuf":
+            raise ModelError(f"{what} values: expected an array of real numbers, got {given!r}")
+        if arr.shape != out.shape:
+            raise ModelError(f"{what} values: expected {out.shape[0]} values in model order, got shape {arr.shape}")
+        out = arr.astype(float)
+    for k, value in enumerate(out):
+        lo, hi = bounds[k] if k < len(bounds) else (-np.inf, np.inf)
+        if not (np.isfinite(value) and lo <= value <= hi):
+            rng = "a finite number" if (lo, hi) == (-np.inf, np.inf) else f"a finite number in [{lo:g}, {hi:g}]"
+            raise ModelError(f"{what} {names[k]!r}: expected {rng}, got {value:g}")
+    return out

@@ -55,6 +55,7 @@ class System:
     _bodies: dict = field(default_factory=dict)
     _joints: list = field(default_factory=list)
     _params: dict = field(default_factory=dict)
+    _param_bounds: dict = field(default_factory=dict)
     _inputs: dict = field(default_factory=dict)
     _forces: list = field(default_factory=list)
     _torques: list = field(default_factory=list)
@@ -63,10 +64,19 @@ class System:
     _constraints: list = field(default_factory=list)
 
     # ---- symbols -------------------------------------------------------------------------------------------
-    def parameter(self, name: str, default: float) -> sp.Symbol:
-        """Declare a named parameter with a default value; returns its symbol for use in expressions."""
+    def parameter(self, name: str, default: float, *, lower: float = -np.inf, upper: float = np.inf) -> sp.Symbol:
+        """Declare a named parameter with a default value and the range [lower, upper] its values must lie in
+        (checked for the default and for every value given at run time); returns its symbol for expressions.
+
+        A parameter used as a body's mass or principal moment of inertia is non-negative unless declared
+        otherwise."""
         self._check_new_name(name, "parameter")
-        self._params[name] = _real(default, f"parameter {name!r} default")
+        value = _real(default, f"parameter {name!r} default")
+        lo, hi = (float(_real(b, f"parameter {name!r} bound")) if np.isfinite(b) else float(b) for b in (lower, upper))
+        if not lo <= value <= hi:
+            raise ModelError(f"parameter {name!r}: default {value:g} lies outside its range [{lo:g}, {hi:g}]")
+        self._params[name] = value
+        self._param_bounds[name] = (lo, hi)
         return sp.Symbol(name)
 
     def input(self, name: str, default: float = 0.0) -> sp.Symbol:
@@ -208,13 +218,19 @@ class System:
                                     (body, _vec(point, f"constraint {name!r} point"), dirs), transient)
 
     def add_rolling_disk(self, name: str, body: str, radius, axis=(0, 1, 0), center=(0, 0, 0), *,
-                         transient=False) -> str:
-        """A thin disk (symmetry ``axis`` in body axes, ``center`` in body axes) rolls without slip on the
-        ground plane z = 0: the disk's material point at the contact has zero velocity (3 rows)."""
+                         plane_point=(0, 0, 0), plane_normal=None, transient=False) -> str:
+        """A thin disk (symmetry ``axis`` in body axes, ``center`` in body axes) rolls without slip on a ground
+        plane: the disk's material point at the contact has zero velocity (3 rows: two tangent, then the normal).
+
+        The plane passes through ``plane_point`` [m] with the unit normal ``plane_normal`` (ground axes, pointing
+        to the side the disk is on); by default it is normal to gravity (``-g/|g|`` at the default parameters),
+        or z up when there is no gravity."""
+        normal = None if plane_normal is None else _vec(plane_normal, f"constraint {name!r} plane_normal")
         return self._add_constraint(name, ConstraintKind.ROLLING_DISK,
                                     (body, _scalar(radius, f"constraint {name!r} radius"),
                                      _vec(axis, f"constraint {name!r} axis"),
-                                     _vec(center, f"constraint {name!r} center")), transient)
+                                     _vec(center, f"constraint {name!r} center"),
+                                     _vec(plane_point, f"constraint {name!r} plane_point"), normal), transient)
 
     def add_no_slip(self, name: str, body: str, point, direction, *, transient=False) -> str:
         """Knife edge: the body-fixed ``point`` has no velocity along the body-fixed ``direction``."""

@@ -22,7 +22,8 @@ from ..codegen.numpy_backend import compile_program
 from ..codegen.program import OpCount, Program, ProgramBuilder
 from ..errors import KaneError, ModelError
 from ..model import joints as J
-from ..model.system import Model, System
+from ..model.model import KaneSymbol, Model
+from ..model.system import System
 from ..mechanics.constraints import EmbeddingChoice, constraint_rows, select_dependent
 from ..mechanics.kinematics import TreeKinematics
 from ..mechanics.loads import energy_expressions
@@ -104,8 +105,20 @@ class Equations:
         return Dynamics(self, backend)
 
     # ---- readable forms ------------------------------------------------------------------------------------
-    def to_text(self) -> str:
+    def _readable(self) -> Program:
+        """M, f and q' for reading; where a user's name equals an intermediate's (a parameter called z3), the
+        intermediates print as _z0, _z1, ... (user names cannot start with '_'), so the text is unambiguous."""
         prog = self.program.select(["M", "f", "qdot"])
+        m = self.model
+        users = {str(s) for s in (*m.q, *m.u, *m.parameters, *m.inputs)}
+        if not users & {str(s) for s, _ in prog.assignments}:
+            return prog
+        ren = {s: KaneSymbol(f"_{s}") for s, _ in prog.assignments}
+        return Program(prog.inputs, tuple((ren[s], e.xreplace(ren)) for s, e in prog.assignments),
+                       {k: v.xreplace(ren) for k, v in prog.outputs.items()}, prog.vectors)
+
+    def to_text(self) -> str:
+        prog = self._readable()
         lines = [f"# {self.model.name}: {len(self.u_independent)} degrees of freedom",
                  f"# q = {', '.join(map(str, self.model.q))}",
                  f"# u (independent) = {', '.join(map(str, self.u_independent))}"]
@@ -122,14 +135,14 @@ class Equations:
         return "\n".join(lines) + "\n"
 
     def to_latex(self) -> str:
-        prog = self.program.select(["M", "f", "qdot"])
+        prog = self._readable()
         rows = [f"{sp.latex(s)} &= {sp.latex(e)}" for s, e in prog.assignments]
         for name, tex in (("qdot", r"\dot{q}"), ("M", "M"), ("f", "f")):
             rows.append(f"{tex} &= {sp.latex(sp.Matrix(prog.outputs[name]))}")
         return "\\begin{align*}\n" + " \\\\\n".join(rows) + "\n\\end{align*}\n"
 
     def to_json(self) -> str:
-        prog = self.program.select(["M", "f", "qdot"])
+        prog = self._readable()
         counts = {k: vars(v) for k, v in self.count_ops().items()}
         return json.dumps({
             "model": self.model.name,

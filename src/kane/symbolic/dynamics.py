@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from functools import cached_property
 
-import numpy as np
-
 import warnings
+
+import numpy as np
 
 from ..codegen.c_backend import BackendNotice, CCompileError, CFunction, select_backend
 from ..codegen.numba_backend import NumbaFunction
 from ..codegen.numpy_backend import compile_program
 from ..errors import KaneError
+from ..mechanics.arguments import state_arrays
 
 __all__ = ["Dynamics"]
 
@@ -66,16 +67,7 @@ class Dynamics:
     def _args(self, q, u, params, inputs):
         p = self._default_params if params is None else self.model.parameter_values(params)
         w = self._default_inputs if inputs is None else self.model.input_values(inputs)
-        q = np.asarray(q, dtype=float)
-        u = np.asarray(u, dtype=float) if u is not None else np.zeros(q.shape[:-1] + (self.n_u,))
-        batch = q.ndim == 2
-        if q.shape[-1] != self.n_q or u.shape[-1] != self.n_u:
-            raise KaneError(f"expected q with {self.n_q} and u with {self.n_u} entries (last axis), "
-                            f"got shapes {q.shape} and {u.shape}")
-        if batch:
-            B = q.shape[0]
-            if u.ndim == 1:
-                u = np.broadcast_to(u, (B, self.n_u))
+        q, u, batch = state_arrays(q, u, self.n_q, self.n_u)
         return q, u, p, w, batch
 
     # ---- the interface -------------------------------------------------------------------------------------
