@@ -246,7 +246,7 @@ class ProgramBuilder:
         """d/dt of ``expr`` at u' = 0, through the intermediate variables (assigned, memoized)."""
         expr = sp.sympify(expr)
         total = sp.S.Zero
-        for s in expr.free_symbols:
+        for s in sorted(expr.free_symbols, key=sp.default_sort_key):  # creation order independent of hashing
             ds = self._symbol_rate(s)
             if ds != 0:
                 total += expr.diff(s) * ds
@@ -281,7 +281,9 @@ class ProgramBuilder:
         defs = dict(self._defs)
         extra = dict(definitions or {})
         defs.update(extra)
-        for sym in list(extra) + [s for s, _ in self._assignments]:
+        roots = list(extra) + [s for s, _ in self._assignments]
+        rank = {s: k for k, s in enumerate(roots)}  # the same order in every process, whatever the hash seed
+        for sym in roots:
             if sym in seen:
                 continue
             stack = [(sym, False)]
@@ -295,7 +297,8 @@ class ProgramBuilder:
                 if s in seen:
                     continue
                 stack.append((s, True))
-                stack.extend((d, False) for d in defs[s].free_symbols if d in defs and d not in seen)
+                deps = [d for d in defs[s].free_symbols if d in defs and d not in seen]
+                stack.extend((d, False) for d in sorted(deps, key=rank.__getitem__, reverse=True))
         order, outs = _fold_numbers(order, outs)
         groups = dict(self.inputs)
         groups.update(inputs or {})

@@ -111,10 +111,11 @@ class Equations:
         prog = self.program.select(["M", "f", "qdot"])
         m = self.model
         users = {str(s) for s in (*m.q, *m.u, *m.parameters, *m.inputs)}
-        if not users & {str(s) for s, _ in prog.assignments}:
+        own = [s for s, _ in prog.assignments if isinstance(s, KaneSymbol)]  # not the dependent speeds
+        if not users & {str(s) for s in own}:
             return prog
-        ren = {s: KaneSymbol(f"_{s}") for s, _ in prog.assignments}
-        return Program(prog.inputs, tuple((ren[s], e.xreplace(ren)) for s, e in prog.assignments),
+        ren = {s: KaneSymbol(f"_{s}") for s in own}
+        return Program(prog.inputs, tuple((ren.get(s, s), e.xreplace(ren)) for s, e in prog.assignments),
                        {k: v.xreplace(ren) for k, v in prog.outputs.items()}, prog.vectors)
 
     def to_text(self) -> str:
