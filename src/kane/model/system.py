@@ -76,7 +76,8 @@ class System:
         if not lo <= value <= hi:
             raise ModelError(f"parameter {name!r}: default {value:g} lies outside its range [{lo:g}, {hi:g}]")
         self._params[name] = value
-        self._param_bounds[name] = (lo, hi)
+        if (lo, hi) != (-np.inf, np.inf):  # declared; otherwise inferred at compile (masses are non-negative)
+            self._param_bounds[name] = (lo, hi)
         return sp.Symbol(name)
 
     def input(self, name: str, default: float = 0.0) -> sp.Symbol:

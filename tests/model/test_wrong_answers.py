@@ -1,0 +1,153 @@
+"""No silent wrong answers: cases that once gave wrong numbers without a word now give the right number (checked
+against a hand derivation or a second model) or a clear error naming the joint, constraint or parameter."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import kane
+from kane import joints as J
+from kane.errors import ArgumentError, ComplexArgumentError
+
+G = 9.81
+INERTIA = (0.02, 0.03, 0.015)  # central, body axes [kg m^2]
+
+
+def pendulum(axis_of, mass=1.0, names=("th", "w"), param="a", value=2.0):
+    """A body on a revolute joint through the origin, centre of mass 0.5 m below it."""
+    s = kane.System("p", gravity=(0, 0, -G))
+    a = s.parameter(param, value)
+    s.add_body("link", mass=mass(a) if callable(mass) else mass, com=(0, 0, -0.5), inertia=INERTIA)
+    s.add_joint("ground", "link", J.Revolute(axis_of(a)), name="hinge", coordinates=[names[0]], speeds=[names[1]])
+    return s
+
+
+def test_a_parametric_axis_is_a_direction():
+    """Axis (a, a, 0), a = 2: rotation about n = (1, 1, 0)/sqrt(2). By hand, the inertia about n is
+    n^T I n + m (|c|^2 - (n.c)^2) = 0.025 + 0.25 and the gravity moment -m g 0.5 sin(theta)."""
+    dyn = kane.derive(pendulum(lambda a: (a, a, 0))).compile(backend="numpy")
+    unit = kane.derive(pendulum(lambda a: (2**-0.5, 2**-0.5, 0))).compile(backend="numpy")
+    th, w = 0.3, 0.2
+    hand = -1.0 * G * 0.5 * np.sin(th) / (0.5 * (INERTIA[0] + INERTIA[1]) + 0.25)
+    assert dyn.udot(0.0, [th], [w])[0] == pytest.approx(hand, rel=1e-12)
+    assert unit.udot(0.0, [th], [w])[0] == pytest.approx(hand, rel=1e-12)
+    assert dyn.udot(0.0, [th], [w], params={"a": 7.0})[0] == pytest.approx(hand, rel=1e-12)
+
+
+def test_an_axis_that_is_zero_at_the_default_parameters_names_the_joint():
+    with pytest.raises(kane.ModelError, match="joint 'hinge'.*axis is zero"):
+        kane.derive(pendulum(lambda a: (a - 2, 0, 0)))
+
+
+def test_axis_components_are_never_strings_and_never_evaluated(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    hostile = "__import__('pathlib').Path('INJECTED').touch() or 1"
+    for axis, why in [((hostile, 0, 0), "is a string"), (("x", 0, 0), "is a string"),
+                      ((float("nan"), 0, 0), "not a finite real"), ((0, float("inf"), 0), "not a finite real")]:
+        with pytest.raises(kane.ModelError, match=why):
+            J.Revolute(axis)
+    assert not Path("INJECTED").exists()
+
+
+def test_user_names_never_collide_with_kane_intermediates():
+    """A parameter z0 as the mass, a coordinate z1 and a speed z_2: M = z0 (0.5)^2 + I_yy by hand."""
+    s = pendulum(lambda a: (0, 1, 0), mass=lambda z0: z0, names=("z1", "z_2"), param="z0", value=2.0)
+    eqs = kane.derive(s)
+    dyn = eqs.compile(backend="numpy")
+    assert dyn.mass_matrix(0.0, [0.3])[0, 0] == pytest.approx(2.0 * 0.25 + INERTIA[1], rel=1e-14)
+    hand = -2.0 * G * 0.5 * np.sin(0.3) / (2.0 * 0.25 + INERTIA[1])
+    assert dyn.udot(0.0, [0.3], [0.1])[0] == pytest.approx(hand, rel=1e-12)
+    text = eqs.to_text()
+    defined = [line.split(" = ")[0] for line in text.splitlines() if not line.startswith("#")]
+    assert "z0" not in defined and "z1" not in defined  # kane's own names are printed apart from the user's
+    assert sp.Symbol("z0") in eqs.program.expression("M").free_symbols
+
+
+@pytest.mark.parametrize("add, name", [
+    (lambda s: s.add_motion_constraint("c", [sp.Integer(1)]), "c"),
+    (lambda s: s.add_motion_constraint("c", [0]), "c"),
+    (lambda s: s.add_motion_constraint("c", []), "c"),
+    (lambda s: s.add_motion_constraint("c", [sp.Symbol("th") + 1]), "c"),
+    (lambda s: s.add_no_slip("knife", "link", (0, 0, 0), (0, 0, 0)), "knife"),
+    (lambda s: s.add_loop_closure("loop", "link", (0, 0, 0), "link", (0, 0, 1)), "loop"),
+    (lambda s: s.add_point_velocity_constraint("pv", "ground", (0, 0, 0)), "pv"),
+    (lambda s: s.add_rolling_disk("disk", "link", 0.0), "disk"),
+], ids=["row_1", "row_0", "no_rows", "row_without_speeds", "zero_direction", "body_to_itself", "ground_point",
+        "radius_0"])
+def test_constraints_that_constrain_nothing_are_refused_by_name(add, name):
+    s = pendulum(lambda a: (0, 1, 0))
+    add(s)
+    with pytest.raises(kane.ModelError, match=f"constraint '{name}'"):
+        kane.derive(s)
+
+
+def test_run_time_parameters_are_checked_for_type_and_range():
+    s = pendulum(lambda a: (0, 1, 0), mass=lambda m: m, param="m", value=1.0)
+    s.parameter("k", 5.0, lower=1.0, upper=10.0)
+    dyn = kane.derive(s).compile(backend="numpy")
+    for bad, why in [({"m": None}, "expected a real number"), ({"m": "2"}, "expected a real number"),
+                     ({"m": -1.0}, r"in \[0, inf\]"), ({"k": 11.0}, r"in \[1, 10\]"), ({"m": np.nan}, "finite"),
+                     ({"m": True}, "expected a real number")]:
+        with pytest.raises(kane.ModelError, match=f"parameter '{next(iter(bad))}'.*{why}"):
+            dyn.udot(0.0, [0.1], [0.0], params=bad)
+    hand = -3.0 * G * 0.5 * np.sin(0.1) / (3.0 * 0.25 + INERTIA[1])
+    assert dyn.udot(0.0, [0.1], [0.0], params={"m": 3.0})[0] == pytest.approx(hand, rel=1e-12)
+    with pytest.raises(kane.ModelError, match="default 0 lies outside"):
+        kane.System("x").parameter("c", 0.0, lower=1.0)
+
+
+def test_a_joint_torque_is_no_potential():
+    """The energy of a pendulum is the same with or without an input torque on its joint."""
+    plain = pendulum(lambda a: (0, 1, 0))
+    driven = pendulum(lambda a: (0, 1, 0))
+    driven.add_joint_torque("hinge", [driven.input("tau", 0.7)])
+    e0 = kane.derive(plain).compile(backend="numpy")
+    e1 = kane.derive(driven).compile(backend="numpy")
+    q, u = [0.4], [1.3]
+    assert e1.potential_energy(0.0, q) == pytest.approx(e0.potential_energy(0.0, q), rel=1e-14)
+    assert e1.potential_energy(0.0, q) == pytest.approx(-1.0 * G * 0.5 * np.cos(0.4), rel=1e-12)
+    assert e1.energy(0.0, q, u) == pytest.approx(e0.energy(0.0, q, u), rel=1e-14)
+
+
+def _disk(gravity, normal=None):
+    s = kane.System("disk", gravity=gravity)
+    s.add_body("disk", mass=1.5, inertia=(0.06, 0.12, 0.06))
+    s.add_joint("ground", "disk", J.Free(), name="float", coordinates=["x", "y", "z", "e0", "e1", "e2", "e3"],
+                speeds=["w1", "w2", "w3", "v1", "v2", "v3"])
+    s.add_rolling_disk("contact", "disk", 0.4, axis=(0, 1, 0), plane_normal=normal)
+    return kane.derive(s, dependent=["v1", "v2", "v3"]).compile(backend="numpy")
+
+
+def test_a_rolling_disk_rolls_on_the_plane_normal_to_gravity():
+    """The world turned by -90 deg about x (z up becomes y up): the same motion in body axes, so the same u'."""
+    up_z, up_y = _disk((0, 0, -G)), _disk((0, -G, 0))
+    explicit = _disk((0, -G, 0), normal=(0, 1, 0))
+    c, s_ = np.cos(-np.pi / 4), np.sin(-np.pi / 4)  # quaternion of the world rotation Rx(-90 deg)
+    qw = np.array([c, s_, 0.0, 0.0])
+    rng = np.random.default_rng(4)
+    e = rng.normal(size=4)
+    e /= np.linalg.norm(e)
+    w0, x0, y0, z0 = qw
+    w1, x1, y1, z1 = e
+    e_rot = [w0 * w1 - x0 * x1 - y0 * y1 - z0 * z1, w0 * x1 + x0 * w1 + y0 * z1 - z0 * y1,
+             w0 * y1 - x0 * z1 + y0 * w1 + z0 * x1, w0 * z1 + x0 * y1 - y0 * x1 + z0 * w1]
+    p = np.array([0.3, -0.2, 0.5])
+    p_rot = np.array([p[0], p[2], -p[1]])  # Rx(-90 deg): (x, y, z) -> (x, z, -y)
+    w = np.array([0.4, 9.0, -0.7])
+    q_z = np.concatenate([p, e])
+    q_y = np.concatenate([p_rot, e_rot])
+    np.testing.assert_allclose(up_y.udot(0.0, q_y, w), up_z.udot(0.0, q_z, w), rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(explicit.udot(0.0, q_y, w), up_y.udot(0.0, q_y, w), rtol=1e-13, atol=1e-13)
+
+
+def test_complex_and_misshapen_arguments_get_clear_errors():
+    dyn = kane.derive(pendulum(lambda a: (0, 1, 0))).compile(backend="numpy")
+    with pytest.raises(ComplexArgumentError, match="complex") as info:
+        dyn.udot(0.0, np.array([0.1 + 1e-20j]), [0.0])
+    assert isinstance(info.value, TypeError)
+    for q, u in [(0.1, [0.0]), (np.zeros((1, 1, 1)), [0.0]), (np.zeros((3, 1)), np.zeros((2, 1))),
+                 ([0.1, 0.2], [0.0]), (["a"], [0.0])]:
+        with pytest.raises(ArgumentError, match=r"q of shape \(1,\) or \(B, 1\)|real numbers"):
+            dyn.udot(0.0, q, u)
