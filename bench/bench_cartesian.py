@@ -42,7 +42,7 @@ def four_bar_drift(t_end: float = 20.0, rtol: float = 1e-6, atol: float = 1e-8) 
     """Rows (formulation, max |C|, evaluations, wall [s], relative energy change) for the four-bar."""
     s = four_bar_system()
     dyn = kane.derive(s, dependent=["u2", "u3"]).compile()
-    q0 = assemble(dyn, np.array([0.7, -0.3, 2.0])).q
+    q0 = assemble(dyn, 0.0, np.array([0.7, -0.3, 2.0])).q
     u0 = np.array([2.0])
     u_full = dyn.full_speeds(0.0, q0, u0)
     opts = {"rtol": rtol, "atol": atol, "output_dt": 0.1}
@@ -84,7 +84,7 @@ def sizes_and_timings() -> list[dict]:
                 "aba": _best(lambda: rd.udot(0.0, q, u)), "kane": _best(lambda: sym.udot(0.0, q, u))})
     s = four_bar_system()
     dyn = kane.derive(s, dependent=["u2", "u3"]).compile()
-    q0 = assemble(dyn, np.array([0.7, -0.3, 2.0])).q
+    q0 = assemble(dyn, 0.0, np.array([0.7, -0.3, 2.0])).q
     cd = CartesianDynamics(s)
     xq, xu = cd.from_joint_state(q0, dyn.full_speeds(0.0, q0, np.array([2.0])))
     dyn.udot(0.0, q0, np.array([2.0]))

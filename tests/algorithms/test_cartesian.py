@@ -118,7 +118,7 @@ def closure_by_hand(q):
 def four_bar():
     s = four_bar_system()
     dyn = kane.derive(s, dependent=["u2", "u3"]).compile()
-    q0 = assemble(dyn, np.array([0.7, -0.3, 2.0])).q
+    q0 = assemble(dyn, 0.0, np.array([0.7, -0.3, 2.0])).q
     u0 = np.array([2.0])
     return s, dyn, q0, u0, dyn.full_speeds(0.0, q0, u0)
 

@@ -151,3 +151,16 @@ def test_complex_and_misshapen_arguments_get_clear_errors():
                  ([0.1, 0.2], [0.0]), (["a"], [0.0])]:
         with pytest.raises(ArgumentError, match=r"q of shape \(1,\) or \(B, 1\)|real numbers"):
             dyn.udot(0.0, q, u)
+
+
+def test_gravity_may_be_a_parameter_of_the_same_system():
+    """With g a parameter, the pendulum's u' scales with g at run time: -g m 0.5 sin(theta) / I."""
+    s = pendulum(lambda a: (0, 1, 0))
+    s.set_gravity((0, 0, -s.parameter("g", 9.81)))
+    dyn = kane.derive(s).compile(backend="numpy")
+    inertia = 0.25 + INERTIA[1]
+    for g in (9.81, 1.62):
+        hand = -g * 0.5 * np.sin(0.2) / inertia
+        assert dyn.udot(0.0, [0.2], [0.0], params={"g": g})[0] == pytest.approx(hand, rel=1e-12)
+    with pytest.raises(kane.ModelError, match="gravity.*string"):
+        s.set_gravity(("0", "0", "-g"))

@@ -37,14 +37,14 @@ def dyn():
 
 
 def test_assemble_keeps_the_crank_and_closes_the_loop(dyn):
-    res = assemble(dyn, np.array([0.7, -0.3, 2.0]))
+    res = assemble(dyn, 0.0, np.array([0.7, -0.3, 2.0]))
     assert res.q[0] == 0.7  # the independent coordinate is kept as given
     assert np.abs(closure_by_hand(res.q)).max() < 1e-12
     assert res.residual < 1e-12 and res.iterations > 0
 
 
 def test_projection_holds_the_closure_over_20_s_and_drift_is_reported_without_it(dyn):
-    q0 = assemble(dyn, np.array([0.7, -0.3, 2.0])).q
+    q0 = assemble(dyn, 0.0, np.array([0.7, -0.3, 2.0])).q
     u0 = np.array([2.0])
     free = simulate(dyn, (0.0, 20.0), q0, u0, method=Method.DOPRI5, rtol=1e-6, atol=1e-8, output_dt=0.1,
                     monitors={"closure": lambda t, q, u: float(np.abs(closure_by_hand(q)).max())})

@@ -64,6 +64,11 @@ class System:
     _constraints: list = field(default_factory=list)
 
     # ---- symbols -------------------------------------------------------------------------------------------
+    def set_gravity(self, gravity) -> None:
+        """The gravitational acceleration [m/s^2] in ground axes, a 3-vector of numbers or expressions of this
+        system's parameters (``s.set_gravity((0, 0, -s.parameter("g", 9.81)))``), so a sweep can change it."""
+        self.gravity = tuple(_vec(gravity, f"system {self.name!r} field 'gravity'"))
+
     def parameter(self, name: str, default: float, *, lower: float = -np.inf, upper: float = np.inf) -> sp.Symbol:
         """Declare a named parameter with a default value and the range [lower, upper] its values must lie in
         (checked for the default and for every value given at run time); returns its symbol for expressions.

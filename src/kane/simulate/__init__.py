@@ -30,7 +30,7 @@ from kane.simulate.integrators import (
     Step,
     make_integrator,
 )
-from kane.simulate.simulator import SimulationError, Simulator, StepInfo, simulate
+from kane.simulate.simulator import InconsistentStartWarning, SimulationError, Simulator, StepInfo, simulate
 
 __all__ = [
     "AssemblyError",
@@ -53,6 +53,7 @@ __all__ = [
     "ScipyImplicit",
     "SemiImplicitEuler",
     "SimulationError",
+    "InconsistentStartWarning",
     "Simulator",
     "Stats",
     "Step",

@@ -9,7 +9,7 @@ coordinates, solve for the dependent ones).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,11 +25,14 @@ class AssemblyError(KaneError):
 
 @dataclass(frozen=True)
 class AssemblyResult:
-    """q: the corrected configuration (n_q,); residual: max |C(q)| [m]; iterations: Newton steps taken."""
+    """q: the corrected configuration (n_q,); residual: max |C(q)| [m]; iterations: Newton steps taken;
+    changed: name -> (given, new) for every coordinate that moved by more than 1e-12; distance: max |q - q_given|."""
 
     q: np.ndarray
     residual: float
     iterations: int
+    changed: dict = field(default_factory=dict)
+    distance: float = 0.0
 
 
 def _normalize_quaternions(model, q):
@@ -40,21 +43,49 @@ def _normalize_quaternions(model, q):
     return q
 
 
-def _newton(dyn, t, q, columns, tol, max_iter, params):
-    q = np.array(q, dtype=float)
+def _violated(dyn, C) -> str:
+    """The names of the constraints whose residuals are largest, for messages."""
+    layout = getattr(getattr(dyn, "equations", None), "constraint_layout", {}) or {}
+    worst = [name for name, block in layout.items() if block.holonomic is not None
+             and C[block.holonomic].size and np.max(np.abs(C[block.holonomic])) > 0.5 * np.max(np.abs(C))]
+    return ", ".join(map(repr, worst)) or "holonomic"
+
+
+def _newton(dyn, t, q, columns, tol, max_iter, params, max_change=None):
+    """Damped Newton with minimum-norm steps: each step is halved until |C| decreases, so the iteration stays in
+    the basin of the solution nearest the given q instead of jumping to another root (a disk below its floor)."""
+    q_given = np.array(q, dtype=float)
+    q = q_given.copy()
+    C, A_C, W = dyn.holonomic_rows(t, q, params)
+    res0 = res = float(np.max(np.abs(C))) if C.size else 0.0
     for it in range(max_iter + 1):
-        C, A_C, W = dyn.holonomic_rows(t, q, params)
-        res = float(np.max(np.abs(C))) if C.size else 0.0
         if res <= tol:
-            return AssemblyResult(q, res, it)
-        if it == max_iter:
             break
-        A = A_C[:, columns]
-        du, *_ = np.linalg.lstsq(A, -C, rcond=None)
-        q = _normalize_quaternions(dyn.model, q + W[:, columns] @ du)
-    names = ", ".join(f"{n}={v:.6g}" for n, v in zip(dyn.q_names, q))
-    raise AssemblyError(f"the holonomic constraints could not be satisfied: max |C(q)| = {res:.3g} after "
-                        f"{max_iter} Newton steps at t = {t:g} (q: {names})")
+        if it == max_iter:
+            names = ", ".join(f"{n}={v:.6g}" for n, v in zip(dyn.q_names, q))
+            raise AssemblyError(f"the {_violated(dyn, C)} constraint(s) could not be satisfied: max |C(q)| = "
+                                f"{res:.3g} after {max_iter} Newton steps at t = {t:g} (q: {names})")
+        du, *_ = np.linalg.lstsq(A_C[:, columns], -C, rcond=None)
+        step = W[:, columns] @ du
+        for _ in range(30):
+            trial = _normalize_quaternions(dyn.model, q + step)
+            C_t, A_t, W_t = dyn.holonomic_rows(t, trial, params)
+            res_t = float(np.max(np.abs(C_t)))
+            if res_t < res or res_t <= tol:
+                break
+            step = step / 2
+        q, C, A_C, W, res = trial, C_t, A_t, W_t, res_t
+    moved = np.abs(q - q_given)
+    distance = float(np.max(moved)) if moved.size else 0.0
+    if max_change is not None and distance > max_change:
+        k = int(np.argmax(moved))
+        which = _violated(dyn, dyn.holonomic_rows(t, q_given, params)[0])
+        raise AssemblyError(f"the nearest configuration satisfying the {which} "
+                            f"constraint(s) is {distance:.3g} away from the given one (more than max_change = "
+                            f"{max_change:g}: {dyn.q_names[k]} {q_given[k]:.6g} -> {q[k]:.6g}); the given q has "
+                            f"max |C| = {res0:.3g}")
+    changed = {n: (float(a), float(b)) for n, a, b, m in zip(dyn.q_names, q_given, q, moved) if m > 1e-12}
+    return AssemblyResult(q, res, it, changed, distance)
 
 
 def project_positions(dyn, t, q, *, tol: float = 1e-12, max_iter: int = 20, params=None) -> AssemblyResult:
@@ -62,11 +93,21 @@ def project_positions(dyn, t, q, *, tol: float = 1e-12, max_iter: int = 20, para
     return _newton(dyn, t, q, list(range(dyn.model.n_u)), tol, max_iter, params)
 
 
-def assemble(dyn, q, *, t: float = 0.0, tol: float = 1e-12, max_iter: int = 50, params=None) -> AssemblyResult:
-    """Given the independent coordinates in ``q``, solve C(q) = 0 for the coordinates of the joints whose speeds
-    are dependent (the independent ones are kept as given)."""
+def assemble(dyn, t, q=None, *, tol: float = 1e-12, max_iter: int = 50, params=None,
+             max_change: float | None = None) -> AssemblyResult:
+    """Given the independent coordinates in ``q`` (n_q,) at time ``t`` [s], solve C(q) = 0 for the coordinates
+    of the joints whose speeds are dependent (the independent ones are kept as given).
+
+    The solution nearest the given q is taken (damped Newton); ``result.changed`` lists what moved. With
+    ``max_change`` [m or rad], a solution farther than that from the given q is refused with an
+    :class:`AssemblyError` that gives the residual. Arguments are ``(dyn, t, q)`` as everywhere in kane."""
+    if q is None:
+        raise AssemblyError("assemble takes (dyn, t, q) like every kane function, e.g. assemble(dyn, 0.0, q); "
+                            "it was given no q (the old order was assemble(dyn, q, t=...))")
+    if np.ndim(t) != 0:
+        raise AssemblyError(f"assemble(dyn, t, q): t must be a number [s], got an array of shape {np.shape(t)}")
     dep = list(dyn.dependent_indices) or list(range(dyn.model.n_u))
-    return _newton(dyn, t, q, dep, tol, max_iter, params)
+    return _newton(dyn, float(t), q, dep, tol, max_iter, params, max_change)
 
 
 def make_projection(dyn, *, tol: float = 1e-12, params=None):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,7 @@ from kane.simulate.events import Event, EventDetector, EventFunctionError
 from kane.simulate.integrators import Integrator, IntegratorError, Method, Rhs, Step, make_integrator
 from kane.io.trajectory import EventRecord, Stats, Trajectory, TrajectoryWriter, load_trajectory
 
-__all__ = ["SimulationError", "StepInfo", "Simulator", "simulate"]
+__all__ = ["SimulationError", "StepInfo", "Simulator", "simulate", "InconsistentStartWarning"]
 
 Residual = Callable[[float, np.ndarray, np.ndarray], float]
 Projection = Callable[[float, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -419,6 +420,23 @@ class Simulator:
                               trajectory=traj) from exc
 
 
+class InconsistentStartWarning(UserWarning):
+    """The initial configuration violates a holonomic constraint (the run starts off the constraint manifold)."""
+
+
+def _warn_inconsistent_start(dynamics, t0, q0, params, projection) -> None:
+    """Say so when q0 violates a holonomic constraint by more than 1e-9 (a projection, if any, corrects it)."""
+    rows = getattr(dynamics, "holonomic_rows", None)
+    if rows is None:
+        return
+    C = np.asarray(rows(t0, q0, params)[0])
+    if C.size and float(np.max(np.abs(C))) > 1e-9:
+        fix = "the projection corrects it at the first step" if projection is not None else \
+            "kane.assemble(dyn, t, q) gives a consistent q0"
+        warnings.warn(f"the initial configuration violates the holonomic constraints: max |C(q0)| = "
+                      f"{float(np.max(np.abs(C))):.3g}; {fix}", InconsistentStartWarning, stacklevel=3)
+
+
 def simulate(dynamics: Any, t_span: tuple[float, float], q0: Any, u0: Any, method: Method | str = Method.DOPRI5,
              rtol: float = 1e-8, atol: float | np.ndarray = 1e-10, dt: float | None = None,
              events: Iterable[Event] = (), params: Any = None, inputs: Mapping[str, float] | Callable | None = None,
@@ -436,6 +454,7 @@ def simulate(dynamics: Any, t_span: tuple[float, float], q0: Any, u0: Any, metho
     t0, t1 = (float(v) for v in t_span)
     if not t1 >= t0:
         raise ValueError(f"t_span = {t_span!r}: the end must not precede the start (backward runs are unsupported)")
+    _warn_inconsistent_start(dynamics, t0, q0, params, projection)
     writer = TrajectoryWriter(path, flush_every=flush_every, flush_seconds=flush_seconds) if path else None
     sim = Simulator(dynamics, t0=t0, q0=q0, u0=u0, method=method, rtol=rtol, atol=atol, dt=dt, t_end=t1,
                     params=params, inputs=inputs, events=events, monitors=monitors, record_energy=record_energy,
