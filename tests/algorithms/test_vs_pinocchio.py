@@ -132,7 +132,7 @@ def test_ur5_urdf_matches_pinocchio():
     model = robot.system.compile()
     pm = pin.buildModelFromUrdf(str(path))
     assert (model.n_q, model.n_u) == (pm.nq, pm.nv) == (6, 6)
-    _compare(model, pm, _states(model, 8))
+    _compare(model, pm, _states(model, 8), rtol=1e-12)  # the file's numbers as they are: as close as Pinocchio's own round-off
 
 
 def test_panda_urdf_on_a_floating_base_matches_pinocchio():

@@ -80,8 +80,11 @@ def test_origins_axes_and_inertials_are_converted():
     tool = model.bodies[model.body_index("tool")]
     assert float(tool.mass) == 0.0  # a link without <inertial> is a massless frame
     shoulder = model.joints[model.joint_index("shoulder")]
-    # rpy (0, pi/2, 0) rounded in the file: snapped to the exact rotation
-    assert sp.Matrix(shoulder.R_parent_F) == sp.Matrix([[0, 0, 1], [0, 1, 0], [-1, 0, 0]])
+    # rpy (0, 1.57079632679, 0) as written in the file: the file's numbers as they are (not snapped to pi/2), so
+    # the rotation is R_y of that angle to the last bit, 4.9e-12 away from the exact quarter turn
+    np.testing.assert_array_equal(np.array(shoulder.R_parent_F, dtype=float), rotation_rpy([0, 1.57079632679, 0]))
+    exact = np.array([[0, 0, 1], [0, 1, 0], [-1, 0, 0]])
+    assert 1e-12 < np.max(np.abs(np.array(shoulder.R_parent_F, dtype=float) - exact)) < 1e-11
     assert list(shoulder.r_parent_F) == [0, 0, sp.Float(0.5)]
     rail = model.joints[model.joint_index("rail")].joint
     np.testing.assert_allclose(np.array(rail.axis, dtype=float), np.array([1, 1, 0]) / np.sqrt(2))

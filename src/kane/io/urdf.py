@@ -86,15 +86,10 @@ def _numbers(elem, attr, n, where, what, default=None):
     return vals
 
 
-def _snap(a, tol=1e-10):
-    """Entries within tol of 0 or +-1 made exact (URDF files round pi/2), integral values as ints."""
-    out = []
-    for x in np.ravel(a):
-        for v in (0.0, 1.0, -1.0):
-            if abs(x - v) < tol:
-                x = v
-        out.append(int(x) if float(x).is_integer() else float(x))
-    return out
+def _snap(a):
+    """The file's numbers as they are (no rounding: results match other readers of the same file bit for bit);
+    only values that are exactly integral become ints, so that exact zeros stay structural zeros."""
+    return [int(x) if float(x).is_integer() else float(x) for x in np.ravel(a)]
 
 
 def _origin(elem, where, what):
