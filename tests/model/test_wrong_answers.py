@@ -164,3 +164,19 @@ def test_gravity_may_be_a_parameter_of_the_same_system():
         assert dyn.udot(0.0, [0.2], [0.0], params={"g": g})[0] == pytest.approx(hand, rel=1e-12)
     with pytest.raises(kane.ModelError, match="gravity.*string"):
         s.set_gravity(("0", "0", "-g"))
+
+
+def test_q_and_u_follow_the_order_in_which_joints_were_added():
+    """Joints a1, a2 (child of a1), b1: q = (a1, a2, b1), depth-first as declared (not breadth-first); a joint
+    added before its parent's comes right after the parent."""
+    s = kane.System("tree")
+    for body in ("A1", "A2", "B1", "C"):
+        s.add_body(body, mass=1.0, com=(0, 0, -0.5), inertia=INERTIA)
+    s.add_joint("ground", "A1", J.Revolute("y"), name="a1", coordinates=["qa1"], speeds=["ua1"])
+    s.add_joint("A1", "A2", J.Revolute("y"), name="a2", coordinates=["qa2"], speeds=["ua2"])
+    s.add_joint("B1", "C", J.Revolute("x"), name="c", coordinates=["qc"], speeds=["uc"])
+    s.add_joint("ground", "B1", J.Revolute("y"), name="b1", coordinates=["qb1"], speeds=["ub1"])
+    model = s.compile()
+    assert [str(x) for x in model.q] == ["qa1", "qa2", "qb1", "qc"]
+    assert [str(x) for x in model.u] == ["ua1", "ua2", "ub1", "uc"]
+    assert [b.name for b in model.bodies] == ["A1", "A2", "B1", "C"]

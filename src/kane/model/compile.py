@@ -15,7 +15,8 @@ __all__ = ["compile_system"]
 
 
 def _order_bodies(system) -> list[str]:
-    """Bodies in parent-before-child order; checks parents exist, one inboard joint per body, no cycle."""
+    """Bodies in the order their joints were added (a body after its parent); checks parents exist, one inboard
+    joint per body, no cycle."""
     inboard = {}
     for e in system._joints:
         if e.parent != GROUND and e.parent not in system._bodies:
@@ -33,18 +34,16 @@ def _order_bodies(system) -> list[str]:
         if b not in inboard:
             raise ModelError(f"body {b!r} has no inboard joint; expected a joint from its parent or a "
                              "kane.joints.Free joint from 'ground'")
-    order, placed = [], {GROUND}
-    children = {}
-    for e in system._joints:
-        children.setdefault(e.parent, []).append(e.child)
-    stack = [GROUND]
-    while stack:
-        node = stack.pop(0)
-        for c in children.get(node, []):
-            if c not in placed:
-                placed.add(c)
-                order.append(c)
-                stack.append(c)
+    # the order in which joints were added (a child whose joint came before its parent's waits for the parent):
+    # declared depth-first, as URDF and Pinocchio users write them, it stays depth-first
+    order, placed, waiting = [], {GROUND}, list(system._joints)
+    while True:
+        ready = next((e for e in waiting if e.parent in placed), None)
+        if ready is None:
+            break
+        waiting.remove(ready)
+        placed.add(ready.child)
+        order.append(ready.child)
     missing = [b for b in system._bodies if b not in placed]
     if missing:
         raise ModelError(f"joints form a cycle through bodies {', '.join(missing)}: every body must be reachable "

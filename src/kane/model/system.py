@@ -125,6 +125,10 @@ class System:
         parent_point / parent_rotation place the joint frame F in the parent's axes (rotation R_parent_F, 3x3);
         child_point / child_rotation place the frame M in the child's axes. ``coordinates`` and ``speeds`` name
         the joint's q and u (defaults ``q_<joint>...`` and ``u_<joint>...``); q0, u0 are initial values.
+
+        The model's q and u follow the order in which joints are added (each body after its parent: a joint
+        added before its parent's waits for it), so a tree declared depth-first, as in URDF and Pinocchio, keeps
+        that order.
         """
         if not isinstance(joint, J.Joint):
             raise ModelError(f"joint {name or child!r}: expected a kane.joints joint object, got {joint!r}")
