@@ -29,7 +29,6 @@ from rich.table import Table
 
 from .errors import KaneError, ModelError
 from .io.model_file import LoadedModel, SimulationSettings, load_model
-from .model import joints as J
 from .model.system import System, stretch_rate
 from .simulate import Method, Simulator, SimulationError, TrajectoryWriter, load_trajectory, make_projection
 
@@ -299,8 +298,7 @@ def _monitors(dyn) -> dict:
         out["constraint"] = lambda t, q, u: float(np.max(np.abs(dyn.constraint_residual(t, q, u)[rows_a])))
     if rows_c.any():
         out["configuration"] = lambda t, q, u: float(np.max(np.abs(dyn.configuration_residual(t, q)[rows_c])))
-    quats = [list(range(model.n_q)[pj.q_slice])[-4:] for pj in model.joints
-             if isinstance(pj.joint, (J.Spherical, J.Free))]
+    quats = [idx for _, idx in model.quaternion_indices()]
     if quats:
         out["quaternion_norm"] = lambda t, q, u: max(abs(float(np.linalg.norm(q[i])) - 1.0) for i in quats)
     return out

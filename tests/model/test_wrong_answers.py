@@ -180,3 +180,42 @@ def test_q_and_u_follow_the_order_in_which_joints_were_added():
     assert [str(x) for x in model.q] == ["qa1", "qa2", "qb1", "qc"]
     assert [str(x) for x in model.u] == ["ua1", "ua2", "ub1", "uc"]
     assert [b.name for b in model.bodies] == ["A1", "A2", "B1", "C"]
+
+
+def test_a_parametric_placement_rotation_is_checked_at_the_default_parameters():
+    """The same matrix is refused with a literal 2 and with a parameter whose default is 2; with the default 1 it
+    is a rotation (a quarter turn about z) and the pendulum hangs as with the numeric matrix."""
+    for value, ok in ((2.0, False), (1.0, True)):
+        s = kane.System("p", gravity=(0, 0, -G))
+        c = s.parameter("c", value)
+        s.add_body("link", mass=1.0, com=(0, 0, -0.5), inertia=INERTIA)
+        s.add_joint("ground", "link", J.Revolute("y"), name="hinge", parent_rotation=[[0, -c, 0], [c, 0, 0], [0, 0, 1]])
+        if not ok:
+            with pytest.raises(kane.ModelError, match="joint 'hinge' field 'parent_rotation': expected a proper "
+                                                      r"rotation.*c = 2"):
+                s.compile()
+            with pytest.raises(kane.ModelError, match="'parent_rotation': expected a proper rotation"):
+                kane.System("x").add_joint("ground", "link", J.Revolute("y"),
+                                           parent_rotation=[[0, -2, 0], [2, 0, 0], [0, 0, 1]])
+        else:
+            # F (and the body with it) turned a quarter about the vertical: the joint axis is the body's y still, so
+            # the pendulum swings as the unturned one, -g 0.5 sin(theta) / (I_yy + 0.25)
+            dyn = kane.derive(s).compile(backend="numpy")
+            hand = -G * 0.5 * np.sin(0.3) / (INERTIA[1] + 0.25)
+            assert dyn.udot(0.0, [0.3], [0.0])[0] == pytest.approx(hand, rel=1e-12)
+
+
+def test_a_zero_quaternion_is_refused_in_q0_and_at_the_start_of_a_run():
+    s = kane.System("ball", gravity=(0, 0, -G))
+    s.add_body("ball", mass=1.0, inertia=(0.1, 0.1, 0.1))
+    s.add_joint("ground", "ball", J.Free(), name="float", q0=(0, 0, 1, 0, 0, 0, 0))
+    with pytest.raises(kane.ModelError, match=r"joint 'float': q0 holds the quaternion .* of norm 0"):
+        s.compile()
+    s2 = kane.System("ball", gravity=(0, 0, -G))
+    s2.add_body("ball", mass=1.0, inertia=(0.1, 0.1, 0.1))
+    s2.add_joint("ground", "ball", J.Free(), name="float")
+    dyn = kane.derive(s2).compile(backend="numpy")
+    with pytest.raises(kane.ModelError, match="joint 'float': q0 holds the quaternion"):
+        kane.simulate(dyn, (0.0, 1.0), [0, 0, 1, 0, 0, 0, 0], np.zeros(6))
+    traj = kane.simulate(dyn, (0.0, 1.0), [0, 0, 1, 1, 0, 0, 0], np.zeros(6), rtol=1e-10, atol=1e-12)
+    assert traj.q[-1, 2] == pytest.approx(1.0 - 0.5 * G, rel=1e-9)  # free fall: z = z0 - g t^2 / 2

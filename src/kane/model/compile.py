@@ -9,7 +9,7 @@ from ..errors import ModelError
 from . import joints as J
 from .elements import Body, Constraint, ConstraintKind, Force, JointLoad, PlacedJoint, Spring, Torque
 from .model import GROUND, Model, stretch, stretch_rate, t
-from .values import _vec
+from .values import _vec, check_rotation
 
 __all__ = ["compile_system"]
 
@@ -111,6 +111,7 @@ def compile_system(system) -> Model:
             raise ModelError(f"joint {e.name!r}: q0 needs {nq} values and u0 {nu}; got {len(q_init)} and {len(u_init)}")
         q0 += list(q_init)
         u0 += list(u_init)
+        _check_placement(e, system._params)
         joints.append(PlacedJoint(e.name, p, i, e.joint, e.R_parent_F, e.r_parent_F, e.R_child_M, e.r_child_M,
                                   qsl, usl))
         # early check that the joint's own kinematics are well defined for its speed choice
@@ -178,10 +179,27 @@ def compile_system(system) -> Model:
     defaults = {sp.Symbol(k): v for k, v in system._params.items()}
     constraints = tuple(_compile_constraint(c, bidx, joints, check, set(us), gravity, defaults)
                         for c in system._constraints)
-    return Model(system.name, tuple(bodies), tuple(joints), tuple(parent), tuple(qs), tuple(us), t, params,
-                 tuple(system._params.values()), inputs, tuple(system._inputs.values()), gravity, forces, torques,
-                 springs, tuple(joint_loads), constraints, tuple(float(x) for x in q0), tuple(float(x) for x in u0),
-                 _parameter_bounds(system, bodies))
+    model = Model(system.name, tuple(bodies), tuple(joints), tuple(parent), tuple(qs), tuple(us), t, params,
+                  tuple(system._params.values()), inputs, tuple(system._inputs.values()), gravity, forces, torques,
+                  springs, tuple(joint_loads), constraints, tuple(float(x) for x in q0), tuple(float(x) for x in u0),
+                  _parameter_bounds(system, bodies))
+    model.check_quaternions(model.q0, "q0")
+    return model
+
+
+def _check_placement(e, defaults: dict) -> None:
+    """A joint placement rotation written with parameters is checked at the parameters' default values, with the
+    message a numeric one gets."""
+    for field, R in (("parent_rotation", e.R_parent_F), ("child_rotation", e.R_child_M)):
+        if R.free_symbols:
+            subs = {s: sp.Float(defaults[str(s)]) for s in R.free_symbols if str(s) in defaults}
+            try:
+                Rn = np.array(R.xreplace(subs).evalf(), dtype=float)
+            except (TypeError, ValueError):
+                raise ModelError(f"joint {e.name!r} field {field!r}: expected numbers or expressions of parameters, "
+                                 f"got {R.tolist()}") from None
+            check_rotation(Rn, f"joint {e.name!r} field {field!r}", " at the parameters' default values "
+                           + ", ".join(f"{s} = {defaults[str(s)]:g}" for s in sorted(subs, key=str)))
 
 
 def _parameter_bounds(system, bodies) -> tuple:
@@ -215,11 +233,8 @@ def _check_subspace(e, q_sym, q_init, defaults: dict):
 
 
 def _neutral_q(joint: J.Joint) -> tuple:
-    if isinstance(joint, J.Spherical):
-        return (1.0, 0.0, 0.0, 0.0)
-    if isinstance(joint, J.Free):
-        return (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
-    return (0.0,) * joint.nq
+    """Zero coordinates, with the identity rotation for a quaternion (scalar first)."""
+    return tuple(1.0 if joint.unit_quaternion and k == joint.unit_quaternion[0] else 0.0 for k in range(joint.nq))
 
 
 def _at_defaults(expr, defaults) -> np.ndarray | None:

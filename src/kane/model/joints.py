@@ -149,6 +149,7 @@ class Joint:
     nq = 0
     nu = 0
     speeds: Speeds | SpeedMap = Speeds.RATES
+    unit_quaternion: tuple[int, ...] = ()  # positions in this joint's q of a scalar-first unit quaternion, if any
 
     def coordinate_suffixes(self) -> tuple[str, ...]:
         return tuple(str(i + 1) for i in range(self.nq))
@@ -420,6 +421,7 @@ class Spherical(Joint):
     kind = "spherical"
     nq = 4
     nu = 3
+    unit_quaternion = (0, 1, 2, 3)
 
     def coordinate_suffixes(self):
         return ("qw", "qx", "qy", "qz")
@@ -449,6 +451,7 @@ class Free(Joint):
     kind = "free"
     nq = 7
     nu = 6
+    unit_quaternion = (3, 4, 5, 6)
 
     def coordinate_suffixes(self):
         return ("x", "y", "z", "qw", "qx", "qy", "qz")

@@ -84,6 +84,27 @@ class Model:
                 return i
         raise ModelError(f"no joint named {name!r}; joints: {', '.join(j.name for j in self.joints)}")
 
+    def quaternion_indices(self) -> tuple[tuple[str, list[int]], ...]:
+        """(joint name, the 4 positions in q of its scalar-first unit quaternion) for every quaternion joint."""
+        return tuple((pj.name, [pj.q_slice.start + k for k in pj.joint.unit_quaternion]) for pj in self.joints
+                     if pj.joint.unit_quaternion)
+
+    def normalize_quaternions(self, q: np.ndarray) -> np.ndarray:
+        """Scale every quaternion of q (n_q,) to unit norm, in place; returns q."""
+        for _, idx in self.quaternion_indices():
+            q[idx] /= np.linalg.norm(q[idx])
+        return q
+
+    def check_quaternions(self, q, what: str = "q0", tol: float = 1e-6) -> None:
+        """Refuse a configuration q (n_q,) whose quaternions are not unit quaternions within ``tol`` (a zero
+        quaternion is no rotation at all), naming the joint and the norm."""
+        q = np.asarray(q, dtype=float)
+        for name, idx in self.quaternion_indices():
+            norm = float(np.linalg.norm(q[idx]))
+            if not abs(norm - 1.0) <= tol:
+                raise ModelError(f"joint {name!r}: {what} holds the quaternion {np.array2string(q[idx], precision=6)} "
+                                 f"of norm {norm:.6g}; expected a unit quaternion (scalar first, norm 1 to {tol:g})")
+
     def parameter_values(self, params=None) -> np.ndarray:
         """Parameter vector in model order from defaults, updated by a dict name -> value (or a full array)."""
         return _values(self.parameters, self.parameter_defaults, params, "parameter", self.parameter_bounds)

@@ -8,7 +8,7 @@ import sympy as sp
 
 from ..errors import ModelError
 
-__all__ = ["_vec", "_scalar", "_real", "_rotation", "_inertia"]
+__all__ = ["_vec", "_scalar", "_real", "_rotation", "_inertia", "check_rotation"]
 
 
 def _vec(value, what: str) -> sp.ImmutableMatrix:
@@ -50,10 +50,15 @@ def _rotation(value, what: str) -> sp.ImmutableMatrix:
     if R.shape != (3, 3):
         raise ModelError(f"{what}: expected a 3x3 rotation matrix")
     if all(e.is_number for e in R):
-        Rn = np.array(R.evalf(), dtype=float)
-        if not np.allclose(Rn.T @ Rn, np.eye(3), atol=1e-9) or np.linalg.det(Rn) < 0:
-            raise ModelError(f"{what}: expected a proper rotation matrix (orthonormal, det +1)")
+        check_rotation(np.array(R.evalf(), dtype=float), what)
     return sp.ImmutableMatrix(R)
+
+
+def check_rotation(R: np.ndarray, what: str, where: str = "") -> None:
+    """Refuse a (3, 3) array that is not a proper rotation (orthonormal to 1e-9, det +1); ``where`` says at which
+    values an expression was evaluated (for rotations written with parameters)."""
+    if not (np.all(np.isfinite(R)) and np.allclose(R.T @ R, np.eye(3), atol=1e-9) and np.linalg.det(R) > 0):
+        raise ModelError(f"{what}: expected a proper rotation matrix (orthonormal, det +1){where}")
 
 
 def _inertia(value, what: str) -> sp.ImmutableMatrix:

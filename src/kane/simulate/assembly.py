@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import KaneError
-from ..model import joints as J
 
 __all__ = ["AssemblyError", "AssemblyResult", "project_positions", "assemble", "make_projection"]
 
@@ -33,14 +32,6 @@ class AssemblyResult:
     iterations: int
     changed: dict = field(default_factory=dict)
     distance: float = 0.0
-
-
-def _normalize_quaternions(model, q):
-    for pj in model.joints:
-        if isinstance(pj.joint, (J.Spherical, J.Free)):
-            idx = list(range(model.n_q)[pj.q_slice])[-4:]
-            q[idx] /= np.linalg.norm(q[idx])
-    return q
 
 
 def _violated(dyn, C) -> str:
@@ -68,7 +59,7 @@ def _newton(dyn, t, q, columns, tol, max_iter, params, max_change=None):
         du, *_ = np.linalg.lstsq(A_C[:, columns], -C, rcond=None)
         step = W[:, columns] @ du
         for _ in range(30):
-            trial = _normalize_quaternions(dyn.model, q + step)
+            trial = dyn.model.normalize_quaternions(q + step)
             C_t, A_t, W_t = dyn.holonomic_rows(t, trial, params)
             res_t = float(np.max(np.abs(C_t)))
             if res_t < res or res_t <= tol:

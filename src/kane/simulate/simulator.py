@@ -121,6 +121,8 @@ class Simulator:
         self.params = params
         t0 = float(t0)
         x0 = np.concatenate([_vector(q0, self.n_q, "q0"), _vector(u0, self.n_u, "u0")])
+        if hasattr(getattr(dynamics, "model", None), "check_quaternions"):
+            dynamics.model.check_quaternions(x0[: self.n_q], "q0")  # a zero quaternion is no rotation
         if output_dt is not None and not (output_dt > 0 and math.isfinite(output_dt)):
             raise ValueError(f"output_dt must be a finite time > 0 [s], got {output_dt!r}")
         if int(project_every) < 1:

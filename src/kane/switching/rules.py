@@ -25,7 +25,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import KaneError, ModelError
-from ..model import joints as J
 
 __all__ = ["UnilateralContact", "Coulomb", "Lock", "ImpulseResult", "resolve_impulse", "project_positions"]
 
@@ -200,9 +199,5 @@ def project_positions(dyn, t, q, *, params=None, tol: float = 1e-12, max_iter: i
         if np.max(np.abs(res)) <= tol:
             break
         du = np.linalg.lstsq(A_C[hol], -res, rcond=None)[0]
-        q = q + W @ du
-        for pj in dyn.model.joints:
-            if isinstance(pj.joint, (J.Spherical, J.Free)):
-                quat = list(range(dyn.n_q)[pj.q_slice])[-4:]
-                q[quat] /= np.linalg.norm(q[quat])
+        q = dyn.model.normalize_quaternions(q + W @ du)
     return q

@@ -21,7 +21,6 @@ import sympy as sp
 from ..codegen.numpy_backend import compile_program
 from ..codegen.program import OpCount, Program, ProgramBuilder
 from ..errors import KaneError, ModelError
-from ..model import joints as J
 from ..model.model import KaneSymbol, Model
 from ..model.system import System
 from ..mechanics.constraints import EmbeddingChoice, constraint_rows, select_dependent
@@ -161,12 +160,7 @@ def reference_configuration(model: Model, seed: int = 7, spread: float = 0.6) ->
     """A generic configuration near q0 (seeded), with unit quaternions: used to decide ranks and pivots."""
     rng = np.random.default_rng(seed)
     q = np.array(model.q0, dtype=float) + rng.normal(0.0, spread, model.n_q)
-    for pj in model.joints:
-        if isinstance(pj.joint, (J.Spherical, J.Free)):
-            sl = range(model.n_q)[pj.q_slice]
-            quat = list(sl)[-4:]
-            q[quat] /= np.linalg.norm(q[quat])
-    return q
+    return model.normalize_quaternions(q)
 
 
 def derive(system: System | Model, *, dependent=None, embedding: Embedding = Embedding.RECOMBINATION,
