@@ -7,7 +7,7 @@ import sympy as sp
 import kane
 from kane import joints as J
 
-__all__ = ["pendulum_chain_kane", "pendulum_chain_sympy"]
+__all__ = ["pendulum_chain_kane", "pendulum_chain_sympy", "spherical_chain_kane"]
 
 
 def pendulum_chain_kane(n: int) -> kane.System:
@@ -26,6 +26,18 @@ def pendulum_chain_kane(n: int) -> kane.System:
         s.add_joint(parent, f"B{i}", J.Revolute("x" if i % 2 == 0 else "y"), name=f"j{i}",
                     parent_point=(0, 0, 0) if i == 0 else (0, 0, -L), coordinates=[f"q{i + 1}"],
                     speeds=[f"u{i + 1}"])
+        parent = f"B{i}"
+    return s
+
+
+def spherical_chain_kane(n: int) -> kane.System:
+    """n links hanging along -z, each on a spherical joint (quaternion q, body-axis angular velocity u: 3n DOF),
+    length 1 m, mass 1 kg, centre of mass at mid-link, principal inertias (0.3, 0.3, 0.1) kg m^2, gravity -z."""
+    s = kane.System(f"spherical_chain{n}", gravity=(0, 0, -9.81))
+    parent = "ground"
+    for i in range(n):
+        s.add_body(f"B{i}", mass=1.0, com=(0, 0, -0.5), inertia=(0.3, 0.3, 0.1))
+        s.add_joint(parent, f"B{i}", J.Spherical(), name=f"j{i}", parent_point=(0, 0, 0) if i == 0 else (0, 0, -1.0))
         parent = f"B{i}"
     return s
 

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -66,7 +67,7 @@ def test_simulate_writes_a_readable_file_then_plot_and_info(runner, tmp_path):
     result = runner.invoke(main, ["simulate", str(EXAMPLES / "shopping_cart.toml"), "-o", str(h5),
                                   "--t-end", "1.0", "--output-dt", "0.05"])
     assert result.exit_code == 0, result.output
-    for row in ("function evaluations", "steps", "energy change (relative)", "max constraint residual",
+    for row in ("function evaluations", "steps", "work-energy residual (relative)", "max constraint residual",
                 "wall time"):
         assert row in result.output
     traj = load_trajectory(h5)
@@ -151,3 +152,98 @@ def test_bad_script_and_bad_results_file(runner, tmp_path):
     junk.write_text("not hdf5")
     result = runner.invoke(main, ["info", str(junk)])
     _one_paragraph_error(result)
+
+
+def test_ctrl_c_during_the_run_saves_the_samples_and_exits_130_with_progress_lines(runner, tmp_path, monkeypatch):
+    import os
+    import signal
+
+    import kane.cli
+    from kane.simulate import Simulator
+
+    monkeypatch.setattr(kane.cli, "_PROGRESS_EVERY_S", 0.0)  # stderr is not a terminal: a line per step here
+    step = Simulator.step
+
+    def step_then_ctrl_c(self):
+        info = step(self)
+        if self.stats.n_accepted == 30:
+            os.kill(os.getpid(), signal.SIGINT)
+        return info
+
+    monkeypatch.setattr(Simulator, "step", step_then_ctrl_c)
+    h5 = tmp_path / "wrist.h5"
+    result = runner.invoke(main, ["simulate", str(EXAMPLES / "spherical_wrist.toml"), "-o", str(h5),
+                                  "--t-end", "100", "--output-dt", "0.01"])
+    assert result.exit_code == 130, result.output
+    assert "Traceback" not in result.output
+    traj = load_trajectory(h5)
+    assert traj.status == "interrupted: SIGINT" and traj.stats.n_accepted == 30
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("interrupted: SIGINT at t = ") and f"saved in {h5}" in last
+    t_stop = float(last.split("t = ")[1].split()[0])
+    n_grid = int(t_stop / 0.01 + 1e-9) + 1  # every output time up to the interruption, and no other
+    assert traj.n_samples == n_grid
+    np.testing.assert_allclose(traj.t, 0.01 * np.arange(n_grid), atol=1e-12)
+    progress = [line for line in result.output.splitlines() if line.startswith("simulating: t = ")]
+    assert len(progress) == 30  # one line per step taken
+    times = [float(line.split("t = ")[1].split()[0]) for line in progress]
+    assert times == sorted(times) and times[-1] == pytest.approx(t_stop, rel=1e-5)
+    assert progress[-1].split(", ")[1] == "30 steps" and " of 100 s " in progress[-1]
+
+
+def test_an_interrupt_during_start_up_prints_no_traceback(runner, tmp_path):
+    script = tmp_path / "slow.py"
+    script.write_text("raise KeyboardInterrupt  # as if Ctrl-C came while the model was being built\n")
+    result = runner.invoke(main, ["simulate", str(script), "-o", str(tmp_path / "slow.h5")])
+    assert result.exit_code == 130, result.output
+    assert "Traceback" not in result.output and "interrupted during start-up" in result.output
+    assert "nothing was simulated or saved" in result.output and list(tmp_path.iterdir()) == [script]
+
+
+def test_output_paths_are_checked_before_derivation(runner, tmp_path, monkeypatch):
+    from kane.io.model_file import LoadedModel
+
+    def no_derivation(*args, **kwargs):
+        raise AssertionError("derived before checking the output path")
+
+    monkeypatch.setattr(LoadedModel, "derive", no_derivation)
+    model = str(EXAMPLES / "spherical_wrist.toml")
+    (tmp_path / "afile").write_text("x")
+    for output, words in (("/proc/wrist.h5", "/proc is a virtual file system"),
+                          (str(tmp_path), "is a directory; give a file name such as"),
+                          (str(tmp_path / "afile" / "w.h5"), "afile is a file, not a directory")):
+        result = runner.invoke(main, ["simulate", model, "-o", output])
+        _one_paragraph_error(result, words)
+
+
+def test_the_step_limit_option_stops_the_run_and_keeps_it(runner, tmp_path):
+    h5 = tmp_path / "wrist.h5"
+    result = runner.invoke(main, ["simulate", str(EXAMPLES / "spherical_wrist.toml"), "-o", str(h5),
+                                  "--max-steps", "25"])
+    _one_paragraph_error(result, "the step limit was reached: 25 steps (max_steps = 25)", f"saved to {h5}")
+    traj = load_trajectory(h5)
+    assert traj.status.startswith("failed: the step limit") and traj.stats.n_steps == 25
+
+
+def test_info_and_plot_read_a_killed_run_and_say_how_far_it_got(runner, tmp_path):
+    import math
+
+    from kane.simulate import TrajectoryWriter
+
+    h5 = tmp_path / "killed.h5"
+    w = TrajectoryWriter(h5, flush_every=4, flush_seconds=math.inf)  # never closed: as after a SIGKILL
+    w.open(q_names=("x",), u_names=("v",), description="killed run")
+    for k in range(10):
+        w.append(0.25 * k, np.array([math.cos(0.25 * k)]), np.array([-math.sin(0.25 * k)]))
+    assert not h5.exists()
+    result = runner.invoke(main, ["info", str(h5)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.replace("│", " ").split())
+    assert f"{h5}.partial is incomplete" in text and "it got to t = 1.75 s, 8 samples" in text
+    png = tmp_path / "killed.png"
+    result = runner.invoke(main, ["plot", str(h5), "-o", str(png)])
+    assert result.exit_code == 0, result.output
+    assert png.stat().st_size > 1000 and "it got to t = 1.75 s, 8 samples" in " ".join(result.output.split())
+    junk = tmp_path / "notes.txt"
+    junk.write_text("not hdf5")
+    _one_paragraph_error(runner.invoke(main, ["info", str(junk)]), "notes.txt is not an HDF5 file")

@@ -12,14 +12,15 @@ from .model.model import GROUND, Model, stretch, stretch_rate, t
 from .model.system import System
 from .options import Method
 from .simulate import Event, SimulationError, assemble, project_positions
-from .symbolic.derive import Embedding, Equations, derive
+from .symbolic.derive import Embedding, Equations, Redundant, derive
 from .symbolic.dynamics import Dynamics
+from .analysis import linearize  # also Equations.linearize (attached by kane.analysis)
 
 __all__ = [
-    "System", "Model", "GROUND", "joints", "algorithms", "Speeds", "SpeedMap", "derive", "Embedding", "Equations", "Dynamics",
+    "System", "Model", "GROUND", "joints", "algorithms", "Speeds", "SpeedMap", "derive", "Embedding", "Equations", "Redundant", "Dynamics",
     "KaneError", "ModelError", "DerivationError", "t", "stretch", "stretch_rate",
     "simulate", "switching", "Method", "Event", "SimulationError", "Trajectory", "load_trajectory", "assemble",
-    "project_positions",
+    "project_positions", "linearize",
 ]
 
 __version__ = "0.1.0"

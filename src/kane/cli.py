@@ -8,7 +8,7 @@
 MODEL is a TOML model file (see :mod:`kane.io.model_file`) or a Python script that defines a module-level
 ``system`` (a :class:`kane.System`) or a function ``build()`` returning one (and optionally a ``simulation``
 dict with the keys of a model file's ``[simulation]`` table). A bad model, a failed derivation or a failed run
-prints a one-paragraph message and exits with status 2. Times in seconds, energies in joules.
+prints a one-paragraph message and exits with status 2 (Ctrl-C or SIGTERM: 130). Times in s, energies in J.
 """
 
 from __future__ import annotations
@@ -29,12 +29,17 @@ from rich.table import Table
 
 from .errors import KaneError, ModelError
 from .io.model_file import LoadedModel, SimulationSettings, load_model
-from .model.system import System, stretch_rate
+from .model.system import System
+from .io.trajectory import check_output_path
 from .simulate import Method, Simulator, SimulationError, TrajectoryWriter, load_trajectory, make_projection
+from .simulate.run_limits import DEFAULT_MAX_STEPS, interrupt_signals, interrupted_status
+from .simulate.start_check import check_start
 
 __all__ = ["main", "load_model_or_script"]
 
 EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+_PROGRESS_EVERY_S = 5.0  # progress line interval [s] when stderr is not a terminal
 _METHODS = [m.value for m in Method]
 
 
@@ -189,7 +194,7 @@ def _cell(a: str) -> str:
 # ---- simulate ----------------------------------------------------------------------------------------------
 @main.command(short_help="Simulate a model and write the run to an HDF5 file.")
 @click.argument("model", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="HDF5 results file [default: MODEL's "
+@click.option("-o", "--output", type=click.Path(), help="HDF5 results file [default: MODEL's "
               "name with .h5, in the current directory].")
 @click.option("--t-end", type=float, help="End time [s] (default: the file's t_end).")
 @click.option("--method", type=click.Choice(_METHODS, case_sensitive=False), help="Integration method.")
@@ -201,17 +206,38 @@ def _cell(a: str) -> str:
 @click.option("--project/--no-project", default=True, show_default=True,
               help="Correct the drift of configuration constraints (loop closures, contact heights) by Newton "
                    "projection after every step.")
+@click.option("--max-steps", type=click.IntRange(min=1), help="Stop after this many attempted steps, keeping "
+              f"the results [default: {DEFAULT_MAX_STEPS:,} for adaptive methods, none for fixed-step ones].")
+@click.option("--max-wall-time", type=click.FloatRange(min=0), default=3600.0, show_default=True,
+              help="Stop after this many seconds of stepping, keeping the results (0: no limit).")
 @_errors
-def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent, project):
+def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent, project, max_steps,
+             max_wall_time):
     """Derive, compile and simulate MODEL from its initial conditions; write the run to an HDF5 file.
 
     Settings come from the model's [simulation] table, overridden by the options. The run is saved while it
-    goes; a failure stops it with the time and the last good state, keeping the samples so far. A closing
-    table gives function evaluations, steps, the relative energy drift, the largest constraint residual and
-    the wall time.
+    goes; a failure, --max-steps or --max-wall-time stops it with the last good state, keeping the samples;
+    Ctrl-C or SIGTERM closes the file (status "interrupted: ...") and exits with status 130. A closing table
+    gives evaluations, steps, the relative energy drift, the largest constraint residual and the wall time.
     """
     start = time.perf_counter()
     console, err = _console(), _console(stderr=True)
+    path = check_output_path(output or f"{Path(model).stem}.h5")
+    with interrupt_signals() as signals:
+        try:
+            lm, dyn, sim, writer, s = _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent,
+                                             project, max_steps, max_wall_time, err)
+        except KeyboardInterrupt:
+            err.print(f"interrupted during start-up of {model}; nothing was simulated or saved", markup=False,
+                      soft_wrap=True)
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+        traj = _run(sim, s.t_start, s.t_end, err, writer, signals)
+    _print_run_summary(console, lm, dyn, traj, path, time.perf_counter() - start)
+
+
+def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, project, max_steps, max_wall_time,
+           err):
+    """Load, derive and compile MODEL, check its initial state and make the Simulator writing to ``path``."""
     lm = load_model_or_script(model)
     overrides = {k: v for k, v in (("t_end", t_end), ("method", method), ("rtol", rtol), ("atol", atol),
                                    ("dt", dt), ("output_dt", output_dt)) if v is not None}
@@ -224,47 +250,35 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
         dyn = lm.derive(_dependent(dependent)).compile()
     q0, u0 = lm.initial_state(dyn)
     inputs = lm.input_function(dyn)
-    _check_start(dyn, s.t_start, q0, u0, dict(lm.parameters), inputs)
-    path = Path(output or f"{Path(model).stem}.h5")
+    check_start(dyn, s.t_start, q0, u0, dict(lm.parameters), inputs)
     writer = TrajectoryWriter(path)
     holonomic = any(b.holonomic is not None and not b.transient for b in dyn.equations.constraint_layout.values())
     sim = Simulator(dyn, t0=s.t_start, q0=q0, u0=u0, method=s.method, rtol=s.rtol, atol=s.atol, dt=s.dt,
                     t_end=s.t_end, params=dict(lm.parameters), inputs=inputs,
-                    monitors=_monitors(dyn), output_dt=s.output_dt, writer=writer, max_step=s.max_step,
+                    monitors=_monitors(dyn, dict(lm.parameters), inputs), output_dt=s.output_dt, writer=writer, max_step=s.max_step,
                     projection=make_projection(dyn, params=dict(lm.parameters)) if project and holonomic else None,
-                    description=f"{lm.name} ({model})")
-    traj = _run(sim, s.t_start, s.t_end, err, writer)
-    _print_run_summary(console, lm, dyn, traj, path, time.perf_counter() - start)
+                    description=f"{lm.name} ({model})", max_steps=max_steps,
+                    max_wall_time=max_wall_time or None)
+    return lm, dyn, sim, writer, s
 
 
-def _check_start(dyn, t0, q0, u0, params, inputs) -> None:
-    """Raise SimulationError if q' or u' is not finite at the initial state (a singular configuration)."""
-    fmt = ", ".join
-    reason = None
-    try:
-        with np.errstate(divide="raise", invalid="raise", over="raise"):
-            w = inputs(t0, q0, u0) if callable(inputs) else inputs
-            qd, ud = dyn.rhs(t0, q0, u0, params=params, inputs=w)
-        if not (np.all(np.isfinite(qd)) and np.all(np.isfinite(ud))):
-            reason = "q' or u' is not finite"
-    except (ArithmeticError, np.linalg.LinAlgError) as exc:
-        reason = f"{type(exc).__name__}: {exc}"
-    if reason is not None:
-        raise SimulationError(
-            f"simulation failed at the start t = {t0!r} s: the initial state is singular ({reason}); change the "
-            f"initial conditions q0: {fmt(f'{n}={v:.12g}' for n, v in zip(dyn.q_names, q0))}; u0: "
-            f"{fmt(f'{n}={v:.12g}' for n, v in zip(dyn.u_names, u0))}",
-            reason=reason, t=t0, mode="default", t_good=t0, q=q0, u=u0)
-
-
-def _run(sim, t0, t_end, err: Console, writer):
-    """Step to t_end, showing a progress bar once the run has taken more than a second (on a terminal)."""
-    start, progress, task, last = time.perf_counter(), None, None, 0.0
+def _run(sim, t0, t_end, err: Console, writer, signals):
+    """Step to t_end, showing a progress bar once the run has taken more than a second (on a terminal; else a
+    progress line every ``_PROGRESS_EVERY_S`` seconds). Signals are taken between steps; an interrupted run
+    closes its file, says where it is and exits with status 130."""
+    start, progress, task = time.perf_counter(), None, None
+    last = start
+    signals.defer = True
     try:
         while sim.t < t_end and not sim.terminated:
             sim.step()
             now = time.perf_counter()
-            if progress is None and now - start > 1.0 and err.is_terminal:
+            if not err.is_terminal and now - last >= _PROGRESS_EVERY_S:
+                last = now
+                done = 100 * (sim.t - t0) / (t_end - t0)
+                err.print(f"simulating: t = {sim.t:.6g} s of {t_end:g} s ({done:.0f}%), {sim.stats.n_steps} steps, "
+                          f"{now - start:.1f} s", markup=False)
+            elif progress is None and now - start > 1.0 and err.is_terminal:
                 progress = Progress(TextColumn("simulating"), BarColumn(), TextColumn("t = {task.fields[t]} s"),
                                     TimeElapsedColumn(), console=err, transient=True)
                 progress.start()
@@ -272,21 +286,31 @@ def _run(sim, t0, t_end, err: Console, writer):
             if progress is not None and now - last > 0.05:
                 progress.update(task, completed=sim.t - t0, t=f"{sim.t:.3f}")
                 last = now
+            signals.check()
         sim.run(t_end)
         return sim.finish()
-    except KeyboardInterrupt:
-        if writer.is_open:
-            writer.close("failed: interrupted by KeyboardInterrupt", sim.stats)
-        raise
+    except KeyboardInterrupt as exc:
+        status = interrupted_status(exc)
+        saved = writer.close(status, sim.stats) if writer.is_open else writer.path
+        progress = progress.stop() if progress is not None else None
+        err.print(f"{status} at t = {sim.t:.6g} s of {t_end:g} s; the samples so far are saved in {saved} "
+                  f"(kane info {saved})", markup=False, soft_wrap=True)
+        raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
     finally:
         if progress is not None:
             progress.stop()
 
 
-def _monitors(dyn) -> dict:
+def _monitors(dyn, params=None, inputs=None) -> dict:
     """Residuals of the permanent constraints recorded with every sample, as the largest absolute value: motion
-    constraints A u + b [m/s or rad/s], configuration constraints C(q) [m], and unit-quaternion norms."""
+    constraints A u + b [m/s or rad/s], configuration constraints C(q) [m], and unit-quaternion norms; and the
+    power [W] of the loads without a potential (for the work-energy balance), when the potential is known."""
     model, eqs, out = dyn.model, dyn.equations, {}
+    if dyn.u_dependent_names:  # warns, then stops the run, where the dependent speeds cannot be solved for
+        out["dependent_block_condition"] = dyn.dependent_block_monitor()
+    if eqs.has_potential:
+        out["power"] = lambda t, q, u: float(dyn.power(t, q, u, params, inputs(t, q, u) if callable(inputs)
+                                                       else inputs))
     n_a, n_c = len(eqs.program.outputs["constraint_residual"]), len(eqs.program.outputs["C"])
     rows_a, rows_c = np.zeros(n_a, dtype=bool), np.zeros(n_c, dtype=bool)
     for block in eqs.constraint_layout.values():
@@ -304,28 +328,28 @@ def _monitors(dyn) -> dict:
     return out
 
 
-def _energy_drift(dyn, lm, traj) -> float:
-    """max |E - E0| over the run, relative to the larger of |E0| and the largest kinetic energy reached."""
+def _energy_rows(dyn, lm, traj) -> list:
+    """The work-energy balance of the run: the energy change E(t_end) - E(t0) [J], the work W [J] of the loads
+    without a potential (inputs, dampers, forces: the trapezoidal integral of the recorded power), and the
+    residual (E(t_end) - E(t0) - W) relative to the larger of |E0|, |W| and the largest kinetic energy."""
     e = traj.energy
     try:
         ke = np.atleast_1d(dyn.kinetic_energy(float(traj.t[0]), traj.q, traj.u, params=dict(lm.parameters)))
     except KaneError:
         ke = np.zeros(1)
-    scale = max(abs(float(e[0])), float(np.max(np.abs(ke))), 1e-300)
-    return float(np.max(np.abs(e - e[0]))) / scale
-
-
-def _loads_do_work(model, lm) -> bool:
-    """True when an applied load (at its default inputs and schedules) or a damper can change the energy."""
-    fixed = {s: v for s, v in zip(model.inputs, model.input_defaults) if str(s) not in lm.input_laws}
-    speeds = set(model.u)
-    for vec in [f.vector for f in model.forces] + [tq.vector for tq in model.torques]:
-        if any(c.xreplace(fixed) != 0 for c in vec):
-            return True
-    for jl in model.joint_loads:
-        if jl.potential is None and any(c.xreplace(fixed) != 0 for c in jl.Q) or jl.Q.has(*speeds):
-            return True
-    return any(spring.potential is None or spring.tension.has(stretch_rate) for spring in model.springs)
+    change = float(e[-1] - e[0])
+    if "power" not in traj.residuals:
+        return [("energy change", f"{change:.6g} J (the work of the loads cannot be computed: a load has no known "
+                                  "potential)")]
+    p = traj.residuals["power"]
+    work = float(np.sum(0.5 * (p[1:] + p[:-1]) * np.diff(traj.t)))
+    scale = max(abs(float(e[0])), abs(work), float(np.max(np.abs(ke))), 1e-300)
+    rows = [("energy change", f"{change:.6g} J")]
+    if np.any(p != 0):
+        rows.append(("work of inputs and non-conservative loads", f"{work:.6g} J"))
+    rows.append(("work-energy residual (relative)" if np.any(p != 0) else "energy drift (relative)",
+                 f"{abs(change - work) / scale:.3e}"))
+    return rows
 
 
 def _print_run_summary(console, lm, dyn, traj, path, total_s) -> None:
@@ -337,9 +361,7 @@ def _print_run_summary(console, lm, dyn, traj, path, total_s) -> None:
     rows = [("results", str(path)), ("time", f"{traj.t[0]:g} to {traj.t[-1]:g} s, {traj.n_samples} samples"),
             ("method", st.method), ("function evaluations", str(st.n_fev)), ("steps", f"{st.n_accepted}{rej}")]
     if traj.energy is not None and traj.n_samples:
-        drift = _energy_drift(dyn, lm, traj)
-        label = "energy change (relative)" if _loads_do_work(dyn.model, lm) else "energy drift (relative)"
-        rows.append((label, f"{drift:.3e}"))
+        rows += _energy_rows(dyn, lm, traj)
     for name, label in (("constraint", "max constraint residual"),
                         ("configuration", "max configuration residual [m]"),
                         ("quaternion_norm", "max quaternion norm error")):
@@ -353,7 +375,7 @@ def _print_run_summary(console, lm, dyn, traj, path, total_s) -> None:
 
 # ---- plot and info -----------------------------------------------------------------------------------------
 @main.command(short_help="Plot a run: coordinates, speeds, energy, residuals.")
-@click.argument("run", type=click.Path(exists=True, dir_okay=False))
+@click.argument("run", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Image file; the format follows the extension (.png, .svg, .pdf) [default: RUN with .png].")
 @_errors
@@ -365,14 +387,21 @@ def plot(run, output):
     traj = load_trajectory(run)
     out = Path(output) if output else Path(run).with_suffix(".png")
     plot_trajectory(traj, out)
+    note = traj.unfinished_note(run)
+    if note:
+        _console(stderr=True).print(f"note: {note}", markup=False, soft_wrap=True)
     _console().print(f"wrote {out}", markup=False)
 
 
+
 @main.command(short_help="Describe a run: model, status, samples, statistics, parameters.")
-@click.argument("run", type=click.Path(exists=True, dir_okay=False))
+@click.argument("run", type=click.Path(dir_okay=False))
 @_errors
 def info(run):
-    """Describe a run: model, status, samples, statistics, parameters, coordinates, speeds and events."""
+    """Describe a run: model, status, samples, statistics, parameters, coordinates, speeds and events.
+
+    RUN may be a run that was interrupted, killed or is still going: then its RUN.partial file is read when
+    it is newer than RUN (or RUN is missing), and the status says how far it got."""
     traj = load_trajectory(run)
     console = _console()
     st = traj.stats
@@ -380,7 +409,8 @@ def info(run):
     table.add_column(style="bold")
     table.add_column()
     span = f"{traj.t[0]:g} to {traj.t[-1]:g} s" if traj.n_samples else "(none)"
-    rows = [("model", traj.description or "(unnamed)"), ("status", traj.status),
+    rows = [("file", traj.source), ("model", traj.description or "(unnamed)"),
+            ("status", traj.unfinished_note(run) or traj.status),
             ("samples", f"{traj.n_samples}, t = {span}"), ("method", st.method or "?"),
             ("function evaluations", str(st.n_fev)),
             ("steps", f"{st.n_accepted} accepted, {st.n_rejected if st.n_rejected is not None else '?'} rejected"),
@@ -400,6 +430,23 @@ def info(run):
         for k, v in traj.params.items():
             pt.add_row(k, f"{v:g}" if math.isfinite(v) else str(v))
         console.print(pt)
+
+
+@main.command(short_help="Linearize about a state; eigenvalues; steady motions; stability along a sweep.")
+@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@click.option("--at", "at", multiple=True, metavar="NAME=VALUE", help="Change a coordinate, speed, parameter or input.")
+@click.option("--steady", multiple=True, metavar="NAMES", help="Unknowns solved first for a steady motion.")
+@click.option("--sweep", metavar="NAME=START:STOP:N", help="Eigenvalues along NAME; prints the stability changes.")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), help="Eigenvalue plot of the sweep (PNG).")
+@click.option("--dependent", multiple=True, metavar="NAMES", help="Dependent speeds, as for derive.")
+@_errors
+def linearize(model, at, steady, sweep, plot_file, dependent):
+    """Linearize MODEL about its initial state changed by --at (see kane.analysis.command)."""
+    from .analysis.command import linearize_report
+
+    lm = load_model_or_script(model)
+    click.echo(linearize_report(lm, lm.derive(_dependent(dependent)), at, _dependent(steady) or (), sweep, plot_file),
+               nl=False)
 
 
 # ---- studies -----------------------------------------------------------------------------------------------
@@ -446,6 +493,25 @@ def conditioning(out_dir, quick, rtol, max_evaluations):
     console.print(table)
     for p in paths:
         console.print(f"wrote {p}", markup=False)
+
+
+# ---- export-c ----------------------------------------------------------------------------------------------
+@main.command("export-c", short_help="Write the equations as C99: model.c, model.h, main.c and a Makefile.")
+@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", "out_dir", type=click.Path(), help="Directory [default: MODEL's name with _c].")
+@click.option("--dt", type=click.FloatRange(min=0, min_open=True), help="RK4 step [s] of main.c [default: dt, 1e-3].")
+@click.option("--steps", type=click.IntRange(min=1), default=10, show_default=True, help="RK4 steps of main.c.")
+@_errors
+def export_c(model, out_dir, dt, steps):
+    """Derive MODEL and write it as self-contained C99 (see kane.codegen.c_export); inputs are arguments."""
+    from .codegen.c_export import CExportOptions, export_c as write_c
+
+    lm = load_model_or_script(model)
+    opts = CExportOptions(dt=dt or lm.simulation.dt or 1e-3, steps=steps, t0=lm.simulation.t_start)
+    res = write_c(lm.derive(), Path(out_dir or f"{Path(model).stem}_c"), q0=lm.q0, u0=lm.u0,
+                  params=dict(lm.parameters), inputs=dict(lm.inputs), options=opts)
+    _console().print(f"wrote model.c, model.h, main.c, Makefile; build and run: make -C {res.directory} && "
+                     f"{res.directory / 'model_demo'}", markup=False, soft_wrap=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Exceptions raised by kane. Every message names the body, joint, file or field at fault."""
 
-__all__ = ["KaneError", "ModelError", "DerivationError", "ArgumentError", "ComplexArgumentError"]
+__all__ = ["KaneError", "ModelError", "DerivationError", "ArgumentError", "ComplexArgumentError", "SingularStateError"]
 
 
 class KaneError(Exception):
@@ -22,3 +22,15 @@ class ArgumentError(KaneError, ValueError):
 class ComplexArgumentError(KaneError, TypeError):
     """A complex argument was given where kane evaluates in real arithmetic (complex-step derivatives are not
     supported by these functions: they would silently drop the imaginary part)."""
+
+
+class SingularStateError(KaneError, ArithmeticError):
+    """The equations cannot be evaluated at this state: a division by zero, the square root or logarithm of a
+    negative number, or an overflow (a gimbal at its singular angle, a force 1/t at t = 0, a dependent-speed block
+    or a mass matrix that loses rank). One state and a batch of states raise it alike. ``quantity`` names the
+    intermediate or output that failed, in the model's own names; ``state`` is the index in a batch (or None)."""
+
+    def __init__(self, message: str, *, quantity: str = "", state: int | None = None):
+        super().__init__(message)
+        self.quantity = quantity
+        self.state = state

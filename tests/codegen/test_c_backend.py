@@ -61,6 +61,18 @@ def test_kane_equations_of_random_trees_agree_with_numpy(seed):
     _compare(ref, fast, eqs.model, 5, seed, f"tree {seed}")
 
 
+def test_a_long_kernel_printed_in_parts_agrees_with_numpy(monkeypatch):
+    """Kernels longer than SPLIT_ABOVE assignments are printed as several functions sharing an array of z's."""
+    from kane.codegen import c_print
+
+    monkeypatch.setattr(c_print, "SPLIT_ABOVE", 5)
+    monkeypatch.setattr(c_print, "SPLIT_PART", 3)
+    eqs = four_bar()
+    fast = eqs.compile(backend="c")
+    assert "kane_part2(" in fast._fn("M", ["M"], False).source
+    _compare(eqs.compile(backend="numpy"), fast, eqs.model, 3, 3, "in parts")
+
+
 def four_bar():
     s = kane.System("four_bar", gravity=(0, -9.81, 0))
     parent, point = "ground", (0, 0, 0)
@@ -70,7 +82,7 @@ def four_bar():
         s.add_joint(parent, f"l{i}", J.Revolute("z"), parent_point=point, coordinates=[f"q{i + 1}"],
                     speeds=[f"u{i + 1}"])
         parent, point = f"l{i}", (L, 0, 0)
-    s.add_loop_closure("closure", "l2", (1.5, 0, 0), "ground", (2.0, 0, 0))
+    s.add_loop_closure("closure", "l2", (1.5, 0, 0), "ground", (2.0, 0, 0), directions=[(1, 0, 0), (0, 1, 0)])
     return kane.derive(s, dependent=["u2", "u3"])
 
 
@@ -89,6 +101,15 @@ def test_constrained_seed_models_agree_with_numpy(name):
         p = dict(zip(ref.parameter_names, np.array(eqs.model.parameter_defaults) * 1.3 + 0.1))
         assert_close(fast.udot(0.0, q, u, params=p), ref.udot(0.0, q, u, params=p), 1e-12, "changed parameters")
         assert not np.allclose(fast.udot(0.0, q, u, params=p), fast.udot(0.0, q, u))
+
+
+@pytest.mark.skipif(not c_backend._numba_available(), reason="numba is not installed")
+def test_numba_backend_agrees_with_numpy_on_a_constrained_seed_model():
+    """The third backend on the same checks (one small model: numba compiles each function for seconds)."""
+    eqs = kane.derive(load_model(ROOT / "examples" / "disk_on_ramp.toml").system)
+    ref, fast = eqs.compile(backend="numpy"), eqs.compile(backend="numba")
+    assert fast.backend == "numba"
+    _compare(ref, fast, eqs.model, 3, 7, "numba disk_on_ramp")
 
 
 def test_recursive_formulations_agree_with_numpy():

@@ -12,6 +12,7 @@ import h5py
 import numpy as np
 import pytest
 
+from kane.io.trajectory import TrajectoryFileError, check_output_path
 from kane.simulate import EventRecord, Stats, Trajectory, TrajectoryWriter, load_trajectory
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -138,3 +139,148 @@ def test_killed_run_leaves_a_readable_partial_file(tmp_path):
     assert len(crossings) >= 1
     np.testing.assert_allclose(crossings, (np.arange(len(crossings)) + 0.5) * np.pi, atol=1e-9)
     assert tr.modes == [(0.0, tr.t[-1], "default")] and tr.q_names == ("x",)
+
+
+def _open_writer(path, n, flush_every=5):
+    """A writer that has flushed samples t = 0.1 k, q = k, u = -k (k < n) and is left open (as by a SIGKILL)."""
+    w = TrajectoryWriter(path, flush_every=flush_every, flush_seconds=math.inf)
+    w.open(q_names=("x",), u_names=("v",), has_energy=True)
+    w.start_mode(0.0, "free")
+    for k in range(n):
+        w.append(0.1 * k, np.array([k]), np.array([-k]), energy=0.5 * k * k)
+    return w
+
+
+def test_a_file_left_open_by_a_killed_writer_opens_with_plain_h5py(tmp_path):
+    w = _open_writer(tmp_path / "open.h5", 13)  # 10 samples flushed, 3 buffered in memory (lost to a SIGKILL)
+    assert (w.n_written, w.n_flushed) == (13, 10)
+    with h5py.File(tmp_path / "open.h5.partial", "r") as f:  # no swmr flag, while the writer is still "running"
+        assert int(f["n_committed"][0]) == 10 and f.attrs["status"] == "incomplete"
+        np.testing.assert_array_equal(f["q"][:10, 0], np.arange(10.0))
+        assert np.isnan(f["t"][10:]).all()  # the reserve beyond the committed samples: NaN until written
+    tr = load_trajectory(tmp_path / "open.h5")
+    assert tr.status == "incomplete" and tr.source == str(tmp_path / "open.h5.partial")
+    np.testing.assert_array_equal(tr.energy, 0.5 * np.arange(10.0) ** 2)
+    assert tr.modes == [(0.0, 0.9, "free")]
+    w.close()
+    assert load_trajectory(tmp_path / "open.h5").n_samples == 13
+    with h5py.File(tmp_path / "open.h5", "r") as f:  # a closed file has no reserve
+        assert f["t"].shape == (13,) and f["q"].shape == (13, 1) and int(f["n_committed"][0]) == 13
+
+
+def test_a_newer_partial_file_is_never_hidden_by_an_older_complete_one(tmp_path):
+    path = tmp_path / "run.h5"
+    _sample_trajectory().save(path)  # an earlier complete run: 41 samples
+    w = _open_writer(path, 7)  # a later run of the same name, killed after 5 flushed samples
+    old = path.stat().st_mtime_ns
+    os.utime(path, ns=(old - 10**9, old - 10**9))
+    tr = load_trajectory(path)
+    assert (tr.status, tr.n_samples, tr.source) == ("incomplete", 5, str(path) + ".partial")
+    partial = Path(str(path) + ".partial")
+    t_partial = partial.stat().st_mtime_ns
+    os.utime(partial, ns=(t_partial - 10**10, t_partial - 10**10))  # now a stale partial file beside a newer run
+    back = load_trajectory(path)
+    assert (back.status, back.n_samples, back.source) == ("completed", 41, str(path))
+    w.close()
+
+
+def test_a_flush_cut_short_is_written_again_without_duplicates(tmp_path, monkeypatch):
+    w = _open_writer(tmp_path / "cut.h5", 3, flush_every=100)
+    w.add_event(EventRecord(0.15, "gap", "crossing", {}))
+    original = TrajectoryWriter._commit
+
+    def commit_then_interrupt(self, f, *args):
+        original(self, f, *args)  # the data reached the file, but the flush did not finish (Ctrl-C, SIGTERM)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(TrajectoryWriter, "_commit", commit_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        w.flush()
+    monkeypatch.undo()
+    w.close("interrupted: SIGINT")
+    tr = load_trajectory(tmp_path / "cut.h5")
+    np.testing.assert_array_equal(tr.t, [0.0, 0.1, 0.2])
+    assert [e.name for e in tr.events] == ["gap"] and tr.status == "interrupted: SIGINT"
+    assert [m for _, _, m in tr.modes] == ["free"]
+
+
+def test_unreadable_trajectory_files_are_named_in_plain_words(tmp_path):
+    with pytest.raises(TrajectoryFileError, match=r"no trajectory file .*missing\.h5 \(nor .*missing\.h5\.partial"):
+        load_trajectory(tmp_path / "missing.h5")
+    text = tmp_path / "notes.h5"
+    text.write_text("these are notes, not numbers")
+    with pytest.raises(TrajectoryFileError, match=r"notes\.h5 is not an HDF5 file"):
+        load_trajectory(text)
+    with h5py.File(tmp_path / "other.h5", "w") as f:
+        f["x"] = [1.0]
+    with pytest.raises(TrajectoryFileError, match="is an HDF5 file but not a kane trajectory"):
+        load_trajectory(tmp_path / "other.h5")
+
+
+@pytest.mark.parametrize("where, words", [
+    ("/proc/kane_run.h5", "/proc is a virtual file system"),
+    ("{tmp}", "is a directory; give a file name such as"),
+    ("{tmp}/afile/run.h5", "afile is a file, not a directory"),
+])
+def test_output_paths_are_checked_before_anything_is_written(tmp_path, where, words):
+    (tmp_path / "afile").write_text("x")
+    path = where.format(tmp=tmp_path)
+    with pytest.raises(TrajectoryFileError, match=words):
+        check_output_path(path)
+    w = TrajectoryWriter(path)
+    with pytest.raises(TrajectoryFileError, match=words):
+        w.open(q_names=("x",), u_names=("v",))
+    assert not w.is_open and sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_the_writer_goes_on_while_another_process_reads_the_file(tmp_path, monkeypatch):
+    import kane.io.trajectory as trajectory_module
+
+    monkeypatch.setattr(trajectory_module, "_LOCK_WAIT_S", 0.2)
+    w = _open_writer(tmp_path / "read.h5", 0, flush_every=2)
+    reader = subprocess.Popen([sys.executable, "-c", "import sys, h5py\nf = h5py.File(sys.argv[1], 'r')\n"
+                               "print(f['t'].shape[0], flush=True)\nsys.stdin.read()", str(w.partial_path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout.readline().strip() == "0"  # the reader holds the file (and its lock) open
+        for k in range(6):
+            w.append(0.1 * k, np.array([k]), np.array([-k]), energy=0.5 * k * k)
+        assert w.n_flushed == 6
+    finally:
+        reader.communicate("")
+    w.close()
+    np.testing.assert_array_equal(load_trajectory(tmp_path / "read.h5").q[:, 0], np.arange(6.0))
+
+
+OLD_SWMR_CHILD = textwrap.dedent("""
+    import json, os, signal, sys
+    import h5py, numpy as np
+    f = h5py.File(sys.argv[1], "w", libver="latest")  # the version-1 layout, written in SWMR mode
+    f.attrs.update({"format": "kane.trajectory", "version": 1, "status": "incomplete", "description": "",
+                    "method": "rk4", "q_names": '["x"]', "u_names": '["v"]', "residual_names": "[]", "params": "{}"})
+    for name, shape in (("t", (0,)), ("q", (0, 1)), ("u", (0, 1))):
+        f.create_dataset(name, shape=shape, maxshape=(None,) + shape[1:], dtype="f8", chunks=(8,) + shape[1:])
+    f.create_group("residuals")
+    for name in ("events_jsonl", "modes_jsonl"):
+        f.create_dataset(name, shape=(0,), maxshape=(None,), dtype="u1", chunks=(64,))
+    f.create_dataset("n_committed", data=np.zeros(1, dtype=np.int64))
+    f.swmr_mode = True
+    for name, data in (("t", np.arange(5.0)), ("q", np.arange(5.0)[:, None]), ("u", -np.arange(5.0)[:, None])):
+        f[name].resize(5, axis=0)
+        f[name][:] = data
+    f.flush()
+    f["n_committed"][0] = 5
+    f.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+""")
+
+
+def test_a_killed_run_of_the_old_swmr_format_is_still_read(tmp_path):
+    partial = tmp_path / "old.h5.partial"
+    subprocess.run([sys.executable, "-c", OLD_SWMR_CHILD, str(partial)], check=False)
+    with pytest.raises(OSError, match="already open for write"):
+        h5py.File(partial, "r")  # what plain h5py says of such a file
+    tr = load_trajectory(tmp_path / "old.h5")
+    assert tr.status == "incomplete" and tr.events == [] and tr.modes == []
+    np.testing.assert_array_equal(tr.t, np.arange(5.0))
+    np.testing.assert_array_equal(tr.u[:, 0], -np.arange(5.0))

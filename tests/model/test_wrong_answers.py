@@ -219,3 +219,107 @@ def test_a_zero_quaternion_is_refused_in_q0_and_at_the_start_of_a_run():
         kane.simulate(dyn, (0.0, 1.0), [0, 0, 1, 0, 0, 0, 0], np.zeros(6))
     traj = kane.simulate(dyn, (0.0, 1.0), [0, 0, 1, 1, 0, 0, 0], np.zeros(6), rtol=1e-10, atol=1e-12)
     assert traj.q[-1, 2] == pytest.approx(1.0 - 0.5 * G, rel=1e-9)  # free fall: z = z0 - g t^2 / 2
+
+
+def _gimbal_121():
+    s = kane.System("g", gravity=(0, 0, -G))
+    s.add_body("b", mass=1.0, com=(0, 0, -0.3), inertia=(0.1, 0.2, 0.3))
+    s.add_joint("ground", "b", J.Gimbal("121", speeds=kane.Speeds.BODY), name="gim")
+    return kane.derive(s).compile(backend="numpy")
+
+
+def test_a_singular_state_raises_the_same_named_error_for_one_state_and_a_batch():
+    """Gimbal 121 with body speeds: q' has 1/sin(q2), singular at q2 = 0 (by hand, W = [[0, s3, c3]/s2, ...])."""
+    from kane.errors import SingularStateError
+
+    dyn = _gimbal_121()
+    with pytest.raises(SingularStateError, match=r"ZeroDivisionError.*sin\(q_gim_2\)") as one:
+        dyn.qdot(0.0, np.zeros(3), np.ones(3))
+    Q = np.array([[0.1, 0.4, 0.2], [0.3, 0.0, 0.5], [0.2, 0.3, 0.1]])  # the second state is singular
+    with pytest.raises(SingularStateError, match=r"state 1 of a batch of 3") as many:
+        dyn.qdot(0.0, Q, np.ones((3, 3)))
+    assert isinstance(one.value, ArithmeticError) and one.value.quantity == many.value.quantity
+    assert many.value.state == 1
+    # the regular states still evaluate, to the hand formula q1' = (s3 w2 + c3 w3) / s2
+    q = Q[0]
+    hand = (np.sin(q[2]) * 1.0 + np.cos(q[2]) * 1.0) / np.sin(q[1])
+    assert dyn.qdot(0.0, Q[[0, 2]], np.ones((2, 3)))[0, 0] == pytest.approx(hand, rel=1e-12)
+    # a NaN given as the state comes back as NaN from both paths (nothing singular about the equations)
+    assert np.isnan(dyn.qdot(0.0, np.full(3, np.nan), np.ones(3))).all()
+    assert np.isnan(dyn.qdot(0.0, np.full((2, 3), np.nan), np.ones((2, 3)))).all()
+
+
+def test_a_force_singular_at_t_0_names_the_quantity():
+    s = pendulum(lambda a: (0, 1, 0))
+    s.add_force("link", (1 / kane.t, 0, 0), point=(0, 0, -0.5))
+    dyn = kane.derive(s).compile(backend="numpy")
+    from kane.errors import SingularStateError
+
+    with pytest.raises(SingularStateError, match=r"ZeroDivisionError .* = cos\(th\)/t"):
+        dyn.udot(0.0, [0.1], [0.0])
+    with pytest.raises(SingularStateError, match=r"state 0 of a batch"):
+        dyn.udot(np.array([0.0, 1.0]), np.zeros((2, 1)), np.zeros((2, 1)))
+    with pytest.raises(kane.SimulationError, match=r"cos\(th\)/t"):
+        kane.simulate(dyn, (0.0, 1.0), [0.1], [0.0])
+
+
+def test_a_singular_dependent_block_names_the_dependent_speeds():
+    """A knife-edge sled whose ground-frame y rate is the dependent speed: the edge's normal row is
+    (-sin th, cos th, 0) (by hand), so the block is cos(th) and its condition 1 / |cos th|, singular when the sled
+    turns across y at th = pi/2. A run toward it is warned past 1e6 and stopped past 1e12, state saved."""
+    from kane.errors import SingularStateError
+    from kane.symbolic.dynamics import SingularityWarning
+
+    s = kane.System("sled")
+    s.add_body("sled", mass=2.0, inertia=(0.1, 0.1, 0.2))
+    s.add_joint("ground", "sled", J.Planar(), name="plane", coordinates=["x", "y", "th"], speeds=["vx", "vy", "w"])
+    s.add_no_slip("edge", "sled", (0, 0, 0), (0, 1, 0))
+    dyn = kane.derive(s, dependent=["vy"]).compile(backend="numpy")
+    for th in (0.0, 0.3, 1.2, np.pi / 2 - 1e-9):
+        assert dyn.dependent_block_condition(0.0, [0.0, 0.0, th]) == pytest.approx(1 / abs(np.cos(th)), rel=1e-6)
+    with pytest.warns(SingularityWarning, match=r"dependent speeds vy has condition number .* th=1\.57"):
+        dyn.dependent_block_monitor()(0.0, [0.0, 0.0, np.pi / 2 - 1e-7], [1.0, 0.5])
+    with pytest.raises(SingularStateError, match=r"dependent speeds vy .* cannot be solved for here"):
+        dyn.dependent_block_monitor()(0.0, [0.0, 0.0, np.pi / 2 - 1e-13], [1.0, 0.5])
+    # a run started there stops at once with the state saved, rather than integrating garbage
+    with pytest.raises(kane.SimulationError, match=r"dependent speeds vy .* cannot be solved for") as info:
+        kane.simulate(dyn, (0.0, 1.0), [0.0, 0.0, np.pi / 2 - 1e-13], [0.1, 1.0],
+                      monitors={"dependent_block": dyn.dependent_block_monitor()})  # as `kane simulate` does
+    assert info.value.t_good == 0.0 and info.value.q[2] == np.pi / 2 - 1e-13
+
+
+def test_the_power_of_the_loads_closes_the_work_energy_balance():
+    """E' = the power of the loads without a potential (the work-energy theorem), checked against a central
+    difference of E along (q', u') on a seeded random tree with forces, couples, springs, dampers and inputs."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "algorithms"))
+    from _trees import random_tree
+
+    dyn = kane.derive(random_tree(3, kinds=["revolute", "prismatic", "spherical", "gimbal_body"])).compile(
+        backend="numpy")
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q = dyn.model.normalize_quaternions(np.array(dyn.model.q0) + rng.uniform(-0.5, 0.5, dyn.n_q))
+        u, t = rng.normal(0, 1.0, dyn.n_u), 0.4
+        qd, ud = dyn.rhs(t, q, u)
+        h = 1e-6
+        dE = (dyn.energy(t + h, q + h * qd, u + h * ud) - dyn.energy(t - h, q - h * qd, u - h * ud)) / (2 * h)
+        assert dyn.power(t, q, u) == pytest.approx(dE, rel=1e-6, abs=1e-7)
+
+
+def test_a_driven_run_reports_its_work_energy_balance(tmp_path):
+    """The pushed shopping cart: the energy changes by the work of the push (9.5 J), and the summary says so with
+    a small residual instead of a relative 'energy change' of 1."""
+    from click.testing import CliRunner
+
+    from kane.cli import main
+
+    root = Path(__file__).resolve().parents[2]
+    out = CliRunner().invoke(main, ["simulate", str(root / "examples" / "shopping_cart.toml"), "-o",
+                                    str(tmp_path / "cart.h5")], terminal_width=200)
+    assert out.exit_code == 0, out.output
+    change = float(out.output.split("energy change")[1].split()[1])
+    work = float(out.output.split("work of inputs and non-conservative loads")[1].split()[1])
+    residual = float(out.output.split("work-energy residual (relative)")[1].split()[1])
+    assert change > 1.0 and work == pytest.approx(change, rel=1e-3) and residual < 1e-3

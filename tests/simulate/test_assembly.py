@@ -19,7 +19,7 @@ def four_bar():
         s.add_joint(parent, f"l{i}", J.Revolute("z"), parent_point=point, coordinates=[f"q{i + 1}"],
                     speeds=[f"u{i + 1}"])
         parent, point = f"l{i}", (L, 0, 0)
-    s.add_loop_closure("closure", "l2", (1.5, 0, 0), "ground", (2.0, 0, 0))
+    s.add_loop_closure("closure", "l2", (1.5, 0, 0), "ground", (2.0, 0, 0), directions=[(1, 0, 0), (0, 1, 0)])
     return kane.derive(s, dependent=["u2", "u3"]).compile()
 
 

@@ -19,7 +19,7 @@ def four_bar(q0=(0.5, -0.9, -1.2)):
         s.add_joint(parent, f"l{i}", J.Revolute("z"), parent_point=point, coordinates=[f"q{i + 1}"],
                     speeds=[f"u{i + 1}"], q0=[q0[i]])
         parent, point = f"l{i}", (L, 0, 0)
-    s.add_loop_closure("closure", "l2", (1.5, 0, 0), "ground", (2.0, 0, 0))
+    s.add_loop_closure("closure", "l2", (1.5, 0, 0), "ground", (2.0, 0, 0), directions=[(1, 0, 0), (0, 1, 0)])
     return s
 
 
@@ -36,10 +36,43 @@ def _assemble(dyn, q_guess):
 
 def test_four_bar_rank_and_automatic_choice():
     eqs = kane.derive(four_bar())
-    # three rows, the z-row vanishes identically: two independent constraints by the SVD, one degree of freedom
+    # two independent constraints by the SVD, one degree of freedom
     assert len(eqs.u_independent) == 1 and len(eqs.u_dependent) == 2
     sv = eqs.embedding.singular_values
-    assert sv[-1] < 1e-12 * sv[0] and sv[1] > 1e-3
+    assert len(sv) == 2 and sv[1] > 1e-3
+
+
+def _closure_in_3d(scale_z_row=None):
+    """The four-bar closed by a point closure in all three directions: its z row vanishes identically (a planar
+    mechanism), or, with ``scale_z_row``, a third row that is a multiple of the x row."""
+    s = four_bar()
+    s._constraints.clear()
+    third = (0, 0, 1) if scale_z_row is None else (scale_z_row, 0, 0)
+    s.add_loop_closure("closure", "l2", (1.5, 0, 0), "ground", (2.0, 0, 0),
+                       directions=[(1, 0, 0), (0, 1, 0), third])
+    return s
+
+
+@pytest.mark.parametrize("scale", [None, 3.0], ids=["zero_row", "multiple_of_x"])
+def test_redundant_constraint_rows_are_refused_or_dropped_by_name(scale):
+    with pytest.raises(kane.DerivationError, match=r"constraint rows 'closure' row \d are redundant.*redundant='drop'"):
+        kane.derive(_closure_in_3d(scale))
+    with pytest.warns(kane.symbolic.RedundantConstraintWarning, match="'closure' row"):
+        eqs = kane.derive(_closure_in_3d(scale), redundant="drop", dependent=["u2", "u3"])
+    assert len(eqs.embedding.rows) == 2
+    # the same motion as the two-row closure, and the dropped row's multiplier is reported as undefined (NaN)
+    ref = kane.derive(four_bar(), dependent=["u2", "u3"]).compile(backend="numpy")
+    dyn = eqs.compile(backend="numpy")
+    q = _assemble(ref, [0.5, -0.3, 2.0])
+    np.testing.assert_allclose(dyn.udot(0.0, q, [1.2]), ref.udot(0.0, q, [1.2]), rtol=1e-12)
+    lam, lam_ref = dyn.constraint_forces(0.0, q, [1.2])["closure"], ref.constraint_forces(0.0, q, [1.2])["closure"]
+    assert np.isnan(lam).sum() == 1
+    kept = lam[~np.isnan(lam)]
+    if scale is None:  # the x and y rows are the same rows as the reference's: the same multipliers
+        np.testing.assert_allclose(kept, lam_ref, rtol=1e-9)
+    else:  # rows x, y, 3x: the force along x is lam_x + 3 lam_3x, whichever of the two was kept
+        x_force = np.nan_to_num(lam[0]) + 3.0 * np.nan_to_num(lam[2])
+        np.testing.assert_allclose([x_force, lam[1]], lam_ref, rtol=1e-9)
 
 
 def test_four_bar_embedded_energy_and_velocity_constraint():

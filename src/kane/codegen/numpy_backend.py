@@ -9,6 +9,7 @@ that skips its structural zeros, so u' = M^-1 f is solved in the generated code,
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -16,6 +17,8 @@ import sympy as sp
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
+from ..errors import SingularStateError
+from ..model.model import KaneSymbol
 from .program import Program
 
 __all__ = ["CompiledFunction", "compile_program", "print_assignments", "GROUPS", "ScalarPrinter"]
@@ -30,12 +33,16 @@ class CompiledFunction:
 
     Quantities that depend on parameters only are computed by a separate prelude, cached for the last
     parameter vector seen, so that a change of parameters never re-derives and an unchanged one costs nothing.
+    A state where the equations cannot be evaluated (a division by zero, sqrt or log of a negative number, an
+    overflow) raises :class:`kane.errors.SingularStateError` naming the quantity, for one state and for a batch
+    alike (a batch row whose own arguments are NaN or inf is returned as it comes out, as one state would be).
     """
 
-    def __init__(self, main, prelude, source, outputs, batch):
+    def __init__(self, main, prelude, source, outputs, batch, program=None, scalar=None, full=None):
         self.main, self.prelude, self.source = main, prelude, source
         self.outputs, self.batch = tuple(outputs), batch
         self._key, self._consts = None, None
+        self._program, self._scalar, self._full = program, scalar, full or program
 
     def constants(self, params):
         if self.batch:
@@ -46,7 +53,93 @@ class CompiledFunction:
         return self._consts
 
     def __call__(self, t, q, u, params, inputs):
-        return self.main(t, q, u, self.constants(params), inputs)
+        if self.batch:
+            return self._call_batch(t, q, u, params, inputs)
+        try:
+            return self.main(t, q, u, self.constants(params), inputs)
+        except (ZeroDivisionError, ValueError, OverflowError) as exc:
+            quantity = self._quantity(exc)
+            if quantity is None:
+                raise
+            raise SingularStateError(f"the equations cannot be evaluated at t = {float(t):.9g}, q = "
+                                     f"{np.array2string(np.asarray(q, dtype=float), precision=6)}: "
+                                     f"{type(exc).__name__} ({exc}) in {quantity}", quantity=quantity) from None
+
+    def _call_batch(self, t, q, u, params, inputs):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out = self.main(t, q, u, self.constants(params), inputs)
+        B = q.shape[0] if np.ndim(q) == 2 else np.shape(u)[0]
+        bad = np.zeros(B, dtype=bool)
+        for o in out:
+            bad |= ~np.isfinite(np.reshape(o, (B, -1))).all(axis=1)
+        if not bad.any():
+            return out
+        args = ((t, 1), (q, 2), (u, 2), (params, 2), (inputs, 2))  # (argument, its number of axes when batched)
+        for x, nd in args:
+            bad &= _finite_rows(x, B, nd)
+        if not bad.any() or self._scalar is None:
+            return out
+        i = int(np.argmax(bad))
+        t_i, q_i, u_i, p_i, w_i = (_row(x, B, nd, i) for x, nd in args)
+        try:
+            self._scalar()(float(t_i), q_i, u_i, p_i, w_i)
+        except SingularStateError as exc:
+            raise SingularStateError(f"state {i} of a batch of {B} (and {int(bad.sum()) - 1} more): {exc}",
+                                     quantity=exc.quantity, state=i) from None
+        return out
+
+    def _quantity(self, exc) -> str | None:
+        """The quantity whose line of the generated code raised ``exc``, in the model's names (None if the error
+        was not raised by the generated arithmetic)."""
+        tb = exc.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        if not tb.tb_frame.f_code.co_filename.startswith("<kane generated") or self._program is None:
+            return None
+        target = self.source.splitlines()[tb.tb_lineno - 1].split("=")[0].strip()
+        prog = self._program
+        if target.startswith("z_"):
+            symbol, expr = prog.assignments[int(target[2:])]
+            pivots = list(self._full.outputs.get("dependent_pivots", ()))
+            if expr.is_Pow and expr.exp == -1 and expr.base in pivots:
+                dependent = [str(s) for s, _ in self._full.assignments if not isinstance(s, KaneSymbol)]
+                return (f"pivot {pivots.index(expr.base)} ({expr.base}) of the constraint block of the dependent "
+                        f"speeds {', '.join(dependent)}: they cannot be solved for at this configuration; derive "
+                        "with other dependent speeds (dependent=[...]) or let kane.switching.OnlineDynamics "
+                        "re-select them during the run")
+            defs, full = dict(prog.assignments), expr
+            for _ in range(8):  # spelled out in the model's own symbols while it stays short
+                wider = full.xreplace(defs)
+                if wider == full or sp.count_ops(wider) > 40:
+                    break
+                full = wider
+            return f"the intermediate {symbol} = {expr}" + (f" = {full}" if full != expr else "")
+        if target.startswith(("iD", "D")):
+            j = int(target.lstrip("iD"))
+            speeds = prog.inputs.get("u", ())
+            name = f" (speed {speeds[j]})" if j < len(speeds) else ""
+            return (f"pivot {j}{name} of the LDL^T factorization of the mass matrix: M is singular or not positive "
+                    "definite at this state")
+        if target.startswith("out_"):
+            return f"the output {target[4:].split('[')[0]}"
+        return f"the generated line {target!r}"
+
+
+def _batched(x, B, nd) -> bool:
+    return np.ndim(x) == nd and np.shape(x)[0] == B
+
+
+def _finite_rows(x, B, nd) -> np.ndarray:
+    """(B,) bool: the argument's row of each state is finite (a shared argument counts for every state)."""
+    a = np.asarray(x, dtype=float)
+    if _batched(a, B, nd):
+        return np.isfinite(a.reshape(B, -1)).all(axis=1)
+    return np.full(B, bool(np.isfinite(a).all()))
+
+
+def _row(x, B, nd, i):
+    a = np.asarray(x, dtype=float)
+    return a[i] if _batched(a, B, nd) else a
 
 
 class ScalarPrinter(PythonCodePrinter):
@@ -230,4 +323,6 @@ def compile_program(program: Program, outputs, *, batch: bool = False, linear_so
     code = compile(src, f"<kane generated {name}>", "exec")
     exec(code, namespace)  # noqa: S102 - executes source generated from the program IR, never user text
     out_names = tuple(o for o in outputs if o in prog.outputs) + ((linear_solve[2],) if linear_solve else ())
-    return CompiledFunction(namespace[name], namespace[f"{name}_prelude"], src, out_names, batch)
+    scalar = (lambda: compile_program(program, outputs, linear_solve=linear_solve)) if batch else None
+    return CompiledFunction(namespace[name], namespace[f"{name}_prelude"], src, out_names, batch, prog,
+                            functools.cache(scalar) if scalar else None, program)

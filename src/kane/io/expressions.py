@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import sympy
 
 from kane.errors import ModelError
+from kane.model.model import float_value
 
 __all__ = ["ExpressionError", "FUNCTION_NAMES", "parse_expression", "parse_number"]
 
@@ -28,6 +29,7 @@ MAX_DEPTH = 100
 MAX_EXPONENT = 64
 MAX_NUMBER_BITS = 1100
 MAX_ROOT_WORK = 1024
+MAX_EVALUATED_CALLS = 64  # calls of symbolic arguments simplified by sympy; later ones are kept as written
 
 # name -> (sympy callable, fewest arguments, most arguments or None for no limit)
 _FUNCTIONS = {
@@ -94,6 +96,7 @@ class _Parser:
     def __init__(self, text: str, symbols: Mapping[str, sympy.Basic], source: str, where: str) -> None:
         self.text, self.symbols, self.source, self.where = text, symbols, source, where
         self.lines = text.split("\n")
+        self.calls = 0
 
     def error(self, detail: str, node: ast.AST | None = None, line: int | None = None,
               byte_col: int | None = None) -> ExpressionError:
@@ -247,8 +250,11 @@ class _Parser:
         args = [self.build(arg, depth + 1) for arg in node.args]
         if name == "sqrt":
             return self.checked_power(args[0], sympy.S.Half, node)
+        if all(a.is_Number for a in args):
+            return function(*args, evaluate=True)
+        self.calls += 1  # each symbolic simplification costs about a millisecond: a budget per expression
         limit = _EVALUATE_NODES.get(name, _EVALUATE_NODES_DEFAULT)
-        return function(*args, evaluate=all(a.is_Number for a in args) or _is_small(args, limit))
+        return function(*args, evaluate=self.calls <= MAX_EVALUATED_CALLS and _is_small(args, limit))
 
 
 def _is_small(args: list[sympy.Expr], limit: int) -> bool:
@@ -354,10 +360,9 @@ def parse_number(value: str | int | float, symbols: Mapping[str, sympy.Basic] | 
         raise ExpressionError(f"expected a plain number, but the value depends on {', '.join(free)}",
                               text=value, source=source, where=where)
     try:
-        result = complex(expr.evalf())
-    except (TypeError, ValueError, OverflowError):
-        raise ExpressionError("expected a plain real number, but the value cannot be evaluated to one",
-                              text=value, source=source, where=where) from None
-    if result.imag != 0.0 or not math.isfinite(result.real):
-        raise ExpressionError("expected a finite real number", text=value, source=source, where=where)
-    return result.real
+        return float_value(expr, {})
+    except (OverflowError, RecursionError):
+        detail = "expected a finite real number; the value is beyond the range of a double (about 1.8e308)"
+    except (TypeError, ValueError, ZeroDivisionError):
+        detail = "expected a plain real number, but the value cannot be evaluated to one"
+    raise ExpressionError(detail, text=value, source=source, where=where) from None

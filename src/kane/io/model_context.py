@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..errors import ModelError
+from ..model.model import float_value
 from ..model.system import GROUND, t
 from .expressions import ExpressionError, parse_expression
 
@@ -59,9 +60,9 @@ def _line_index(text: str) -> dict:
     """(table, index, key) -> 1-based line of ``key = ...`` for top-level keys of every table in the text."""
     out, table, index, counts = {}, None, None, {}
     for n, line in enumerate(text.splitlines(), 1):
-        m = re.match(r"\s*\[(\[)?\s*([A-Za-z_][\w.\-]*)\s*\](?(1)\])\s*(#.*)?$", line)
+        m = re.match(r"\s*\[(\[)?\s*(\"[^\"]*\"|'[^']*'|[A-Za-z_][\w.\-]*)\s*\](?(1)\])\s*(#.*)?$", line)
         if m:
-            table = m.group(2)
+            table = m.group(2).strip("\"'")
             if m.group(1):
                 index = counts.get(table, 0)
                 counts[table] = index + 1
@@ -106,7 +107,7 @@ class Ctx:
         except ModelFileError:
             raise
         except ModelError as exc:
-            raise self.error(key, str(exc)) from None
+            raise self.error(_key_named(str(exc), key, self.data), str(exc)) from None
 
     def get(self, key, default=None):
         return self.data.get(key, default)
@@ -166,7 +167,9 @@ class Ctx:
             if not math.isfinite(v):
                 raise self.error(key, f"expected a finite number{item}, got {v}")
             return sp.Float(v)
-        return self.loader.parse(v, symbols, self, key)
+        e = self.loader.parse(v, symbols, self, key)
+        self.evaluate(key, e, item=item, partial=True)  # every part of parameters alone: finite and real
+        return e
 
     def vector(self, key, symbols, n=3, value=None) -> tuple:
         v = self.data.get(key) if value is None else value
@@ -182,14 +185,45 @@ class Ctx:
             return None
         return self.evaluate(key, self.expr(key, symbols, v), positive)
 
-    def evaluate(self, key, e, positive=False, item="") -> float:
-        val = sp.sympify(e).xreplace(self.loader.values)
-        if not val.is_number or not val.is_real:
-            raise self.error(key, f"expected a value computable from the parameters{item}, got {e}")
-        x = float(val)
-        if positive and not x > 0:
+    def evaluate(self, key, e, positive=False, item="", partial=False) -> float | None:
+        """The value of ``e`` in double precision at the parameter values; with ``partial``, None where ``e``
+        depends on more than the parameters (after every part of parameters alone was checked)."""
+        try:
+            x = float_value(sp.sympify(e), self.loader.values, partial)
+        except KeyError as exc:
+            raise self.error(key, f"expected a value computable from the parameters{item}, got {_short(e)} "
+                                  f"(it depends on {exc.args[0]})") from None
+        except (OverflowError, RecursionError):
+            raise self.error(key, f"the value{item} is beyond the range of a double (about 1.8e308) or not "
+                                  f"finite at the parameter values: {_short(e)}") from None
+        except (ValueError, ZeroDivisionError):
+            raise self.error(key, f"the value{item} is not a finite real number at the parameter values (a "
+                                  f"division by zero, or a function outside its domain): {_short(e)}") from None
+        except TypeError as exc:
+            raise self.error(key, f"the value{item} cannot be evaluated ({exc}): {_short(e)}") from None
+        if x is not None and positive and not x > 0:
             raise self.error(key, f"expected a value > 0{item}, got {x:g}")
         return x
+
+
+def _key_named(message: str, default, data: dict):
+    """The key a builder's message names ("... field 'q0' ...", "body name ...", "coordinate/speed name ..."),
+    else ``default``."""
+    field = re.search(r"field '(\w+)'", message)
+    if field:
+        return field.group(1)
+    if re.search(r"\b(body|joint|constraint|load) name\b", message):
+        return "name"
+    taken = re.search(r"coordinate/speed name '([^']*)'", message)
+    if taken:
+        listed = [k for k in ("coordinates", "speed_names") if taken.group(1) in (data.get(k) or ())]
+        return listed[0] if listed else "name"
+    return default
+
+
+def _short(e) -> str:
+    text = str(e)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class Loader:

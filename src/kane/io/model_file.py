@@ -40,7 +40,11 @@ Symbols in scope: parameters, inputs, joint coordinates and speeds, and ``t`` in
 maps; spring tensions add ``stretch`` and ``stretch_rate``; mass properties and joint placements use parameters
 only; parameter values, q0, u0 and [simulation] numbers are evaluated from the parameters. An input given as a
 string is a schedule evaluated during ``kane simulate`` (its symbol stays in the derived equations). The
-initial values of dependent speeds are not used: they follow from the constraints.
+initial values of dependent speeds are not used: they follow from the constraints. Values are evaluated in
+double precision (never exactly, so a tower such as ``exp(exp(exp(exp(exp(1)))))`` is refused at once), and every
+part of a field that depends on parameters alone must be a finite real number there: a value beyond the range
+of a double (``"1e308*10"``, ``"exp(710)"``) is refused with the field's name. An expression of parameters alone
+in mass properties, placements or gravity is one named constant of the derivation, computed once per run.
 
 Every error is a :class:`ModelFileError` (a :class:`kane.ModelError`) whose one-paragraph message names the
 file, the table (``[[joints]] #2 'caster'``), the key, the line where known, and what was expected.
@@ -57,14 +61,14 @@ from pathlib import Path
 import numpy as np
 import sympy as sp
 
-from ..errors import ModelError
+from ..errors import ArgumentError, DerivationError, ModelError
 from ..model.system import System, t
 from ..symbolic.derive import derive
 from .model_context import Ctx, Loader, ModelFileError, SimulationSettings, type_name
 from .model_tables import (TOP_TABLES, add_bodies, add_constraint, add_joints, add_load, model_defaults,
                            simulation_settings)
 
-__all__ = ["ModelFileError", "SimulationSettings", "LoadedModel", "load_model", "parse_model"]
+__all__ = ["ModelFileError", "SimulationSettings", "LoadedModel", "check_dependent", "load_model", "parse_model"]
 
 
 @dataclass(frozen=True)
@@ -92,16 +96,26 @@ class LoadedModel:
                    simulation or SimulationSettings())
 
     def derive(self, dependent=None, **kwargs):
-        """Equations of motion (:func:`kane.derive`), dependent speeds from the argument or the settings."""
-        dep = self.simulation.dependent if dependent is None else tuple(dependent)
+        """Equations of motion (:func:`kane.derive`), dependent speeds from the argument (checked as the
+        ``[simulation]`` table's ``dependent``) or the settings. Errors name the file."""
+        if dependent is not None:
+            dependent = _names(dependent, "dependent")
+            check_dependent(dependent, self.system.compile(), lambda reason: ModelFileError(
+                self.path or self.name, "the dependent speeds given (--dependent)", None, None, reason))
+        dep = self.simulation.dependent if dependent is None else dependent
         try:
             return derive(self.system, dependent=list(dep) if dep else None, **kwargs)
         except ModelFileError:
             raise
         except ModelError as exc:
-            if dependent is None and dep and self.path is not None:
-                raise ModelFileError(self.path, "[simulation]", "dependent", None, str(exc)) from exc
-            raise
+            if self.path is None:
+                raise
+            key = "dependent" if dependent is None and dep else None
+            raise ModelFileError(self.path, "[simulation]" if key else None, key, None, str(exc)) from exc
+        except DerivationError as exc:
+            if self.path is None:
+                raise
+            raise DerivationError(f"model file {self.path}: {exc}") from exc
 
     def initial_state(self, dynamics) -> tuple[np.ndarray, np.ndarray]:
         """(q0 (n_q,), u0 (n_u,)) in the order of ``dynamics`` (its independent speeds)."""
@@ -129,6 +143,25 @@ class LoadedModel:
                 return {n: float(v) for n, v in zip(names, fn(time, *q, *full))}
 
         return inputs
+
+
+def _names(values, what) -> tuple[str, ...]:
+    if isinstance(values, str) or not all(isinstance(v, str) for v in values):
+        raise ArgumentError(f"{what}: expected a list of speed names (strings), got {values!r}")
+    return tuple(values)
+
+
+def check_dependent(names, model, error) -> None:
+    """Refuse dependent-speed ``names`` that are not speeds of ``model``, repeated, or given to a model with no
+    permanent constraint; ``error(reason)`` makes the exception raised."""
+    speeds = [str(u) for u in model.u]
+    for n in names or ():
+        if n not in speeds:
+            raise error(f"no speed named {n!r}; expected some of: {', '.join(speeds)}")
+    if names and len(set(names)) != len(names):
+        raise error(f"a speed is named twice in {', '.join(names)}")
+    if names and not any(not c.transient for c in model.constraints):
+        raise error("the model has no permanent constraints, so no speed can be dependent")
 
 
 def load_model(path) -> LoadedModel:
@@ -170,7 +203,7 @@ def parse_model(text: str, path="<string>") -> LoadedModel:
         with pctx.guard(key):
             value = pctx.number(key, L.scope())
             L.params[key] = system.parameter(key, value)
-            L.values[L.params[key]] = sp.Float(value)
+            L.values[L.params[key]] = value
     if "gravity" in mctx.data:
         system.gravity = mctx.vector("gravity", L.scope())
 
@@ -200,13 +233,8 @@ def parse_model(text: str, path="<string>") -> LoadedModel:
         if ctx is None:
             raise ModelFileError(path, None, None, None, str(exc)) from None
         raise ctx.error(m.group(3), str(exc)) from None
-    speeds = {str(u) for u in model.u}
     sctx = Ctx(L, "simulation", doc.get("simulation", {}))
-    for n in settings.dependent or ():
-        if n not in speeds:
-            raise sctx.error("dependent", f"no speed named {n!r}; expected some of: {', '.join(sorted(speeds))}")
-    if settings.dependent and not any(not c.transient for c in model.constraints):
-        raise sctx.error("dependent", "the model has no permanent constraints, so no speed can be dependent")
+    check_dependent(settings.dependent, model, lambda reason: sctx.error("dependent", reason))
     return LoadedModel(None if path == "<string>" else Path(path), name, system, *model_defaults(model), settings, laws,
                        mctx.string("description", "") or "")
 

@@ -1,16 +1,22 @@
 """Simulation results: the ``Trajectory`` record, its HDF5 file format, and a crash-safe chunked writer.
 
-File layout (HDF5, written with SWMR so that a file is readable at every flush, even after a crash):
+File layout (HDF5 in the 1.8 file format, readable by plain ``h5py.File(path, "r")`` and every HDF5 tool):
 
 * attributes: ``format`` = "kane.trajectory", ``version``, ``status``, ``description``, ``method``, and JSON
   strings ``q_names``, ``u_names``, ``residual_names``, ``params``, ``stats``;
 * datasets ``t`` (N,) [s], ``q`` (N, n_q), ``u`` (N, n_u), optional ``energy`` (N,) [J],
   ``residuals/<name>`` (N,);
 * ``events_jsonl`` and ``modes_jsonl``: uint8 byte streams of JSON lines (one event record, one mode start each);
-* ``n_committed`` (1,): samples known to be on disk, updated after each flush has completed (readers of a
-  crashed file trust no sample beyond it).
+* ``n_committed`` (3,) int64: samples, event bytes and mode bytes known to be on disk, updated last in each
+  flush (readers of a crashed file trust nothing beyond it; a flush cut short is written again at the same
+  offsets, so an interrupted flush never duplicates or loses a sample). Files of version 1 have shape (1,).
 
 A :class:`TrajectoryWriter` writes to ``path + '.partial'`` and renames it to ``path`` (os.replace) on close.
+The partial file is closed between flushes (each flush opens it, appends, and closes it), so a run killed with
+SIGKILL leaves a consistent file holding every sample of its last flush. The datasets grow ahead of the samples
+(a reserve of at least a quarter, allocated at once and filled with NaN, cut off on close), so most flushes
+write data alone and a kill during one leaves the HDF5 structure intact. :func:`load_trajectory` reads such a
+file (status "incomplete", ``n_committed`` samples), and prefers it to an older complete file of the same name.
 """
 
 from __future__ import annotations
@@ -27,11 +33,74 @@ from typing import Any
 import h5py
 import numpy as np
 
-__all__ = ["Stats", "EventRecord", "Trajectory", "TrajectoryWriter", "load_trajectory", "PARTIAL_SUFFIX"]
+from kane.errors import KaneError
+
+__all__ = ["Stats", "EventRecord", "Trajectory", "TrajectoryWriter", "load_trajectory", "PARTIAL_SUFFIX",
+           "TrajectoryFileError", "check_output_path"]
 
 PARTIAL_SUFFIX = ".partial"
 _FORMAT = "kane.trajectory"
-_VERSION = 1
+_VERSION = 2
+_LIBVER = ("v108", "v108")  # superblock version 2: no "open for write" flag, so a killed writer's file opens plainly
+_VIRTUAL_ROOTS = ("/proc", "/sys", "/dev")
+_LOCK_WAIT_S = 5.0
+
+
+class TrajectoryFileError(KaneError, OSError):
+    """A trajectory file cannot be read or written: missing, not HDF5, not a kane trajectory, or an output path
+    that is a directory, lies in a read-only or virtual directory. The message names the path."""
+
+
+def check_output_path(path: str | os.PathLike) -> Path:
+    """Check that a trajectory can be written to ``path`` (and its ``.partial`` file) before any work is done:
+    not a directory, not under /proc, /sys or /dev, no file where a directory is needed, the directory writable.
+    Returns ``path`` as a Path; raises :class:`TrajectoryFileError` in plain words."""
+    p = Path(path).expanduser()
+    full = Path(os.path.abspath(p))
+    for root in map(Path, _VIRTUAL_ROOTS):
+        if full == root or root in full.parents:
+            raise TrajectoryFileError(f"output file {p}: {root} is a virtual file system of the operating "
+                                      f"system, not a place for files; choose a path in an ordinary directory")
+    for candidate in (full, Path(str(full) + PARTIAL_SUFFIX)):
+        if candidate.is_dir():
+            raise TrajectoryFileError(f"output file {candidate} is a directory; give a file name such as "
+                                      f"{candidate / 'run.h5'}")
+        if candidate.exists() and not candidate.is_file():
+            raise TrajectoryFileError(f"output file {candidate} exists and is not a regular file")
+    parent = full.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise TrajectoryFileError(f"output file {p}: {parent} is a file, not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise TrajectoryFileError(f"output file {p}: cannot write in directory {parent} (permission denied)")
+    return p
+
+
+def _h5open(path: Path, mode: str, options: dict | None = None) -> h5py.File:
+    """Open an HDF5 file, waiting up to 5 s while another process holds its lock (a reader or a flushing
+    writer), then without the lock, noting so in ``options`` (the writer's, kept between flushes, so that a
+    reader holding the file for long delays one flush only); a version-1 file of a killed SWMR writer is read in
+    SWMR mode. In plain words when it cannot be opened."""
+    deadline = time.monotonic() + _LOCK_WAIT_S
+    options = {} if options is None else options
+    while True:
+        try:
+            return h5py.File(path, mode, **options)
+        except OSError as exc:
+            text = str(exc)
+            if "lock" in text.lower() and "locking" not in options:
+                if time.monotonic() > deadline:
+                    options["locking"] = False
+                time.sleep(0.02)
+                continue
+            if mode == "r" and "already open for write" in text and "swmr" not in options:
+                options["swmr"] = True
+                continue
+            what = "read" if mode == "r" else "write"
+            reason = "no such file or directory" if isinstance(exc, FileNotFoundError) else \
+                "permission denied" if isinstance(exc, PermissionError) else text
+            raise TrajectoryFileError(f"cannot {what} trajectory file {path}: {reason}") from exc
 
 
 @dataclass(frozen=True)
@@ -84,7 +153,9 @@ class Trajectory:
     """Sampled run: t (N,) [s], q (N, n_q), u (N, n_u), energy (N,) [J] or None, residuals name -> (N,).
 
     ``events`` lists EventRecords, ``modes`` (t_start, t_end, mode_name) segments, ``stats`` a Stats, ``status``
-    is "completed", "incomplete" (read from a partial file) or "failed: <reason>". Arrays are read-only.
+    is "completed", "incomplete" (read from a partial file: a run killed, or still going), "interrupted: <how>"
+    or "failed: <reason>". ``source`` is the file it was read from ("" when not read from a file). Arrays are
+    read-only.
     """
 
     t: np.ndarray
@@ -100,6 +171,7 @@ class Trajectory:
     description: str = ""
     params: dict[str, float] = field(default_factory=dict)
     status: str = "completed"
+    source: str = ""
 
     def __post_init__(self) -> None:
         t = _readonly(np.array(self.t, dtype=float).reshape(-1))
@@ -142,6 +214,20 @@ class Trajectory:
         raise KeyError(f"no series named {name!r}; q: {self.q_names}, u: {self.u_names}, "
                        f"residuals: {tuple(self.residuals)}")
 
+    def unfinished_note(self, requested: str | os.PathLike | None = None) -> str | None:
+        """None for a completed run; else a sentence naming the file read (``source``, and that it is newer than
+        the ``requested`` path when it is not that path), that the run did not complete and how far it got."""
+        if self.status == "completed":
+            return None
+        reached = f"t = {self.t[-1]:g} s, {self.n_samples} samples" if self.n_samples else "no samples"
+        read = self.source or "the run"
+        if requested is not None and self.source != str(requested) and Path(requested).exists():
+            read += f" (newer than {requested})"
+        if self.status == "incomplete":
+            return (f"{read} is incomplete: its run was killed or is still going; it got to {reached} (every "
+                    f"sample flushed to the file)")
+        return f"{read} is not a completed run ({self.status}); it got to {reached}"
+
     def save(self, path: str | os.PathLike) -> Path:
         """Write to HDF5 at ``path`` (atomically, through a .partial file); returns the path."""
         writer = TrajectoryWriter(path, flush_every=max(self.n_samples, 1), flush_seconds=math.inf)
@@ -156,6 +242,22 @@ class Trajectory:
         return writer.close(self.status, self.stats)
 
 
+def _series(group: h5py.Group, name: str, row: tuple[int, ...], chunk: int, dtype: str = "f8") -> None:
+    """A growable dataset (0, *row) whose chunks are allocated when it grows (not when first written) and filled
+    with NaN (0 for bytes): a flush that fits in the reserve changes no HDF5 metadata, only data."""
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+    group.create_dataset(name, shape=(0, *row), maxshape=(None, *row), dtype=dtype, dcpl=dcpl,
+                         chunks=(chunk, *(max(w, 1) for w in row)), fillvalue=np.nan if dtype == "f8" else 0)
+
+
+def _reserve(ds: h5py.Dataset, length: int) -> None:
+    """Grow ``ds`` (axis 0) to hold ``length`` rows, by at least a quarter and four chunks at a time."""
+    size = ds.shape[0]
+    if length > size:
+        ds.resize(max(length, size + max(size // 4, 4 * ds.chunks[0])), axis=0)
+
+
 def _json_default(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
         return obj.tolist()
@@ -167,13 +269,14 @@ def _json_default(obj: Any) -> Any:
 class TrajectoryWriter:
     """Writes samples to ``path + '.partial'`` in chunks, then renames it to ``path`` on ``close()``.
 
-    Samples are buffered in memory and written (datasets grown, file flushed) every ``flush_every`` samples or
-    when ``flush_seconds`` [s] have passed since the last flush, whichever comes first. The file is in SWMR
-    mode, so after a crash every sample up to the last flush can be read with :func:`load_trajectory`.
-    Call ``open(...)`` with the layout first (the Simulator does this).
+    Samples are buffered in memory and written every ``flush_every`` samples or when ``flush_seconds`` [s] have
+    passed since the last flush, whichever comes first. Each flush opens the file, grows the datasets, records
+    ``n_committed`` and closes it, so between flushes the file is closed and consistent: after a crash or a
+    SIGKILL every sample up to the last flush opens with plain ``h5py.File(path, "r")`` and with
+    :func:`load_trajectory`. Call ``open(...)`` with the layout first (the Simulator does this).
     """
 
-    def __init__(self, path: str | os.PathLike, *, flush_every: int = 1000, flush_seconds: float = 5.0):
+    def __init__(self, path: str | os.PathLike, *, flush_every: int = 1000, flush_seconds: float = 1.0):
         if flush_every < 1:
             raise ValueError(f"flush_every must be >= 1 sample, got {flush_every!r}")
         self.path = Path(path)
@@ -183,22 +286,25 @@ class TrajectoryWriter:
         self.n_written = 0
         self.n_flushed = 0
         self.closed = False
-        self._file: h5py.File | None = None
+        self._opened = False
         self._rows: list[tuple] = []
         self._events = bytearray()
         self._modes = bytearray()
         self._last_flush = time.monotonic()
+        self._committed = (0, 0, 0)
+        self._h5options: dict = {"libver": _LIBVER}
 
     @property
     def is_open(self) -> bool:
         """True between ``open()`` and ``close()``."""
-        return self._file is not None
+        return self._opened and not self.closed
 
     def open(self, *, q_names: Sequence[str], u_names: Sequence[str], residual_names: Sequence[str] = (),
              has_energy: bool = False, description: str = "", params: Mapping[str, float] | None = None,
              method: str = "") -> None:
-        """Create the partial file with its datasets and metadata and switch it to SWMR mode."""
-        if self._file is not None or self.closed:
+        """Create the partial file with its datasets and metadata (then closed until the first flush); raises
+        :class:`TrajectoryFileError` when the path cannot be written."""
+        if self._opened or self.closed:
             raise RuntimeError(f"TrajectoryWriter for {self.path} is already open or closed")
         self.q_names, self.u_names = tuple(q_names), tuple(u_names)
         self.residual_names = tuple(residual_names)
@@ -206,8 +312,19 @@ class TrajectoryWriter:
             if not name or "/" in name or name == ".":
                 raise ValueError(f"residual name {name!r} cannot name an HDF5 dataset (no '/', not empty)")
         self.has_energy = bool(has_energy)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        f = h5py.File(self.partial_path, "w", libver="latest")
+        check_output_path(self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TrajectoryFileError(f"cannot create the directory of output file {self.path}: "
+                                      f"{exc.strerror or exc}") from exc
+        with _h5open(self.partial_path, "w", self._h5options) as f:
+            self._create_layout(f, description, params, method)
+        self._opened = True
+        self._last_flush = time.monotonic()
+
+    def _create_layout(self, f: h5py.File, description: str, params: Mapping[str, float] | None,
+                       method: str) -> None:
         f.attrs.update({
             "format": _FORMAT, "version": _VERSION, "status": "incomplete", "description": str(description),
             "method": str(method), "q_names": json.dumps(list(self.q_names)),
@@ -215,21 +332,17 @@ class TrajectoryWriter:
             "params": json.dumps({str(k): float(v) for k, v in (params or {}).items()}),
         })
         chunk = min(self.flush_every, 4096)
-        f.create_dataset("t", shape=(0,), maxshape=(None,), dtype="f8", chunks=(chunk,))
+        _series(f, "t", (), chunk)
         for name, width in (("q", len(self.q_names)), ("u", len(self.u_names))):
-            f.create_dataset(name, shape=(0, width), maxshape=(None, width), dtype="f8",
-                             chunks=(chunk, max(width, 1)))
+            _series(f, name, (width,), chunk)
         if self.has_energy:
-            f.create_dataset("energy", shape=(0,), maxshape=(None,), dtype="f8", chunks=(chunk,))
+            _series(f, "energy", (), chunk)
         group = f.create_group("residuals")
         for name in self.residual_names:
-            group.create_dataset(name, shape=(0,), maxshape=(None,), dtype="f8", chunks=(chunk,))
+            _series(group, name, (), chunk)
         for name in ("events_jsonl", "modes_jsonl"):
-            f.create_dataset(name, shape=(0,), maxshape=(None,), dtype="u1", chunks=(4096,))
-        f.create_dataset("n_committed", data=np.zeros(1, dtype=np.int64))
-        f.swmr_mode = True
-        self._file = f
-        self._last_flush = time.monotonic()
+            _series(f, name, (), 4096, dtype="u1")
+        f.create_dataset("n_committed", data=np.zeros(3, dtype=np.int64))
 
     def append(self, t: float, q: np.ndarray, u: np.ndarray, energy: float | None = None,
                residuals: Sequence[float] = ()) -> None:
@@ -245,9 +358,11 @@ class TrajectoryWriter:
         self.flush()
         t = np.asarray(t, dtype=float)
         res = [np.asarray((residuals or {})[name], dtype=float) for name in self.residual_names]
-        self._write(t, np.asarray(q, dtype=float), np.asarray(u, dtype=float), energy, res)
+        with _h5open(self.partial_path, "r+", self._h5options) as f:
+            committed = self._commit(f, t, np.asarray(q, dtype=float), np.asarray(u, dtype=float), energy, res)
+        self._committed = committed
         self.n_written += t.shape[0]
-        self.flush()
+        self.n_flushed = self.n_written
 
     def add_event(self, record: EventRecord) -> None:
         """Buffer an event record (written at the next flush)."""
@@ -257,58 +372,65 @@ class TrajectoryWriter:
         """Buffer the start of a mode at t [s] (a mode lasts until the next one starts or the run ends)."""
         self._modes += (json.dumps({"t": float(t), "mode": str(mode)}) + "\n").encode()
 
-    def _require_open(self) -> h5py.File:
-        if self._file is None:
+    def _require_open(self) -> None:
+        if not self.is_open:
             raise RuntimeError(f"TrajectoryWriter for {self.path} is not open")
-        return self._file
 
-    def _write(self, t, q, u, energy, residuals) -> None:
-        f = self._require_open()
+    def _commit(self, f: h5py.File, t, q, u, energy, residuals) -> tuple[int, int, int]:
+        """Write samples and the buffered records after the committed ones, then the new committed counts;
+        returns them. Nothing in this object changes, so a flush cut short is simply done again."""
+        n, n_events, n_modes = self._committed
         m = t.shape[0]
-        if m == 0:
-            return
-        n = f["t"].shape[0]
-        series = [(f["t"], t), (f["q"], q.reshape(m, -1)), (f["u"], u.reshape(m, -1))]
+        series = [(f["t"], t), (f["q"], q.reshape(m, len(self.q_names))),
+                  (f["u"], u.reshape(m, len(self.u_names)))]
         if self.has_energy:
             series.append((f["energy"], np.asarray(energy, dtype=float).reshape(m)))
         series += [(f["residuals"][name], r) for name, r in zip(self.residual_names, residuals)]
         for ds, data in series:
-            ds.resize(n + m, axis=0)
-            ds[n:] = data
+            _reserve(ds, n + m)
+            ds[n:n + m] = data
+        counts = [n + m]
+        for name, buf, base in (("events_jsonl", self._events, n_events), ("modes_jsonl", self._modes, n_modes)):
+            _reserve(f[name], base + len(buf))
+            f[name][base:base + len(buf)] = np.frombuffer(bytes(buf), dtype=np.uint8)
+            counts.append(base + len(buf))
+        f.flush()
+        f["n_committed"][:] = counts
+        return tuple(counts)
 
-    def flush(self) -> None:
-        """Write the buffered samples and records and flush the file to disk."""
-        f = self._require_open()
-        if self._rows:
-            rows, self._rows = self._rows, []
-            t = np.array([r[0] for r in rows], dtype=float)
-            q = np.array([r[1] for r in rows], dtype=float).reshape(len(rows), len(self.q_names))
-            u = np.array([r[2] for r in rows], dtype=float).reshape(len(rows), len(self.u_names))
-            energy = [np.nan if r[3] is None else r[3] for r in rows] if self.has_energy else None
-            res = np.array([r[4] for r in rows], dtype=float).reshape(len(rows), len(self.residual_names)).T
-            self._write(t, q, u, energy, list(res))
-        for name, buf in (("events_jsonl", self._events), ("modes_jsonl", self._modes)):
-            if buf:
-                ds = f[name]
-                n = ds.shape[0]
-                ds.resize(n + len(buf), axis=0)
-                ds[n:] = np.frombuffer(bytes(buf), dtype=np.uint8)
-                buf.clear()
-        f.flush()
-        f["n_committed"][0] = f["t"].shape[0]
-        f.flush()
-        self.n_flushed = self.n_written
+    def _trim(self, f: h5py.File) -> None:
+        """Cut every dataset to its committed length (the reserve beyond it goes)."""
+        n, n_events, n_modes = self._committed
+        names = ["t", "q", "u"] + (["energy"] if self.has_energy else [])
+        for ds, length in [(f[k], n) for k in names] + [(f["residuals"][k], n) for k in self.residual_names] + \
+                [(f["events_jsonl"], n_events), (f["modes_jsonl"], n_modes)]:
+            ds.resize(length, axis=0)
+
+    def flush(self, attrs: Mapping[str, str] | None = None) -> None:
+        """Write the buffered samples and records (and the file attributes ``attrs``), then close the file."""
+        self._require_open()
+        rows, k = self._rows, len(self._rows)
+        t = np.array([r[0] for r in rows], dtype=float)
+        q = np.array([r[1] for r in rows], dtype=float).reshape(k, len(self.q_names))
+        u = np.array([r[2] for r in rows], dtype=float).reshape(k, len(self.u_names))
+        energy = [np.nan if r[3] is None else r[3] for r in rows] if self.has_energy else None
+        res = np.array([r[4] for r in rows], dtype=float).reshape(k, len(self.residual_names)).T
+        with _h5open(self.partial_path, "r+", self._h5options) as f:
+            committed = self._commit(f, t, q, u, energy, list(res))
+            f.attrs.update(dict(attrs or {}))
+        self._committed = committed
+        del self._rows[:k]
+        self._events.clear()
+        self._modes.clear()
+        self.n_flushed = self.n_written - len(self._rows)
         self._last_flush = time.monotonic()
 
     def close(self, status: str = "completed", stats: Stats | None = None) -> Path:
-        """Flush, record ``status`` and ``stats``, and rename the partial file to ``path``; returns ``path``."""
-        f = self._require_open()
-        self.flush()
-        f.close()
-        self._file = None
-        with h5py.File(self.partial_path, "r+", libver="latest") as f2:
-            f2.attrs["status"] = str(status)
-            f2.attrs["stats"] = json.dumps(asdict(stats or Stats()), default=_json_default)
+        """Flush, record ``status`` and ``stats``, cut the datasets to their length and rename the partial file
+        to ``path``; returns ``path``."""
+        self.flush({"status": str(status), "stats": json.dumps(asdict(stats or Stats()), default=_json_default)})
+        with _h5open(self.partial_path, "r+", self._h5options) as f:
+            self._trim(f)
         os.replace(self.partial_path, self.path)
         self.closed = True
         return self.path
@@ -317,7 +439,7 @@ class TrajectoryWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if self._file is not None:
+        if self.is_open:
             self.close("completed" if exc is None else f"failed: {type(exc).__name__}: {exc}")
 
 
@@ -332,36 +454,52 @@ def _jsonl(raw: np.ndarray) -> list[dict]:
     return out
 
 
-def load_trajectory(path: str | os.PathLike) -> Trajectory:
-    """Read a trajectory file. If ``path`` does not exist but ``path + '.partial'`` does (a run that is still
-    going or was killed), read that: every sample up to its last flush, with status "incomplete"."""
+def _pick_file(path: str | os.PathLike) -> Path:
+    """``path``, or ``path + '.partial'`` when only that exists or it is newer (a later run killed or going)."""
     p = Path(path)
-    if not p.exists():
-        alt = Path(str(p) + PARTIAL_SUFFIX)
-        if not alt.exists():
-            raise FileNotFoundError(f"no trajectory file {p} (nor {alt})")
-        p = alt
+    if p.name.endswith(PARTIAL_SUFFIX):
+        candidates = [p]
+    else:
+        candidates = [c for c in (p, Path(str(p) + PARTIAL_SUFFIX)) if c.is_file()]
+    if not candidates or not candidates[0].exists():
+        raise TrajectoryFileError(f"no trajectory file {p}" + ("" if p.name.endswith(PARTIAL_SUFFIX) else
+                                                               f" (nor {p}{PARTIAL_SUFFIX} of a run in progress)"))
+    return max(candidates, key=lambda c: (c.stat().st_mtime_ns, c.name.endswith(PARTIAL_SUFFIX)))
+
+
+def load_trajectory(path: str | os.PathLike) -> Trajectory:
+    """Read a trajectory file. If ``path + '.partial'`` exists and is newer than ``path`` (or ``path`` does not
+    exist) it is read instead: a run that is still going or was killed, every sample up to its last flush, with
+    status "incomplete"; ``Trajectory.source`` names the file read. Raises :class:`TrajectoryFileError` for a
+    missing file, a file that is not HDF5, or an HDF5 file that is not a kane trajectory."""
+    p = _pick_file(path)
     partial = p.name.endswith(PARTIAL_SUFFIX)
-    with h5py.File(p, "r", swmr=True) as f:
+    if p.is_dir() or not h5py.is_hdf5(p):
+        raise TrajectoryFileError(f"{p} is not an HDF5 file (kane reads the .h5 trajectory files written by "
+                                  f"kane simulate)")
+    with _h5open(p, "r") as f:
         if f.attrs.get("format") != _FORMAT:
-            raise ValueError(f"{p} is not a kane trajectory file (attribute 'format' is {f.attrs.get('format')!r})")
+            raise TrajectoryFileError(f"{p} is an HDF5 file but not a kane trajectory (attribute 'format' is "
+                                      f"{f.attrs.get('format')!r}, expected {_FORMAT!r})")
         a = f.attrs
         residual_names = json.loads(a["residual_names"])
         lengths = [f["t"].shape[0], f["q"].shape[0], f["u"].shape[0]]
         lengths += [f["residuals"][k].shape[0] for k in residual_names]
         if "energy" in f:
             lengths.append(f["energy"].shape[0])
-        if "n_committed" in f:
-            lengths.append(int(f["n_committed"][0]))
+        committed = f["n_committed"][:] if "n_committed" in f else np.zeros(0, dtype=np.int64)
+        if committed.size:
+            lengths.append(int(committed[0]))
         n = min(lengths)
+        n_bytes = [int(committed[k]) if committed.size == 3 else None for k in (1, 2)]
         t = f["t"][:n]
         q = f["q"][:n]
         u = f["u"][:n]
         energy = f["energy"][:n] if "energy" in f else None
         residuals = {k: f["residuals"][k][:n] for k in residual_names}
         events = [EventRecord(float(e["t"]), e["name"], e["kind"], e.get("data", {}))
-                  for e in _jsonl(f["events_jsonl"][:])]
-        starts = _jsonl(f["modes_jsonl"][:])
+                  for e in _jsonl(f["events_jsonl"][: n_bytes[0]])]
+        starts = _jsonl(f["modes_jsonl"][: n_bytes[1]])
         stats = Stats.from_dict(json.loads(a["stats"])) if "stats" in a else Stats(method=str(a["method"]))
         status = "incomplete" if partial else str(a["status"])
         t_last = float(t[-1]) if n else math.nan
@@ -369,4 +507,5 @@ def load_trajectory(path: str | os.PathLike) -> Trajectory:
                  for k, s in enumerate(starts)]
         return Trajectory(t=t, q=q, u=u, energy=energy, residuals=residuals, events=events, modes=modes,
                           stats=stats, q_names=tuple(json.loads(a["q_names"])), u_names=tuple(json.loads(a["u_names"])),
-                          description=str(a["description"]), params=json.loads(a["params"]), status=status)
+                          description=str(a["description"]), params=json.loads(a["params"]), status=status,
+                          source=str(p))

@@ -15,8 +15,10 @@ imports them as independent joints, as Pinocchio does by default).
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
@@ -27,9 +29,15 @@ from ..model import joints as J
 from ..model.system import GROUND, System
 from ..spatial import rotation_rpy
 
-__all__ = ["UrdfModel", "load_urdf", "parse_urdf", "JOINT_TYPES"]
+__all__ = ["UrdfModel", "UrdfWarning", "load_urdf", "parse_urdf", "JOINT_TYPES"]
 
 JOINT_TYPES = ("fixed", "revolute", "continuous", "prismatic", "floating", "planar")
+INERTIA_TOLERANCE = 1e-5  # [kg m^2]: a miss this small is round-off or a dust-sized sensor frame
+
+
+class UrdfWarning(UserWarning):
+    """A URDF was imported with a change: an inertia repaired within the tolerance, a link renamed, massless
+    joints welded; the message names the link or joint and the change."""
 
 
 @dataclass
@@ -39,7 +47,10 @@ class UrdfModel:
     ``system``: the builder (add loads, inputs or change gravity before ``system.compile()``); ``limits``: joint
     name -> dict with "lower", "upper" [rad or m], "effort" [N m or N], "velocity" [rad/s or m/s] (None where
     absent); ``dynamics``: joint name -> dict with "damping", "friction" (data only, not applied); ``joint_types``:
-    joint name -> URDF type; ``links``: link names parent before child; ``root``: the root link's name.
+    joint name -> URDF type; ``links``: link names parent before child (as bodies are named); ``root``: the root
+    link's name; ``renamed``: URDF link name -> body name where a link was renamed (a link called "ground");
+    ``repaired``: link name -> the largest change [kg m^2] made to its inertia within the tolerance;
+    ``welded``: joints that move no mass, imported as welds (``massless="weld"``).
     """
 
     name: str
@@ -49,14 +60,24 @@ class UrdfModel:
     joint_types: dict = field(default_factory=dict)
     limits: dict = field(default_factory=dict)
     dynamics: dict = field(default_factory=dict)
+    renamed: dict = field(default_factory=dict)
+    repaired: dict = field(default_factory=dict)
+    welded: tuple = ()
 
 
-def load_urdf(source, *, root_joint="fixed", gravity=(0.0, 0.0, -9.81), mimic: str = "error") -> UrdfModel:
+def load_urdf(source, *, root_joint="fixed", gravity=(0.0, 0.0, -9.81), mimic: str = "error",
+              strict: bool = False, inertia_tolerance: float = INERTIA_TOLERANCE, massless: str = "error") -> UrdfModel:
     """Import a URDF file (a path) or URDF text (a string starting with '<').
 
     root_joint: how the root link is attached to ground: "fixed" (a Weld), "floating" (a Free joint, q = position
     and scalar-first quaternion, u = angular and linear velocity in the root link's axes) or any kane joint object.
     gravity: [m/s^2] in ground axes. mimic: "error" (default) or "independent".
+    strict: refuse every inertia that is not a rigid body's (positive definite, principal moments obeying the
+    triangle inequality); by default one that misses by at most ``inertia_tolerance`` [kg m^2] (plus 1e-6 of its
+    largest moment: round-off, or the dust-sized inertias of sensor frames) is repaired to the nearest valid one
+    with a :class:`UrdfWarning`, and a larger miss is refused naming the link and the size of the miss.
+    massless: joints whose child subtree has no mass and no inertia (they move nothing: a zero-inertia chain, a
+    singular mass matrix) are refused naming them ("error", default) or imported as welds ("weld", a warning).
     """
     if isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<"):
         where = str(source)
@@ -67,7 +88,8 @@ def load_urdf(source, *, root_joint="fixed", gravity=(0.0, 0.0, -9.81), mimic: s
             raise ModelError(f"{where}: cannot read the URDF file ({exc.strerror})") from None
     else:
         where, text = "URDF text", str(source)
-    return parse_urdf(text, where=where, root_joint=root_joint, gravity=gravity, mimic=mimic)
+    return parse_urdf(text, where=where, root_joint=root_joint, gravity=gravity, mimic=mimic, strict=strict,
+                      inertia_tolerance=inertia_tolerance, massless=massless)
 
 
 def _numbers(elem, attr, n, where, what, default=None):
@@ -112,10 +134,16 @@ def _ident(name, taken):
 
 
 def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravity=(0.0, 0.0, -9.81),
-               mimic: str = "error") -> UrdfModel:
+               mimic: str = "error", strict: bool = False, inertia_tolerance: float = INERTIA_TOLERANCE,
+               massless: str = "error") -> UrdfModel:
     """Import URDF text (see :func:`load_urdf`); ``where`` names the source in error messages."""
     if mimic not in ("error", "independent"):
         raise ModelError(f"parse_urdf: mimic={mimic!r}; expected 'error' or 'independent'")
+    if massless not in ("error", "weld"):
+        raise ModelError(f"parse_urdf: massless={massless!r}; expected 'error' or 'weld'")
+    if isinstance(inertia_tolerance, bool) or not isinstance(inertia_tolerance, (int, float)) or not (
+            0 <= inertia_tolerance < math.inf):
+        raise ModelError(f"parse_urdf: inertia_tolerance={inertia_tolerance!r}; expected a number >= 0 [kg m^2]")
     try:
         robot = ET.fromstring(text)
     except ET.ParseError as exc:
@@ -131,8 +159,6 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
             raise ModelError(f"{where}: a <link> has no name")
         if name in links:
             raise ModelError(f"{where}: link {name!r} is defined twice")
-        if name == GROUND:
-            raise ModelError(f"{where}: link {name!r}: the name 'ground' is reserved for kane's ground frame")
         links[name] = _inertial(el.find("inertial"), where, f"link {name!r}")
     if not links:
         raise ModelError(f"{where}: robot {rname!r} has no <link>")
@@ -180,10 +206,21 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
         raise ModelError(f"{where}: the joints form a cycle through links {', '.join(map(repr, missing))} "
                          f"(joint {parent_of[missing[0]]!r}); a URDF is a tree")
     # ---- build the System ------------------------------------------------------------------------------------
+    body = {n: n for n in links}
+    if GROUND in links:  # kane's ground frame has that name: the link is renamed
+        body[GROUND] = next(f"{GROUND}_link{k or ''}" for k in range(len(links) + 1) if f"{GROUND}_link{k or ''}"
+                            not in links)
+        warnings.warn(f"{where}: link 'ground' is imported as body {body[GROUND]!r} (kane's ground frame is "
+                      "called 'ground')", UrdfWarning, stacklevel=3)
+    repaired = {}
     s = System(rname, gravity=tuple(gravity))
     for link in order:
         mass, com, inertia = links[link]
-        s.add_body(link, mass=mass, com=com, inertia=inertia)
+        inertia, change = _checked_inertia(inertia, where, link, strict, inertia_tolerance)
+        if change:
+            repaired[link] = change
+        s.add_body(body[link], mass=mass, com=com, inertia=inertia)
+    welded = _massless_joints(links, joints, parent_of, order, where, massless)
     taken = set()
     if isinstance(root_joint, J.Joint):
         root = root_joint
@@ -193,9 +230,10 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
         raise ModelError(f"load_urdf: root_joint={root_joint!r}; expected 'fixed', 'floating' or a kane joint")
     root_name = "root_joint" if "root_joint" not in joints else "kane_root_joint"
     rid = _ident(root_name, taken)
-    s.add_joint(GROUND, roots[0], root, name=root_name, coordinates=_names("q", rid, root),
+    s.add_joint(GROUND, body[roots[0]], root, name=root_name, coordinates=_names("q", rid, root),
                 speeds=_names("u", rid, root))
-    out = UrdfModel(rname, s, roots[0], tuple(order))
+    out = UrdfModel(rname, s, body[roots[0]], tuple(body[n] for n in order),
+                    renamed={n: b for n, b in body.items() if n != b}, repaired=repaired, welded=welded)
     for link in order[1:]:
         name = parent_of[link]
         jtype, parent, child, el = joints[name]
@@ -206,7 +244,9 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
             raise ModelError(f"{where}: {what} <axis xyz='0 0 0'>: expected a nonzero axis")
         axis = tuple(_snap(axis / np.linalg.norm(axis))) if np.linalg.norm(axis) > 0 else (1, 0, 0)
         child_R = None
-        if jtype in ("revolute", "continuous"):
+        if name in welded:
+            joint = J.Weld()
+        elif jtype in ("revolute", "continuous"):
             joint = J.Revolute(axis)
         elif jtype == "prismatic":
             joint = J.Prismatic(axis)
@@ -219,7 +259,8 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
             R = (np.array(R if R is not None else np.eye(3), dtype=float) @ np.array(child_R, dtype=float)).tolist()
             joint = J.Planar()
         ident = _ident(name, taken)
-        s.add_joint(parent, child, joint, name=name, parent_point=xyz, parent_rotation=R, child_rotation=child_R,
+        s.add_joint(body[parent], body[child], joint, name=name, parent_point=xyz, parent_rotation=R,
+                    child_rotation=child_R,
                     coordinates=_names("q", ident, joint), speeds=_names("u", ident, joint))
         out.joint_types[name] = jtype
         lim = el.find("limit")
@@ -232,6 +273,54 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
             out.dynamics[name] = {k: float(_numbers(dyn, k, 1, where, f"{what} <dynamics>", (0.0,))[0])
                                   for k in ("damping", "friction")}
     return out
+
+
+def _checked_inertia(inertia, where, link, strict, tolerance):
+    """(central inertia 3 x 3, the largest change made [kg m^2] or 0): a rigid body's inertia as it is; one that
+    misses positive definiteness or the triangle inequality by at most ``tolerance`` + 1e-6 of its largest
+    principal moment repaired (eigenvalues raised to a small positive floor, the two smaller moments raised to
+    meet the triangle inequality) with a warning; a larger miss, or any miss under ``strict``, refused."""
+    I = np.array(inertia, dtype=float)
+    if not np.any(I):
+        return inertia, 0.0  # a point mass or a massless frame
+    ev, V = np.linalg.eigh(I)
+    scale = float(np.max(np.abs(ev)))
+    floor = max(2e-12, 1e-9 * scale)  # above kane.System's positive-definiteness threshold
+    fixed = np.maximum(ev, floor)
+    deficit = fixed[2] - fixed[0] - fixed[1]
+    if deficit > 0:
+        fixed[:2] += deficit / 2
+    change = float(np.max(np.abs(fixed - ev)))
+    if change <= 1e-9 * scale and ev[0] > 1e-12 * max(1.0, scale):
+        return inertia, 0.0
+    moments = np.array2string(ev, precision=4)
+    if strict or change > tolerance + 1e-6 * scale:
+        option = "" if strict else (f" (more than the tolerance {tolerance:g} kg m^2; a larger inertia_tolerance "
+                                    "accepts it, repaired)")
+        raise ModelError(f"{where}: link {link!r} <inertia>: principal moments {moments} kg m^2 are not a rigid "
+                         f"body's (positive, each at most the sum of the other two): they miss by {change:.3g} "
+                         f"kg m^2{option}")
+    warnings.warn(f"{where}: link {link!r} <inertia>: principal moments {moments} kg m^2 are not a rigid body's; "
+                  f"repaired to {np.array2string(fixed, precision=4)} (a change of {change:.3g} kg m^2, within the "
+                  "tolerance; strict=True refuses it)", UrdfWarning, stacklevel=4)
+    return (V @ np.diag(fixed) @ V.T).tolist(), change
+
+
+def _massless_joints(links, joints, parent_of, order, where, massless) -> tuple:
+    """Joints with degrees of freedom whose child subtree has no mass and no inertia: refused, or to be welded."""
+    moving = {n: bool(links[n][0] or np.any(links[n][2])) for n in links}
+    for link in reversed(order[1:]):  # children before parents: a subtree moves mass if any link in it does
+        parent = joints[parent_of[link]][1]
+        moving[parent] = moving[parent] or moving[link]
+    found = tuple(name for name, (jtype, _, child, _) in joints.items() if jtype != "fixed" and not moving[child])
+    if found and massless == "error":
+        raise ModelError(f"{where}: joints {', '.join(map(repr, found))} move no mass (their child links and "
+                         "everything below them have no mass and no inertia: a zero-inertia chain, a singular mass "
+                         "matrix); give the links inertials, or load with massless='weld' to weld these joints")
+    if found:
+        warnings.warn(f"{where}: joints {', '.join(map(repr, found))} move no mass; imported as welds",
+                      UrdfWarning, stacklevel=4)
+    return found
 
 
 def _names(prefix, ident, joint):

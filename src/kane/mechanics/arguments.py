@@ -30,7 +30,7 @@ def state_arrays(q, u, n_q: int, n_u: int) -> tuple[np.ndarray, np.ndarray, bool
     """(q, u, batch): q of shape (n_q,) or (B, n_q), u of shape (n_u,) or (B, n_u) (broadcast over a batch of q;
     None gives zeros). Anything else raises :class:`kane.errors.ArgumentError` naming the expected shapes."""
     q = real_array(q, "q")
-    u = np.zeros(q.shape[:-1] + (n_u,)) if u is None and q.ndim else real_array(u, "u")
+    u = np.zeros(q.shape[:-1] + (n_u,)) if u is None else real_array(u, "u")
     ok_q = q.ndim in (1, 2) and q.shape[-1] == n_q
     ok_u = u.ndim in (1, 2) and u.shape[-1] == n_u
     batch = q.ndim == 2

@@ -9,7 +9,8 @@ from ..model.model import Model, stretch, stretch_rate
 from .inertia import body_inertia
 from .kinematics import TreeKinematics, cross, dot
 
-__all__ = ["applied_body_forces", "joint_generalized_forces", "energy_expressions"]
+__all__ = ["applied_body_forces", "joint_generalized_forces", "energy_expressions", "gravity_potential",
+           "nonconservative_power"]
 
 
 def applied_body_forces(model: Model, kin: TreeKinematics):
@@ -62,6 +63,29 @@ def joint_generalized_forces(model: Model, kin: TreeKinematics):
     return [kin.b.assign(e) for e in out]
 
 
+def gravity_potential(model: Model, kin: TreeKinematics):
+    """Potential energy of gravity [J]: -sum of m g . r_com over the bodies."""
+    pe = sp.S.Zero
+    if any(gk != 0 for gk in model.gravity):
+        for i, body in enumerate(model.bodies):
+            pe -= body.mass * dot(list(model.gravity), kin.point_in_ground(i, body.com))
+    return pe
+
+
+def nonconservative_power(model: Model, kin: TreeKinematics, potential):
+    """Power [W] of the loads that have no potential (applied forces and torques, inputs, dampers, joint
+    actuators): the power of every applied load, sum f_i . v_i + Q . u, less that of the springs whose potential
+    is part of ``potential`` (their power is -d/dt of it). Along a motion, E' = this power (the work-energy
+    theorem), so its integral is the work that changes the energy. None when ``potential`` is None."""
+    if potential is None:
+        return None
+    b = kin.b
+    total = sum((dot(f[:3], v[:3]) + dot(f[3:], v[3:]) for f, v in zip(applied_body_forces(model, kin), kin.vel)),
+                sp.S.Zero)
+    total += sum((Q * u for Q, u in zip(joint_generalized_forces(model, kin), model.u)), sp.S.Zero)
+    return b.assign(total + b.time_derivative(potential - gravity_potential(model, kin)))
+
+
 def energy_expressions(model: Model, kin: TreeKinematics):
     """(kinetic, potential) energy [J]: kinetic from the body velocities, potential from gravity, linear
     springs and joint springs; potential is None when a load's potential is unknown."""
@@ -74,10 +98,7 @@ def energy_expressions(model: Model, kin: TreeKinematics):
         v = kin.vel[i]
         h = I.apply(b, v)
         ke += dot(v[:3], h[:3]) + dot(v[3:], h[3:])
-        body = model.bodies[i]
-        if any(gk != 0 for gk in model.gravity):
-            com0 = kin.point_in_ground(i, body.com)
-            pe -= body.mass * dot(list(model.gravity), com0)
+    pe += gravity_potential(model, kin)
     for s in model.springs:
         if s.potential is None:
             complete = False

@@ -8,7 +8,7 @@ import sympy as sp
 from ..errors import ModelError
 from . import joints as J
 from .elements import Body, Constraint, ConstraintKind, Force, JointLoad, PlacedJoint, Spring, Torque
-from .model import GROUND, Model, stretch, stretch_rate, t
+from .model import GROUND, Model, float_value, stretch, stretch_rate, t
 from .values import _vec, check_rotation
 
 __all__ = ["compile_system"]
@@ -52,12 +52,10 @@ def _order_bodies(system) -> list[str]:
 
 
 def _check_inertia(body: Body, defaults: dict):
-    symbols = body.mass.free_symbols | body.inertia.free_symbols
-    subs = {s: sp.Float(defaults[str(s)]) for s in symbols if str(s) in defaults}
     try:
-        m = float(body.mass.xreplace(subs))
-        I = np.array(body.inertia.xreplace(subs), dtype=float)
-    except (TypeError, ValueError):
+        m = float(_numeric(body.mass, defaults, f"body {body.name!r} field 'mass'"))
+        I = _numeric(body.inertia, defaults, f"body {body.name!r} field 'inertia'")
+    except TypeError:
         raise ModelError(f"body {body.name!r}: mass and inertia must be numbers or expressions of parameters") from None
     if not np.isfinite(m) or not np.all(np.isfinite(I)):
         raise ModelError(f"body {body.name!r} fields 'mass' and 'inertia': expected finite numbers, got mass "
@@ -192,10 +190,10 @@ def _check_placement(e, defaults: dict) -> None:
     message a numeric one gets."""
     for field, R in (("parent_rotation", e.R_parent_F), ("child_rotation", e.R_child_M)):
         if R.free_symbols:
-            subs = {s: sp.Float(defaults[str(s)]) for s in R.free_symbols if str(s) in defaults}
+            subs = [s for s in R.free_symbols if str(s) in defaults]
             try:
-                Rn = np.array(R.xreplace(subs).evalf(), dtype=float)
-            except (TypeError, ValueError):
+                Rn = _numeric(R, defaults, f"joint {e.name!r} field {field!r}")
+            except TypeError:
                 raise ModelError(f"joint {e.name!r} field {field!r}: expected numbers or expressions of parameters, "
                                  f"got {R.tolist()}") from None
             check_rotation(Rn, f"joint {e.name!r} field {field!r}", " at the parameters' default values "
@@ -221,11 +219,13 @@ def _check_subspace(e, q_sym, q_init, defaults: dict):
     S = e.joint.kinematics(q_sym, t).S_M
     if not S.free_symbols & {sp.Symbol(k) for k in defaults}:
         return
-    subs = {sp.Symbol(k): v for k, v in defaults.items()} | dict(zip(q_sym, q_init))
+    values = dict(defaults) | {str(q): v for q, v in zip(q_sym, q_init)}
     try:
-        Sn = np.array(S.xreplace(subs).evalf(), dtype=float)
-    except (TypeError, ValueError):  # a symbol left over is reported by the symbol checks
+        Sn = _numeric(S, values, f"joint {e.name!r} axis")
+    except TypeError:  # a symbol left over is reported by the symbol checks
         return
+    except ModelError:  # not finite (0/0 of a zero axis normalized)
+        Sn = np.full(S.shape, np.nan)
     bad = [k for k in range(Sn.shape[1]) if not np.all(np.isfinite(Sn[:, k])) or not np.any(Sn[:, k])]
     if bad:
         raise ModelError(f"joint {e.name!r}: its axis is zero or undefined at the default parameter values "
@@ -239,12 +239,34 @@ def _neutral_q(joint: J.Joint) -> tuple:
 
 def _at_defaults(expr, defaults) -> np.ndarray | None:
     """The numeric value of an expression (or matrix) at the default parameters, None if it depends on more."""
-    value = sp.sympify(expr).xreplace(defaults) if not isinstance(expr, sp.MatrixBase) else expr.xreplace(defaults)
     try:
-        out = np.array(sp.N(value), dtype=float)
-    except (TypeError, ValueError):
+        out = _numeric(expr, {str(k): v for k, v in defaults.items()}, "a vector")
+    except (TypeError, ModelError):
         return None
     return out.reshape(-1) if isinstance(expr, sp.MatrixBase) else out
+
+
+def _numeric(expr, values: dict, what: str) -> np.ndarray:
+    """The value of an expression (a 0-d array) or a matrix (its shape) at ``values`` (name -> float), in double
+    precision (:func:`kane.model.model.float_value`: a tower of powers is refused at once, never evaluated
+    exactly). TypeError for a symbol without a value; ModelError naming ``what`` for a value beyond the range of
+    a double or not real."""
+    items = list(expr) if isinstance(expr, sp.MatrixBase) else [sp.sympify(expr)]
+    out = []
+    for item in items:
+        known = {s: float(values[str(s)]) for s in item.free_symbols if str(s) in values}
+        try:
+            out.append(float_value(item, known))
+        except KeyError as exc:
+            raise TypeError(f"no value for {exc.args[0]}") from None
+        except TypeError:  # a function float_value does not know: sympy's own evaluation
+            out.append(float(item.xreplace({s: sp.Float(v) for s, v in known.items()}).evalf()))
+        except (OverflowError, RecursionError):
+            raise ModelError(f"{what}: a value is beyond the range of a double (about 1.8e308) at the default "
+                             "parameter values") from None
+        except (ValueError, ZeroDivisionError):
+            raise ModelError(f"{what}: a value is not a finite real number at the default parameter values") from None
+    return np.array(out).reshape(expr.shape if isinstance(expr, sp.MatrixBase) else ())
 
 
 def _unit(v) -> sp.Matrix:

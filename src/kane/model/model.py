@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
 import sympy as sp
@@ -11,7 +13,69 @@ import sympy as sp
 from ..errors import ModelError
 from .elements import Body, Constraint, Force, JointLoad, PlacedJoint, Spring, Torque
 
-__all__ = ["Model", "GROUND", "KaneSymbol", "t", "stretch", "stretch_rate"]
+__all__ = ["Model", "GROUND", "KaneSymbol", "t", "stretch", "stretch_rate", "float_value"]
+
+
+def _heaviside(x: float, h0: float = 0.5) -> float:
+    return 1.0 if x > 0 else 0.0 if x < 0 else h0
+
+
+_FLOAT_FUNCTIONS = {
+    sp.sin: math.sin, sp.cos: math.cos, sp.tan: math.tan, sp.asin: math.asin, sp.acos: math.acos,
+    sp.atan: math.atan, sp.atan2: math.atan2, sp.sinh: math.sinh, sp.cosh: math.cosh, sp.tanh: math.tanh,
+    sp.exp: math.exp, sp.log: math.log, sp.Abs: abs, sp.sign: lambda x: float(np.sign(x)), sp.Min: min,
+    sp.Max: max, sp.Heaviside: _heaviside, sp.sqrt: math.sqrt, sp.cot: lambda x: 1.0 / math.tan(x),
+    sp.sec: lambda x: 1.0 / math.cos(x), sp.csc: lambda x: 1.0 / math.sin(x),
+}
+
+
+def float_value(expr, values: Mapping, partial: bool = False) -> float | None:
+    """The value of a sympy expression in double precision, its symbols taken from ``values`` (symbol -> float).
+
+    Every operation is done in floats, so a tower such as exp(exp(exp(exp(exp(1))))) or a**a**a**a is refused at
+    once instead of being evaluated exactly. Raises OverflowError for a value (or an intermediate value) beyond the
+    range of a double or not finite, ValueError for a value that is not real (log(-1), acos(2)), ZeroDivisionError,
+    and TypeError for an operation it does not know. With ``partial``, a symbol missing from ``values`` gives None
+    (and so does every expression containing it), after every sub-expression that can be evaluated was checked;
+    without it, KeyError.
+    """
+    if expr.is_Symbol:
+        if expr in values:
+            return float(values[expr])
+        if partial:
+            return None
+        raise KeyError(str(expr))
+    if expr.is_Number or expr.is_NumberSymbol:
+        if expr.is_Rational:
+            value = expr.p / expr.q
+        elif expr.is_Float or expr.is_NumberSymbol:
+            value = float(expr)
+        else:
+            raise ValueError(f"{expr} is not a real number")
+        return _finite(value)
+    args = [float_value(a, values, partial) for a in expr.args]
+    if any(a is None for a in args):
+        return None
+    if expr.is_Add:
+        value = math.fsum(args)
+    elif expr.is_Mul:
+        value = math.prod(args)
+    elif expr.is_Pow:
+        base, exponent = args
+        if base == 0.0 and exponent < 0:
+            raise ZeroDivisionError("zero to a negative power")
+        value = math.pow(base, exponent)
+    elif expr.func in _FLOAT_FUNCTIONS:
+        value = float(_FLOAT_FUNCTIONS[expr.func](*args))
+    else:
+        raise TypeError(f"cannot evaluate {type(expr).__name__} in floating point")
+    return _finite(value)
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise OverflowError("the value is beyond the range of a double")
+    return value
 
 
 class KaneSymbol(sp.Symbol):
@@ -56,6 +120,25 @@ class Model:
     q0: tuple[float, ...]
     u0: tuple[float, ...]
     parameter_bounds: tuple[tuple[float, float], ...] = ()  # (lower, upper) per parameter
+
+    def name_constants(self, assign) -> Model:
+        """This model with every expression of parameters alone (not a symbol or a number) in the bodies' mass,
+        centre of mass and inertia, the joints' placements and gravity replaced by ``assign(expr)``: a named
+        constant of the derivation, computed once per parameter set (the parameter prelude), so that a long
+        expression of parameters never enters the kinematics or the equations as a whole."""
+        params = set(self.parameters)
+
+        def name(e):
+            return assign(e) if not e.is_Atom and e.free_symbols <= params else e
+
+        def matrix(m):
+            return sp.ImmutableMatrix(m.shape[0], m.shape[1], [name(e) for e in m])
+
+        bodies = tuple(replace(b, mass=name(b.mass), com=matrix(b.com), inertia=matrix(b.inertia))
+                       for b in self.bodies)
+        joints = tuple(replace(j, R_parent_F=matrix(j.R_parent_F), r_parent_F=matrix(j.r_parent_F),
+                               R_child_M=matrix(j.R_child_M), r_child_M=matrix(j.r_child_M)) for j in self.joints)
+        return replace(self, bodies=bodies, joints=joints, gravity=matrix(self.gravity))
 
     @property
     def n_q(self) -> int:

@@ -30,7 +30,7 @@ def _scalar(value, what: str) -> sp.Expr:
     except (sp.SympifyError, TypeError):
         raise ModelError(f"{what}: expected a number or a sympy expression, got {value!r}") from None
     if out.is_number and not (out.is_finite and out.is_extended_real):
-        raise ModelError(f"{what}: expected a finite real number, got {value!r}")
+        raise ModelError(f"{what}: expected a finite real number, got {value}")
     return out
 
 
@@ -39,7 +39,7 @@ def _real(value, what: str) -> float:
     if isinstance(value, (str, bytes, bool)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ModelError(f"{what}: expected a real number, got {value!r}")
     if not np.isfinite(float(value)):
-        raise ModelError(f"{what}: expected a finite real number, got {value!r}")
+        raise ModelError(f"{what}: expected a finite real number, got {float(value)!r}")
     return float(value)
 
 

@@ -76,11 +76,19 @@ class DormandPrince5(Integrator):
         h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
         room = self._t_bound - self._t
         h0 = min(h0, self.max_step, room if room > 0 else h0)
-        f1 = self.rhs(self._t + h0, x + h0 * f0)
-        d2 = _rms((f1 - f0) / scale) / h0
+        if not (h0 > 0 and math.isfinite(h0)):
+            raise IntegratorError(f"the state derivative is too large for the tolerances (its scaled RMS size "
+                                  f"is {d1:.3g} against {d0:.3g} for the state)", self._t)
+        with np.errstate(over="ignore", invalid="ignore"):
+            f1 = self.rhs(self._t + h0, x + h0 * f0)
+            d2 = _rms((f1 - f0) / scale) / h0
         dm = max(d1, d2)
         h1 = max(1e-6, h0 * 1e-3) if not dm > 1e-15 else (0.01 / dm) ** 0.2
-        return min(100 * h0, h1)
+        h = min(100 * h0, h1)
+        if not h > 0:
+            raise IntegratorError(f"the state derivative changes too fast for the tolerances (estimated scaled "
+                                  f"second derivative {d2:.3g}): no first step > 0 s exists", self._t)
+        return h
 
     def step(self) -> Step:
         self._check_room()
@@ -147,7 +155,14 @@ class DormandPrince5(Integrator):
 
 
 def _rms(v: np.ndarray) -> float:
-    return math.sqrt(float(np.dot(v, v)) / v.size) if v.size else 0.0
+    """Root mean square, scaled by the largest entry so that squares of entries near 1e154 do not overflow."""
+    if not v.size:
+        return 0.0
+    big = float(np.max(np.abs(v)))
+    if not (big > 0 and math.isfinite(big)):
+        return big
+    w = v / big
+    return big * math.sqrt(float(np.dot(w, w)) / v.size)
 
 
 def _dopri_dense(t0: float, h: float, x0: np.ndarray, x1: np.ndarray, K: np.ndarray):

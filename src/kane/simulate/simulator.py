@@ -12,17 +12,21 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from kane.errors import KaneError
+from kane.errors import ArgumentError, KaneError
 from kane.simulate.events import Event, EventDetector, EventFunctionError
+from kane.simulate.compiled import compiled_runner
 from kane.simulate.integrators import Integrator, IntegratorError, Method, Rhs, Step, make_integrator
+from kane.simulate.run_limits import interrupt_signals, interrupted_status, limit_reached, run_limits
 from kane.io.trajectory import EventRecord, Stats, Trajectory, TrajectoryWriter, load_trajectory
 
 __all__ = ["SimulationError", "StepInfo", "Simulator", "simulate", "InconsistentStartWarning"]
@@ -102,6 +106,8 @@ class Simulator:
     Samples are taken every ``output_dt`` [s] from t0 (dense output) or, if None, at every step; kept in memory
     when ``record`` and sent to ``writer`` when given. ``projection(t, q, u) -> (q, u)`` runs every
     ``project_every`` accepted steps. ``mode`` names the initial mode.
+    A runaway run stops with a SimulationError, samples saved, after ``max_steps`` attempted steps or
+    ``max_wall_time`` [s] in ``step()`` (None: 1,000,000 steps for adaptive methods, no other limit).
     """
 
     def __init__(self, dynamics: Any, *, t0: float = 0.0, q0: Any = None, u0: Any = None,
@@ -112,7 +118,8 @@ class Simulator:
                  output_dt: float | None = None, record: bool = True, writer: TrajectoryWriter | None = None,
                  projection: Projection | None = None, project_every: int = 1, max_step: float = np.inf,
                  min_step: float = 0.0, first_step: float | None = None, mode: str = "default",
-                 description: str | None = None):
+                 description: str | None = None, max_steps: int | None = None,
+                 max_wall_time: float | None = None):
         self.dynamics = dynamics
         self.method = Method.parse(method)
         self.n_q, self.n_u = int(dynamics.n_q), int(dynamics.n_u)
@@ -138,8 +145,13 @@ class Simulator:
         except Exception as exc:
             self._fail_at_start(t0, x0, str(mode), exc)
         self._rhs.n_fev = 0
-        self._integrator = make_integrator(self.method, self._rhs, t0, x0, t_bound=t_end, rtol=rtol, atol=atol,
-                                           dt=dt, max_step=max_step, min_step=min_step, first_step=first_step)
+        self._max_steps, self._max_wall = run_limits(self.method, max_steps, max_wall_time)
+        try:
+            self._integrator = make_integrator(self.method, self._rhs, t0, x0, t_bound=t_end, rtol=rtol,
+                                               atol=atol, dt=dt, max_step=max_step, min_step=min_step,
+                                               first_step=first_step)
+        except IntegratorError as exc:
+            self._fail_at_start(t0, x0, str(mode), exc)
         self._events = EventDetector(events, self.n_q)
         self._events.start(t0, x0)
         self._monitors = dict(monitors or {})
@@ -180,7 +192,8 @@ class Simulator:
     def _fail_at_start(self, t0: float, x0: np.ndarray, mode: str, exc: BaseException) -> None:
         q, u = x0[: self.n_q].copy(), x0[self.n_q:].copy()
         fmt = ", ".join
-        reason = f"the dynamics cannot be evaluated at the initial state ({type(exc).__name__}: {exc})"
+        reason = (f"no first step can be chosen: {exc.reason}" if isinstance(exc, IntegratorError) else
+                  f"the dynamics cannot be evaluated at the initial state ({type(exc).__name__}: {exc})")
         message = (f"simulation failed at t = {t0!r} s in mode '{mode}': {reason}\n"
                    f"  q: {fmt(f'{n}={v:.12g}' for n, v in zip(self.q_names, q))}\n"
                    f"  u: {fmt(f'{n}={v:.12g}' for n, v in zip(self.u_names, u))}")
@@ -277,6 +290,7 @@ class Simulator:
         if not self._t < self._integrator.t_bound:
             raise RuntimeError(f"the simulation reached its end t = {self._t!r} s; call run(t_end) with a later "
                                f"t_end to go on")
+        self._check_limits()
         start = time.perf_counter()
         t_good, x_good = self._t, self._x
         try:
@@ -290,6 +304,11 @@ class Simulator:
                        t_good, t_good, x_good, exc)
         finally:
             self._wall += time.perf_counter() - start
+
+    def _check_limits(self) -> None:
+        reason = limit_reached(self._integrator.counters.n_steps, self._wall, self._t, self._max_steps, self._max_wall)
+        if reason is not None:
+            self._fail(reason, self._t, self._t, self._x, None)
 
     def _advance(self) -> StepInfo:
         integ = self._integrator
@@ -402,7 +421,7 @@ class Simulator:
         self.finished = True
         return self.trajectory(status) if self._record else None
 
-    def _fail(self, reason: str, t_fail: float, t_good: float, x_good: np.ndarray, exc: BaseException) -> None:
+    def _fail(self, reason: str, t_fail: float, t_good: float, x_good: np.ndarray, exc: BaseException | None):
         self.failed = reason
         status = f"failed: {reason}"
         traj = self.trajectory(status) if self._record else None
@@ -446,29 +465,43 @@ def simulate(dynamics: Any, t_span: tuple[float, float], q0: Any, u0: Any, metho
              path: str | os.PathLike | None = None, *, record_energy: bool = True,
              projection: Projection | None = None, project_every: int = 1, max_step: float = np.inf,
              min_step: float = 0.0, first_step: float | None = None, mode: str = "default",
-             description: str | None = None, flush_every: int = 1000, flush_seconds: float = 5.0) -> Trajectory:
+             description: str | None = None, flush_every: int = 1000, flush_seconds: float = 1.0,
+             max_steps: int | None = None, max_wall_time: float | None = None) -> Trajectory:
     """Integrate ``dynamics`` over ``t_span`` = (t0, t1) [s] from q0 (n_q,), u0 (n_u,) and return the Trajectory.
 
     See :class:`Simulator` for the arguments. With ``path``, samples are written during the run to
     ``path + '.partial'`` (flushed every ``flush_every`` samples or ``flush_seconds`` [s]) and the file is
-    renamed to ``path`` at the end, also when the run fails (status "failed: ...") or is interrupted.
+    renamed to ``path`` at the end, also when the run fails (status "failed: ...") or is interrupted (Ctrl-C,
+    or SIGTERM unless the program handles it: status "interrupted: ..."). See Simulator for ``max_steps``.
     """
-    t0, t1 = (float(v) for v in t_span)
-    if not t1 >= t0:
-        raise ValueError(f"t_span = {t_span!r}: the end must not precede the start (backward runs are unsupported)")
+    try:
+        t0, t1 = (float(v) for v in t_span)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"t_span = {t_span!r}: expected (t0, t1), two real numbers [s]") from None
+    if not (math.isfinite(t0) and math.isfinite(t1) and t1 >= t0):
+        raise ArgumentError(f"t_span = {t_span!r}: expected finite times, the end not before the start")
     _warn_inconsistent_start(dynamics, t0, q0, params, projection)
     writer = TrajectoryWriter(path, flush_every=flush_every, flush_seconds=flush_seconds) if path else None
-    sim = Simulator(dynamics, t0=t0, q0=q0, u0=u0, method=method, rtol=rtol, atol=atol, dt=dt, t_end=t1,
-                    params=params, inputs=inputs, events=events, monitors=monitors, record_energy=record_energy,
-                    output_dt=output_dt, writer=writer, projection=projection, project_every=project_every,
-                    max_step=max_step, min_step=min_step, first_step=first_step, mode=mode,
-                    description=description)
     try:
-        sim.run(t1)
+        sim = Simulator(dynamics, t0=t0, q0=q0, u0=u0, method=method, rtol=rtol, atol=atol, dt=dt, t_end=t1,
+                        params=params, inputs=inputs, events=events, monitors=monitors, record_energy=record_energy,
+                        output_dt=output_dt, writer=writer, projection=projection, project_every=project_every,
+                        max_step=max_step, min_step=min_step, first_step=first_step, mode=mode,
+                        description=description, max_steps=max_steps, max_wall_time=max_wall_time)
+    except ValueError as exc:  # an argument refused by an integrator or numpy
+        if isinstance(exc, KaneError):
+            raise
+        raise ArgumentError(str(exc)) from exc
+    try:
+        with interrupt_signals(signals=(signal.SIGTERM,), only_default=True) if writer else nullcontext():
+            runner = compiled_runner(sim, dynamics, method, params=params, inputs=inputs, rtol=rtol, atol=atol,
+                                     dt=dt, t_end=t1, max_step=max_step, min_step=min_step,
+                                     first_step=first_step)  # whole stretches in C
+            (runner or sim).run(t1)
     except SimulationError:
         raise
     except BaseException as exc:
         if writer is not None and writer.is_open:
-            writer.close(f"failed: interrupted by {type(exc).__name__}", sim.stats)
+            writer.close(interrupted_status(exc), sim.stats)
         raise
     return sim.finish()

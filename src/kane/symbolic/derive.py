@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import json
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,17 +21,18 @@ import sympy as sp
 
 from ..codegen.numpy_backend import compile_program
 from ..codegen.program import OpCount, Program, ProgramBuilder
-from ..errors import KaneError, ModelError
+from ..errors import DerivationError, KaneError, ModelError
 from ..model.model import KaneSymbol, Model
 from ..model.system import System
 from ..mechanics.constraints import EmbeddingChoice, constraint_rows, select_dependent
 from ..mechanics.kinematics import TreeKinematics
-from ..mechanics.loads import energy_expressions
+from ..mechanics.loads import energy_expressions, nonconservative_power
 from .dynamics import Dynamics
 from .embedding import solve_dependent
 from .kane import explicit_generalized_forces, recursive_mass_forcing
 
-__all__ = ["Embedding", "Equations", "RowBlock", "derive", "reference_configuration"]
+__all__ = ["Embedding", "Equations", "Redundant", "RedundantConstraintWarning", "RowBlock", "derive",
+           "reference_configuration"]
 
 
 class Embedding(enum.Enum):
@@ -38,6 +40,29 @@ class Embedding(enum.Enum):
 
     RECOMBINATION = "recombination"  # F~r = Fr + sum_s D_sr Fs on the unconstrained equations (Eqs. 44-45)
     SUBSTITUTION = "substitution"  # constrained partial velocities, then Kane's sums body by body (Eqs. 41-42)
+
+
+class Redundant(enum.Enum):
+    """What ``derive`` does with permanent constraint rows that depend linearly on the others (a row that is a
+    multiple of another, or zero at every configuration): refuse them (``ERROR``, the default: a
+    :class:`kane.DerivationError` names them) or drop them with a :class:`RedundantConstraintWarning` (``DROP``).
+    A dropped row's multiplier is undefined: ``Dynamics.constraint_forces`` reports it as NaN."""
+
+    ERROR = "error"
+    DROP = "drop"
+
+    @classmethod
+    def parse(cls, value) -> Redundant:
+        if isinstance(value, Redundant):
+            return value
+        for r in cls:
+            if str(value).strip().lower() in (r.value, r.name.lower()):
+                return r
+        raise ModelError(f"derive: redundant must be one of {[r.value for r in cls]}, got {value!r}")
+
+
+class RedundantConstraintWarning(UserWarning):
+    """Permanent constraint rows were dropped as redundant (``derive(..., redundant="drop")``)."""
 
 
 @dataclass(frozen=True)
@@ -164,12 +189,14 @@ def reference_configuration(model: Model, seed: int = 7, spread: float = 0.6) ->
 
 
 def derive(system: System | Model, *, dependent=None, embedding: Embedding = Embedding.RECOMBINATION,
-           reference_q=None) -> Equations:
+           reference_q=None, redundant: Redundant | str = Redundant.ERROR) -> Equations:
     """Derive the equations of motion of ``system`` by Kane's method, permanent constraints embedded.
 
     dependent: names of the dependent speeds (default: chosen automatically at the reference configuration,
     the model's q0, falling back to a generic configuration where q0 is singular). embedding: see
-    :class:`Embedding`. Raises :class:`kane.ModelError` for a bad description or dependent-speed choice.
+    :class:`Embedding`. redundant: see :class:`Redundant` (permanent constraint rows that depend on the others
+    at a generic configuration near q0 are refused, or dropped with a warning naming them). Raises
+    :class:`kane.ModelError` for a bad description or dependent-speed choice.
     """
     model = system.compile() if isinstance(system, System) else system
     if not isinstance(model, Model):
@@ -177,7 +204,10 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
     if not isinstance(embedding, Embedding):
         raise ModelError(f"derive: embedding must be a kane.Embedding, got {embedding!r}")
     groups = {"t": (model.t,), "q": model.q, "u": model.u, "params": model.parameters, "inputs": model.inputs}
+    if model.n_u == 0:
+        raise ModelError(_ZERO_DOF.format(model.name))
     b = ProgramBuilder(groups)
+    original, model = model, model.name_constants(b.assign)  # an expression of parameters: one symbol
     kin = TreeKinematics(model, b)
     M_full, f_full = recursive_mass_forcing(model, kin)
     u_all = sp.Matrix(model.u)
@@ -199,19 +229,21 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
     A_C = A_all.extract(C_row_index, list(range(n))) if C_row_index else sp.zeros(0, n)
 
     choice = None
-    u_dep_defs = {}
+    u_dep_defs, dep_pivots = {}, []
     C_map, c_acc = sp.eye(n), sp.zeros(n, 1)
     indep = tuple(range(n))
     if permanent:
         A_p = sp.Matrix.vstack(*[r.A for r in permanent])
         b_p = sp.Matrix.vstack(*[r.b for r in permanent])
         choice = _choose(model, b, A_p, dependent, reference_q)
+        _check_redundant(choice, [f"{c.name!r} row {j}" for r, c in zip(rows, model.constraints) if not c.transient
+                                  for j in range(r.A.shape[0])], Redundant.parse(redundant))
         if choice.dependent:
             indep, dep, sel = choice.independent, choice.dependent, list(choice.rows)
             A_d = A_p.extract(sel, list(dep))
             rhs = sp.Matrix.hstack(-A_p.extract(sel, list(indep)), -b_p.extract(sel, [0]))
             bias_p = sp.Matrix([b.time_derivative((A_p[k, :] * u_all)[0] + b_p[k]) for k in sel])
-            X = solve_dependent(b, A_d, sp.Matrix.hstack(rhs, -bias_p), choice.pivots)
+            X, dep_pivots = solve_dependent(b, A_d, sp.Matrix.hstack(rhs, -bias_p), choice.pivots)
             p = len(indep)
             C_map = sp.zeros(n, p)
             for k, col in enumerate(indep):
@@ -238,16 +270,36 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
     energy_out = {"kinetic": [kinetic]}
     if potential is not None:
         energy_out["potential"] = [potential]
+        energy_out["power"] = [nonconservative_power(model, kin, potential)]
     vec = list
     embedded_outputs = {"M": M, "f": vec(f), "qdot": vec(qdot), "u_full": vec(u_all), "C": vec(C_all),
-                        "constraint_residual": vec((A_all * u_all + b_all).applyfunc(b.assign)), **energy_out}
+                        "constraint_residual": vec((A_all * u_all + b_all).applyfunc(b.assign)),
+                        "dependent_pivots": dep_pivots, **energy_out}
     full_outputs = {"M": M_full, "f": vec(f_full), "qdot": vec(qdot), "A": A_all, "b": vec(b_all),
                     "A_bias": vec(bias_all), "C": vec(C_all), "A_C": A_C, "W": kin.W_full, **energy_out}
     program = b.build(embedded_outputs, inputs={"u": u_ind}, definitions=u_dep_defs)
     full_program = b.build(full_outputs)
-    return Equations(model, program, full_program, u_ind, tuple(u_dep_defs), choice,
+    return Equations(original, program, full_program, u_ind, tuple(u_dep_defs), choice,
                      tuple(c.name for c in model.constraints),
                      tuple(c.name for c in model.constraints if c.transient), potential is not None, layout)
+
+
+_ZERO_DOF = ("model {!r} has zero degrees of freedom (every joint a weld, or every speed fixed): it has no "
+             "equations of motion to derive; give a joint a degree of freedom")
+
+
+def _check_redundant(choice: EmbeddingChoice, labels: list, redundant: Redundant) -> None:
+    """Refuse (or drop with a warning) the permanent rows that the rank decision left out."""
+    dropped = [labels[k] for k in range(len(labels)) if k not in choice.rows]
+    if not dropped:
+        return
+    what = (f"constraint rows {', '.join(dropped)} are redundant: they depend linearly on the other "
+            f"{len(choice.rows)} row(s) of the permanent constraints at a generic configuration near q0 (a multiple "
+            "of another row, or zero at every configuration)")
+    if redundant is Redundant.ERROR:
+        raise DerivationError(f"{what}; remove them, or derive with redundant='drop' to drop them with a warning")
+    warnings.warn(f"{what}; dropped (their multipliers are reported as NaN)", RedundantConstraintWarning,
+                  stacklevel=3)
 
 
 def _recombine(b, M, f, C, c_acc):
@@ -274,7 +326,7 @@ def _choose(model, builder, A_p, dependent, reference_q) -> EmbeddingChoice:
     try:
         with np.errstate(all="raise"):
             A_ref = fn(0.0, q_ref, u0, params, inputs)[0]
-    except (FloatingPointError, ZeroDivisionError, ValueError):
+    except (ArithmeticError, ValueError):  # a singular q0 (SingularStateError, floating-point errors)
         A_ref = A_gen
     if not np.all(np.isfinite(A_ref)):
         A_ref = A_gen

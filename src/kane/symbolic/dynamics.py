@@ -16,10 +16,15 @@ import numpy as np
 from ..codegen.c_backend import BackendNotice, CCompileError, CFunction, select_backend
 from ..codegen.numba_backend import NumbaFunction
 from ..codegen.numpy_backend import compile_program
-from ..errors import KaneError
+from ..errors import KaneError, SingularStateError
 from ..mechanics.arguments import state_arrays
 
-__all__ = ["Dynamics"]
+__all__ = ["Dynamics", "SingularityWarning"]
+
+
+class SingularityWarning(UserWarning):
+    """The state nears a configuration where the embedded equations are singular (see
+    :meth:`Dynamics.dependent_block_monitor`)."""
 
 
 class Dynamics:
@@ -122,6 +127,16 @@ class Dynamics:
         q, u, p, w, batch = self._args(q, None, params, None)
         return self._fn("pe", ["potential"], batch)(t, q, u, p, w)[0][..., 0]
 
+    def power(self, t, q, u, params=None, inputs=None) -> float:
+        """Power [W] of the loads that have no potential (forces, torques, inputs, dampers, joint actuators): along
+        a motion E' equals it, so its integral is the work that changes the energy (the work-energy balance of a
+        driven system). Raises NotImplementedError where the potential energy is not known."""
+        if not self.equations.has_potential:
+            raise NotImplementedError("a spring or joint load has no known potential: the power of the loads "
+                                      "without one is not defined")
+        q, u, p, w, batch = self._args(q, u, params, inputs)
+        return self._fn("power", ["power"], batch)(t, q, u, p, w)[0][..., 0]
+
     def energy(self, t, q, u, params=None) -> float:
         """Total mechanical energy [J] (kinetic + potential)."""
         return self.kinetic_energy(t, q, u, params) + self.potential_energy(t, q, params)
@@ -145,20 +160,24 @@ class Dynamics:
     def constraint_forces(self, t, q, u, params=None, inputs=None) -> dict:
         """Multipliers of the embedded (permanent) constraints, name -> (m,) array: the generalized constraint
         forces A^T lambda of each constraint's rows, from the unconstrained equations M u' = f + A^T lambda with
-        A u' + (A' u + b') = 0 (the kinetostatic equations; units of force per speed row)."""
+        A u' + (A' u + b') = 0 (the kinetostatic equations; units of force per speed row). Rows dropped as
+        redundant (``derive(..., redundant="drop")``) are NaN: their share of the force is not defined."""
         q, u, p, w, batch = self._args(q, u, params, inputs)
         if batch:
             raise KaneError("constraint_forces takes one state at a time")
         layout = self.equations.constraint_layout
         rows = [r for b in layout.values() if not b.transient for r in range(b.rows.start, b.rows.stop)]
+        kept = list(self.equations.embedding.rows) if rows else []  # rows dropped as redundant have no multiplier
         u_full = self.full_speeds(t, q, u, params)
         M, f, A, bias = self._fn("kkt", ["M", "f", "A", "A_bias"], False, full=True)(t, q, u_full, p, w)
-        A, bias = A[rows], bias[rows]
+        A, bias = A[[rows[k] for k in kept]], bias[[rows[k] for k in kept]]
         m, n = A.shape
         K = np.zeros((n + m, n + m))
         K[:n, :n], K[:n, n:], K[n:, :n] = M, -A.T, A
         sol = np.linalg.lstsq(K, np.concatenate([f, -bias]), rcond=None)[0]
-        lam, out, k = sol[n:], {}, 0
+        lam = np.full(len(rows), np.nan)
+        lam[kept] = sol[n:]
+        out, k = {}, 0
         for name, b in layout.items():
             if not b.transient:
                 size = b.rows.stop - b.rows.start
@@ -172,6 +191,46 @@ class Dynamics:
         q, _, p, w, batch = self._args(q, None, params, None)
         u_full = np.zeros(q.shape[:-1] + (self.model.n_u,))
         return self._fn("holo", ["C", "A_C", "W"], batch, full=True)(t, q, u_full, p, w)
+
+    def dependent_block_condition(self, t, q, params=None) -> float:
+        """Condition of the dependent-speed block of the permanent constraint rows A at q (n_q,): the largest
+        singular value of the rows over the smallest of their block in the dependent speeds (1.0 without dependent
+        speeds; >= 1). u_dep = D u_ind + E solves with that block, so where this grows without bound (a fallen
+        bicycle, a disk lying flat, a knife edge turned across the chosen speed) the dependent speeds cannot be
+        solved for and the equations lose accuracy."""
+        choice = self.equations.embedding
+        if not self.u_dependent_names:
+            return 1.0
+        layout = self.equations.constraint_layout
+        rows = [r for b in layout.values() if not b.transient for r in range(b.rows.start, b.rows.stop)]
+        A = self.constraints(t, q, params)[0][[rows[k] for k in choice.rows]]
+        smallest = np.linalg.svd(A[:, list(choice.dependent)], compute_uv=False)[-1]
+        return float(np.linalg.norm(A, 2) / smallest) if smallest > 0 else np.inf
+
+    def dependent_block_monitor(self, warn_at: float = 1e6, stop_at: float = 1e12):
+        """A monitor ``f(t, q, u) -> condition number`` for :class:`kane.simulate.Simulator`: it warns once
+        (:class:`SingularityWarning`) when the dependent-speed block's condition number passes ``warn_at`` and
+        stops the run (a :class:`kane.errors.SingularStateError`, saved by the simulator with the state) past
+        ``stop_at``, naming the dependent speeds and the configuration."""
+        warned = []
+
+        def monitor(t, q, u):
+            cond = self.dependent_block_condition(t, q)
+            if cond > min(warn_at, stop_at):
+                where = (f"the block of the dependent speeds {', '.join(self.u_dependent_names)} has condition "
+                         f"number {cond:.3g} at t = {t:.9g}, q = " + ", ".join(
+                             f"{n}={v:.6g}" for n, v in zip(self.q_names, q)))
+                if cond > stop_at:
+                    raise SingularStateError(f"{where}: they cannot be solved for here; derive with other dependent "
+                                             "speeds (dependent=[...]) or let kane.switching.OnlineDynamics "
+                                             "re-select them during the run", quantity="dependent_block")
+                if not warned:
+                    warned.append(t)
+                    warnings.warn(f"{where} (above {warn_at:g}): accuracy is being lost", SingularityWarning,
+                                  stacklevel=2)
+            return cond
+
+        return monitor
 
     @cached_property
     def dependent_indices(self) -> tuple:

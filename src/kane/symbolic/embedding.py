@@ -12,8 +12,9 @@ from ..errors import DerivationError
 __all__ = ["solve_dependent"]
 
 
-def solve_dependent(builder, A_dep: sp.Matrix, rhs: sp.Matrix, pivots) -> sp.Matrix:
-    """Solve A_dep X = rhs by Gaussian elimination in the given pivot order, naming every intermediate."""
+def solve_dependent(builder, A_dep: sp.Matrix, rhs: sp.Matrix, pivots) -> tuple[sp.Matrix, list]:
+    """Solve A_dep X = rhs by Gaussian elimination in the given pivot order, naming every intermediate; returns X
+    and the m pivots (expressions of q): one of them near zero is a configuration where the block is singular."""
     a = builder.assign
     m = A_dep.shape[0]
     Ab = sp.Matrix.hstack(A_dep, rhs)
@@ -30,9 +31,10 @@ def solve_dependent(builder, A_dep: sp.Matrix, rhs: sp.Matrix, pivots) -> sp.Mat
             for c in range(k, Ab.shape[1]):
                 Ab[r, c] = a(Ab[r, c] - factor * Ab[k, c]) if c != k else sp.S.Zero
     X = sp.zeros(m, rhs.shape[1])
+    used = [Ab[k, k] for k in range(m)]
     for k in reversed(range(m)):
         inv = a(1 / Ab[k, k])
         for c in range(rhs.shape[1]):
             acc = Ab[k, m + c] - sum((Ab[k, j] * X[j, c] for j in range(k + 1, m)), sp.S.Zero)
             X[k, c] = a(acc * inv)
-    return X
+    return X, used

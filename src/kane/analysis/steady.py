@@ -1,0 +1,146 @@
+"""Steady motions and equilibria by Newton's method on chosen unknowns (Gauss-Newton where there are more
+equations than unknowns), with exact derivatives from the linearization (:mod:`kane.analysis.linearize`).
+
+A steady motion is a state where every rate the dynamics depends on vanishes: the speeds are constant and so are
+the coordinates that are not cyclic (see :class:`Linearization`); an equilibrium is one at rest. The unknowns may
+be independent coordinates, independent speeds, parameters or inputs; the dependent coordinates follow from the
+configuration constraints at every iterate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..codegen.forward import jacobian_name
+from ..errors import ArgumentError, KaneError
+from .linearize import Linearization, Linearizer, linearizer
+
+__all__ = ["SteadyMotion", "steady_motion", "assemble_dependent"]
+
+
+@dataclass(frozen=True)
+class SteadyMotion:
+    """A solved steady motion: the state (t, q (n_q,), u (p,)), parameters and inputs in model order, the
+    ``unknowns`` and their solved ``values`` (name -> value), the final ``residual`` (rates named by
+    ``residual_names``), Newton ``iterations`` and the :class:`Linearization` there."""
+
+    t: float
+    q: np.ndarray
+    u: np.ndarray
+    params: np.ndarray
+    inputs: np.ndarray
+    unknowns: tuple
+    values: dict
+    residual: np.ndarray
+    residual_names: tuple
+    iterations: int
+    linearization: Linearization
+
+
+def assemble_dependent(lz: Linearizer, t, q, u, p, w, dependent_q=None, max_iterations: int = 30):
+    """(q, values): q (n_q,) with its dependent coordinates moved onto C(q) = 0 by Newton's method, and the
+    evaluated program there (see :meth:`Linearizer.evaluate`); a :class:`KaneError` names the constraint that
+    cannot be met."""
+    q = np.array(q, dtype=float)
+    rows = list(lz.holonomic_rows)
+    for _ in range(max_iterations):
+        v = lz.evaluate(t, q, u, p, w)
+        if not rows:
+            return q, v
+        C = v["C"][rows]
+        if np.max(np.abs(C)) <= 1e-14 * max(1.0, float(np.max(np.abs(q)))):
+            return q, v
+        dep = lz.dependent_coordinates(v, dependent_q)
+        q[dep] -= np.linalg.lstsq(v[jacobian_name("C", "q")][np.ix_(rows, dep)], C, rcond=None)[0]
+        if not np.all(np.isfinite(q)):
+            break
+    k = int(np.argmax(np.abs(C)))
+    raise KaneError(f"steady motion: the configuration constraint {lz.holonomic_names[k]!r} cannot be met near the "
+                    f"given coordinates (residual {C[k]:.3g} after {max_iterations} Newton steps)")
+
+
+def _locate(lz: Linearizer, names):
+    """(group, index) of every unknown: 'q' (model coordinate), 'u' (independent speed), 'params', 'inputs'."""
+    out = []
+    for n in names:
+        for group, known in (("q", lz.q_names), ("u", lz.u_names), ("params", lz.param_names),
+                             ("inputs", lz.input_names)):
+            if n in known:
+                out.append((group, known.index(n)))
+                break
+        else:
+            raise ArgumentError(f"unknown {n!r}: expected a coordinate ({', '.join(lz.q_names)}), an independent "
+                                f"speed ({', '.join(lz.u_names)}), a parameter ({', '.join(lz.param_names) or 'none'})"
+                                f" or an input ({', '.join(lz.input_names) or 'none'})")
+    return out
+
+
+def steady_motion(equations, q, u, unknowns, t: float = 0.0, params=None, inputs=None, *, dependent_q=None,
+                  tol: float = 1e-12, max_iterations: int = 50) -> SteadyMotion:
+    """Solve for the ``unknowns`` (names) that make (t, q, u) a steady motion; q, u, params, inputs as for
+    :func:`kane.analysis.linearize` give the other values and the starting guess (the dependent coordinates are
+    assembled first). The equations are the rates of the states the dynamics depends on (at the starting guess);
+    Newton's method, least squares when they outnumber the unknowns, stops when the largest rate is below
+    ``tol`` times max(1, the largest rate of any state), or when the steps stall below 1e-14 relative. Raises a
+    :class:`KaneError` naming the largest remaining rate if it does not converge."""
+    names = tuple(str(n) for n in unknowns)
+    probe = linearizer(equations)
+    where = _locate(probe, names)
+    lz = linearizer(equations, parameters=any(g == "params" for g, _ in where)) if where else probe
+    q, u, p, w = lz.arguments(q, u, params, inputs)
+    u, p, w = u.copy(), p.copy(), w.copy()
+    arrays = {"q": None, "u": u, "params": p, "inputs": w}
+    fixed_rows = None
+    scale_r = 1.0
+    for it in range(max_iterations + 1):
+        q, v = assemble_dependent(lz, t, q, u, p, w, dependent_q)
+        arrays["q"] = q
+        lin = lz.from_arrays(t, q, u, p, w, dependent_q=dependent_q, warn=False, values=v)
+        if fixed_rows is None:  # the equations and the dependent coordinates of the starting guess throughout
+            fixed_rows = lin.residual_names
+            dependent_q = lin.dependent_coordinates if lin.dependent_coordinates else dependent_q
+            bad = [n for (g, k), n in zip(where, names) if g == "q" and n in lin.dependent_coordinates]
+            if bad:
+                raise ArgumentError(f"steady motion: {', '.join(bad)} follow(s) from the configuration constraints; "
+                                    "choose unknowns among the independent coordinates "
+                                    f"({', '.join(lin.coordinate_names)})")
+        rows = [lin.state_names.index(n) for n in fixed_rows]
+        r = lin.rates[rows]
+        scale_r = max(1.0, float(np.max(np.abs(lin.rates), initial=0.0)))
+        if np.max(np.abs(r), initial=0.0) <= tol * scale_r or not where:
+            break
+        if it == max_iterations:
+            break
+        cols = []
+        Lp = lz.parameter_jacobian(v, lin) if "params" in lz.groups else None
+        n_i = len(lin.coordinate_names)
+        for (g, k), n in zip(where, names):
+            if g == "q":
+                cols.append(lin.A[rows, lin.state_names.index(n)])
+            elif g == "u":
+                cols.append(lin.A[rows, n_i + k])
+            elif g == "inputs":
+                cols.append(lin.B[rows, k])
+            else:
+                cols.append(Lp[rows, k])
+        J = np.column_stack(cols)
+        step = -np.linalg.lstsq(J, r, rcond=None)[0]
+        for (g, k), dz in zip(where, step):
+            arrays[g][k] += dz
+        z = np.array([arrays[g][k] for g, k in where])
+        if not np.all(np.isfinite(z)):
+            break
+        if np.max(np.abs(step)) <= 1e-14 * max(1.0, float(np.max(np.abs(z)))) and np.max(np.abs(r)) <= 1e-9 * scale_r:
+            q, v = assemble_dependent(lz, t, q, u, p, w, dependent_q)
+            lin = lz.from_arrays(t, q, u, p, w, dependent_q=dependent_q, warn=False, values=v)
+            r = lin.rates[rows]
+            break
+    worst = int(np.argmax(np.abs(r))) if len(r) else 0
+    if len(r) and not np.max(np.abs(r)) <= max(tol, 1e-9) * scale_r:
+        raise KaneError(f"steady motion: Newton's method on {', '.join(names) or 'nothing'} did not converge: "
+                        f"{fixed_rows[worst]}' = {r[worst]:.3g} after {it} iterations; try another starting guess or "
+                        "other unknowns")
+    values = {n: float(arrays[g][k]) for (g, k), n in zip(where, names)}
+    return SteadyMotion(float(t), q, u, p, w, names, values, r, tuple(fixed_rows), it, lin)

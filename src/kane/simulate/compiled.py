@@ -1,0 +1,258 @@
+"""Simulation loops in C (issue 12, item 3): ``simulate()`` runs whole stretches of RK4, semi-implicit Euler or
+DOPRI5 in C when the dynamics are Kane's equations compiled with the C backend, the inputs are constants, no
+monitor is a Python function, and every event function is an :class:`EventExpression` (compiled into the model's
+program). Control comes back to Python only to store samples, at event candidates (a compiled g changing sign or
+sitting on zero: the step is then checked and sampled by the Python detector, which locates the time by Brent's
+method as in the Python loop), for each projection, at failures and at the end. The steps, evaluations and states
+are those of the Python loop (same controller, same arithmetic order); a NaN, a singular mass matrix or a step
+below the minimum stops the run with the same :class:`SimulationError`, the HDF5 file readable.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from kane.codegen.c_backend import CCompileError, CFunction
+from kane.codegen.c_loops import CLoop, LoopStatus
+from kane.codegen.numpy_backend import compile_program
+from kane.codegen.program import Program
+from kane.errors import KaneError
+from kane.simulate.dopri5 import _dopri_dense
+from kane.simulate.fixed_step import _hermite
+from kane.simulate.stepping import Counters, Integrator, IntegratorError, Method, Rhs, Step
+from kane.symbolic.dynamics import Dynamics
+
+__all__ = ["EventExpression", "CompiledIntegrator", "CompiledRunner", "compiled_runner"]
+
+_LOOP_METHODS = (Method.DOPRI5, Method.RK4, Method.SEMI_IMPLICIT_EULER)
+_functions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # dynamics -> its energy and event functions
+
+
+def _with_output(program: Program, name: str, exprs) -> Program:
+    """``program`` with one more vector output ``name`` (its expressions in the program's symbols)."""
+    known = {s for group in program.inputs.values() for s in group} | {s for s, _ in program.assignments}
+    exprs = [sp.sympify(e) for e in exprs]
+    unknown = sorted({str(s) for e in exprs for s in e.free_symbols} - {str(s) for s in known})
+    if unknown:
+        raise KaneError(f"event expression: symbols {unknown} are not t, q, the independent speeds, parameters or "
+                        f"inputs of the equations")
+    outs = dict(program.outputs, **{name: sp.ImmutableMatrix(exprs)})
+    return Program(program.inputs, program.assignments, outs, program.vectors | {name}).select([name])
+
+
+class EventExpression:
+    """An event function g(t [s], q (n_q,), u (n_u,)) -> float given as a sympy expression of the equations'
+    symbols (t, q, independent u, parameters, inputs), e.g. the height of a point. It is callable like any event
+    function (numpy backend, for the Python loop) and is compiled into C by the compiled loop.
+
+    ``params`` (mapping or array, default the model's) and ``inputs`` are fixed when it is made."""
+
+    def __init__(self, dynamics: Dynamics, expr, params=None, inputs=None):
+        self.dynamics = dynamics
+        self.expr = sp.sympify(expr)
+        model = dynamics.model
+        self.params = model.parameter_values(params)
+        self.inputs = model.input_values(inputs)
+        self.program = _with_output(dynamics.equations.program, "g", [self.expr])
+        self._fn = compile_program(self.program, ["g"])
+
+    def __call__(self, t: float, q: np.ndarray, u: np.ndarray) -> float:
+        return float(self._fn(t, np.asarray(q, dtype=float), np.asarray(u, dtype=float), self.params,
+                              self.inputs)[0][0])
+
+
+class CompiledIntegrator(Integrator):
+    """The Integrator interface over a :class:`kane.codegen.c_loops.CLoop`: ``step()`` takes one step in C (or
+    hands over the step that C left to Python) and returns it with its dense output."""
+
+    def __init__(self, rhs: Rhs, loop: CLoop, method: Method, t_bound: float):
+        super().__init__(rhs, loop.s.t, loop.x, t_bound)
+        self.loop = loop
+        self.method = method
+        self.pending = False
+        self._serial = 0
+
+    @property
+    def t(self) -> float:
+        return float(self.loop.s.t)
+
+    @property
+    def x(self) -> np.ndarray:
+        return self.loop.x.copy()
+
+    @property
+    def counters(self) -> Counters:
+        s = self.loop.s
+        return Counters(int(s.n_fev), 0, 0, int(s.n_acc), int(s.n_rej))
+
+    def reset(self, t: float, x: np.ndarray) -> None:
+        self.loop.restart(t, self._own(x))
+        self.pending = False
+        if not self.loop.started:
+            raise self.error()
+
+    def error(self) -> IntegratorError:
+        """The failure C reported, worded as the Python integrators and Simulator word it."""
+        s = self.loop.s
+        if s.fail == 1:
+            return IntegratorError(f"the dynamics returned NaN or inf: the step size shrank to {s.fail_h:.3g} s "
+                                   f"without a finite result", s.fail_t)
+        if s.fail == 2:
+            return IntegratorError(f"step size {s.fail_h:.3g} s fell below the minimum {s.fail_floor:.3g} s",
+                                   s.fail_t)
+        if s.fail == 4:
+            return IntegratorError("the state derivative is too large or changes too fast for the tolerances: no "
+                                   "first step > 0 s exists", s.fail_t)
+        return IntegratorError("the state became NaN or inf", s.fail_t)
+
+    def step(self) -> Step:
+        if not self.pending:
+            self._check_room()
+            status = self.loop.advance(self.t_bound, one_step=True)
+            if status == LoopStatus.FAILED:
+                raise self.error()
+        self.pending = False
+        self._serial += 1
+        return self._last_step()
+
+    def _check_room(self) -> None:
+        if not self.t < self.t_bound:
+            raise IntegratorError(f"cannot step past t_bound = {self.t_bound!r} s", self.t)
+
+    def _last_step(self) -> Step:
+        loop, serial = self.loop, self._serial
+        t0, t1, x0, x1 = float(loop.s.t_old), float(loop.s.t), loop.x_old.copy(), loop.x.copy()
+        if self.method is Method.DOPRI5:
+            K = loop.Kd.copy()
+            return Step(t0, t1, x0, x1, lambda: _dopri_dense(t0, t1 - t0, x0, x1, K))
+
+        def build():
+            if serial == self._serial and not self.pending:
+                loop.dense(t0)  # f at the step's ends, evaluated (and counted) only when not known yet
+                f0, f1 = loop.f0.copy(), loop.f1.copy()
+            else:  # an old step: evaluate its ends afresh
+                f0, f1 = self.rhs(t0, x0), self.rhs(t1, x1)
+            return _hermite(t0, x0, f0, t1, x1, f1)
+
+        return Step(t0, t1, x0, x1, build)
+
+
+class CompiledRunner:
+    """Runs a :class:`kane.simulate.Simulator` with its integrator replaced by a :class:`CompiledIntegrator`:
+    ``run(t_end)`` as ``Simulator.run``, whole stretches in C."""
+
+    def __init__(self, sim, integrator: CompiledIntegrator):
+        self.sim = sim
+        self.integrator = integrator
+        sim._integrator = integrator
+
+    def _store(self) -> None:
+        sim, loop = self.sim, self.integrator.loop
+        k = loop.taken
+        if not k:
+            return
+        rows = loop.samples[:k].copy()
+        loop.clear_samples()
+        n, n_q = loop.n, loop.n_q
+        t, x, e = rows[:, 0], rows[:, 1:n + 1], rows[:, n + 1]
+        energy = e.tolist() if sim._has_energy else [None] * k
+        monitors = tuple(sim._monitors.values())  # Python functions, evaluated at the samples as the Python loop does
+        res = [tuple(float(f(t[i], x[i, :n_q], x[i, n_q:])) for f in monitors) for i in range(k)] if monitors \
+            else [()] * k
+        if sim._record:
+            sim._rows_t.extend(t.tolist())
+            sim._rows_x.extend(x)
+            sim._rows_e.extend(energy)
+            sim._rows_r.extend(res)
+        if sim._writer is not None:
+            for i in range(k):
+                sim._writer.append(float(t[i]), x[i, :n_q], x[i, n_q:], energy[i], res[i])
+        sim._t_sampled, sim._x_sampled = float(t[-1]), x[-1]
+
+    def run(self, t_end: float):
+        sim, integ = self.sim, self.integrator
+        loop, events = integ.loop, sim._events
+        nev = len(events.events)
+        if not t_end >= sim._t:
+            raise ValueError(f"t_end = {t_end!r} s is before the current time {sim._t!r} s")
+        integ.t_bound = t_end
+        while (sim._t < t_end or loop.s.sampling_open) and sim._terminal is None:  # open: samples still due
+            if sim._projection is not None or sim.failed is not None:
+                sim.step()  # one step in C, the projection and the sampling in Python
+                continue
+            start = time.perf_counter()
+            if nev:
+                loop.g[:nev] = events._g
+            loop.s.grid_k = sim._grid_k
+            limit = getattr(sim, "_max_steps", None)  # the Simulator's step limit, checked before every step
+            loop.s.step_limit = -1 if limit is None else int(limit)
+            status = loop.advance(t_end)
+            integ._serial += 1  # the steps handed out before are no longer C's last step
+            self._store()
+            sim._grid_k = int(loop.s.grid_k)
+            if nev:
+                events._g = loop.g[:nev].copy()
+            if status == LoopStatus.STEP or (status == LoopStatus.FAILED and loop.s.fail == 3):  # before the step
+                sim._t, sim._x = float(loop.s.t_old), loop.x_old.copy()
+            else:
+                sim._t, sim._x = float(loop.s.t), loop.x.copy()
+            sim._wall += time.perf_counter() - start
+            if status == LoopStatus.STEP:
+                integ.pending = True
+                sim.step()  # the Python detector checks the step; samples and events as in the Python loop
+            elif status == LoopStatus.FAILED:
+                error = integ.error()
+                sim._fail(error.reason, error.t, sim._t, sim._x, error)
+            elif status == LoopStatus.FULL and sim._t < t_end and hasattr(sim, "_check_limits"):
+                sim._check_limits()  # the step and wall-time limits, as before a step of the Python loop
+        return sim.run(t_end)
+
+
+def _constant_inputs(inputs: Any) -> bool:
+    return inputs is None or isinstance(inputs, Mapping)
+
+
+def compiled_runner(sim, dynamics: Any, method: Method | str, *, params=None, inputs=None,
+                    rtol=1e-8, atol=1e-10, dt=None, t_end=np.inf, max_step=np.inf, min_step=0.0,
+                    first_step=None) -> CompiledRunner | None:
+    """A runner of ``sim`` in C when the run allows it (Kane's equations with the C backend, constant inputs, only
+    EventExpression events of these dynamics, RK4/Euler/DOPRI5), else None. Monitors (Python functions) are
+    evaluated in Python at the samples C takes."""
+    method = Method.parse(method)
+    events = sim._events.events
+    if (not isinstance(dynamics, Dynamics) or dynamics.backend != "c" or method not in _LOOP_METHODS
+            or not _constant_inputs(inputs)):
+        return None
+    fns = [ev.function for ev in events]
+    w = dynamics.model.input_values(inputs)
+    if not all(isinstance(f, EventExpression) and f.dynamics is dynamics and np.array_equal(f.inputs, w)
+               and np.array_equal(f.params, fns[0].params) for f in fns):
+        return None
+    eqs = dynamics.equations
+    try:
+        rhs = dynamics._fn("rhs", ["qdot"], False, solve=True)
+        if not isinstance(rhs, CFunction):
+            return None
+        known = _functions.setdefault(dynamics, {})
+        if sim._has_energy and "energy" not in known:
+            known["energy"] = CFunction(eqs.program, ["kinetic", "potential"])
+        exprs = tuple(f.expr for f in fns)
+        if fns and exprs not in known:
+            known[exprs] = CFunction(_with_output(eqs.program, "g", exprs), ["g"])
+        energy, g = known.get("energy") if sim._has_energy else None, known.get(exprs) if fns else None
+    except CCompileError:
+        return None
+    p = dynamics.model.parameter_values(params)
+    loop = CLoop(rhs, p, w, method=method.value, t=sim._t, x=sim._x,
+                 t_bound=t_end, energy=energy, energy_params=p, events=g,
+                 event_params=fns[0].params if fns else None, rtol=rtol, atol=atol, dt=dt, max_step=max_step,
+                 min_step=min_step, first_step=first_step, output_dt=sim._output_dt, grid_t0=sim._grid_t0)
+    if not loop.started:  # the Python integrator found a first step at this state: C agrees, or the run stays
+        return None
+    return CompiledRunner(sim, CompiledIntegrator(sim._rhs, loop, method, t_end))
