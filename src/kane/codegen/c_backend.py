@@ -201,6 +201,7 @@ class CFunction:
         self._key = None
         self._single = len(layout) == 1 and len(layout[0][2]) == 1
         self._views = tuple((a, a + int(np.prod(sh)), sh) for _, a, sh in layout)
+        self._fb, self._kane_f = ffi.from_buffer, self.lib.kane_f
 
     @property
     def source(self) -> str:
@@ -219,33 +220,32 @@ class CFunction:
         return self._pc_ptr
 
     def __call__(self, t, q, u, params, inputs):
-        if (q.__class__ is np.ndarray and q.dtype is _F64 and q.ndim == 1 and u.__class__ is np.ndarray
-                and u.dtype is _F64 and u.ndim == 1 and params.__class__ is np.ndarray and params.ndim == 1
-                and np.ndim(inputs) == 1 and q.flags.c_contiguous and u.flags.c_contiguous):
+        try:  # one state of float64 arrays: straight into C (from_buffer refuses non-contiguous arrays)
             nbq, nbu, nbp, nbw = self._bytes
-            if q.nbytes != nbq or u.nbytes != nbu:
-                raise KaneError(f"expected q with {nbq // 8} and u with {nbu // 8} entries, got shapes "
-                                f"{q.shape} and {u.shape}")
-            ffi = self.ffi
-            x = self._x
-            x[0] = t
-            ffi.memmove(self._xq, q, nbq)
-            ffi.memmove(self._xu, u, nbu)
-            if nbw:
-                w = np.ascontiguousarray(inputs, dtype=np.float64)
-                if w.nbytes != nbw:
-                    raise KaneError(f"expected {nbw // 8} inputs, got shape {w.shape}")
-                ffi.memmove(self._xw, w, nbw)
-            pc = self.constants(params if params.dtype is _F64 else params.astype(np.float64))
-            out = np.empty(self._nout)
-            self.lib.kane_eval(x, pc, ffi.from_buffer(out))
-            if self._single:
-                return (out,)
-            return tuple(out[a:b].reshape(sh) for a, b, sh in self._views)
+            if (q.dtype is _F64 and u.dtype is _F64 and q.nbytes == nbq and u.nbytes == nbu and q.ndim == 1
+                    and u.ndim == 1 and params.ndim == 1 and params.dtype is _F64 and inputs.ndim == 1):
+                fb = self._fb
+                if nbw:
+                    w = np.ascontiguousarray(inputs, dtype=np.float64)
+                    if w.nbytes != nbw:
+                        raise KaneError(f"expected {nbw // 8} inputs, got shape {w.shape}")
+                    w = fb(w)
+                else:
+                    w = self._xw
+                pc = self.constants(params)
+                out = np.empty(self._nout)
+                self._kane_f(t, fb(q), fb(u), w, pc, fb(out))
+                if self._single:
+                    return (out,)
+                return tuple(out[a:b].reshape(sh) for a, b, sh in self._views)
+        except (AttributeError, ValueError, TypeError):
+            pass
         s = self.sizes
         q, u, p, w = (self._arr(x, s[k], k) for x, k in ((q, "nq"), (u, "nu"), (params, "np"), (inputs, "nw")))
         if q.ndim == 1 and u.ndim == 1 and p.ndim == 1 and w.ndim == 1:
-            return self(t, q, u, p, w)
+            if np.ndim(t):
+                raise KaneError(f"one state takes a scalar time t [s], got an array of shape {np.shape(t)}")
+            return self(float(t), q, u, p, w)
         return self._batch(t, q, u, p, w)
 
     @staticmethod

@@ -142,15 +142,22 @@ def _row(x, B, nd, i):
     return a[i] if _batched(a, B, nd) else a
 
 
-class ScalarPrinter(PythonCodePrinter):
+class _Squares:
+    """Squares as products and reciprocals as divisions (cheaper than pow), for both printers."""
+
     def _print_Pow(self, expr, rational=False):
         b, e = expr.args
         if e == 2:
             return f"(({self._print(b)})*({self._print(b)}))"
         if e == -1:
             return f"(1.0/({self._print(b)}))"
-        if e == sp.Rational(1, 2):
-            return f"math.sqrt({self._print(b)})"
+        return super()._print_Pow(expr, rational)
+
+
+class ScalarPrinter(_Squares, PythonCodePrinter):
+    def _print_Pow(self, expr, rational=False):
+        if expr.exp == sp.Rational(1, 2):
+            return f"math.sqrt({self._print(expr.base)})"
         return super()._print_Pow(expr, rational)
 
     def _print_sign(self, expr):
@@ -158,14 +165,8 @@ class ScalarPrinter(PythonCodePrinter):
         return f"(({a}) > 0) - (({a}) < 0)"
 
 
-class _BatchPrinter(NumPyPrinter):
-    def _print_Pow(self, expr, rational=False):
-        b, e = expr.args
-        if e == 2:
-            return f"(({self._print(b)})*({self._print(b)}))"
-        if e == -1:
-            return f"(1.0/({self._print(b)}))"
-        return super()._print_Pow(expr, rational)
+class _BatchPrinter(_Squares, NumPyPrinter):
+    pass
 
 
 def _ldlt_lines(n, zero, mname, fname, indent):

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..errors import ModelError
+from .values import _scalar
 
 __all__ = [
     "Speeds", "SpeedMap", "JointKinematics", "Joint", "Revolute", "Prismatic", "Cylindrical", "Universal",
@@ -102,16 +103,7 @@ def _check_axis(axis) -> None:
 
 def _axis_component(value, axis):
     """A number or sympy expression; strings are refused (never sympified: model files parse theirs safely)."""
-    if isinstance(value, (str, bytes)):
-        raise ModelError(f"joint axis {axis!r}: component {value!r} is a string; expected a number or a sympy "
-                         "expression (model files parse their expressions with kane.io)")
-    try:
-        out = sp.sympify(value, strict=True)
-    except (sp.SympifyError, TypeError):
-        raise ModelError(f"joint axis {axis!r}: component {value!r} is not a number or a sympy expression") from None
-    if out.is_number and not (out.is_finite and out.is_extended_real):
-        raise ModelError(f"joint axis {axis!r}: component {value!r} is not a finite real number")
-    return out
+    return _scalar(value, f"joint axis {axis!r} component {value!r}")
 
 
 def _skew(v) -> sp.Matrix:
@@ -221,8 +213,21 @@ def _dominant_axis(a: sp.Matrix) -> int:
     return max(range(3), key=lambda i: vals[i])
 
 
+class _FixedAxis(Joint):
+    """A joint about or along one ``axis`` fixed in F and M: its rates are already body-fixed components, so
+    Speeds.BODY is Speeds.RATES."""
+
+    def __post_init__(self):
+        _check_axis(self.axis)  # strings and non-finite numbers fail when the joint is made
+
+    def kinematics(self, q, t=None):
+        if self.speeds is Speeds.BODY:
+            return replace_speeds(self, Speeds.RATES).kinematics(q, t)
+        return Joint.kinematics(self, q, t)
+
+
 @dataclass(frozen=True)
-class Revolute(Joint):
+class Revolute(_FixedAxis):
     """One rotation q about ``axis`` (fixed in F and M). nq = nu = 1."""
 
     axis: object = "z"
@@ -231,29 +236,18 @@ class Revolute(Joint):
     nq = 1
     nu = 1
 
-    def __post_init__(self):
-        _check_axis(self.axis)  # strings and non-finite numbers fail when the joint is made
-
     def transform(self, q):
         return rotation_about(self.axis, q[0]), sp.zeros(3, 1)
 
     def rate_subspace(self, q):
         return sp.Matrix.vstack(_axis_vector(self.axis), sp.zeros(3, 1))
 
-    def body_selection(self):
-        return None
-
-    def kinematics(self, q, t=None):
-        if self.speeds is Speeds.BODY:  # the rate about a fixed axis is already a body-fixed component
-            return replace_speeds(self, Speeds.RATES).kinematics(q, t)
-        return Joint.kinematics(self, q, t)
-
     def axis_partition(self):
         return _partition(1, 0, rot_axes=(_dominant_axis(_axis_vector(self.axis)),))
 
 
 @dataclass(frozen=True)
-class Prismatic(Joint):
+class Prismatic(_FixedAxis):
     """One translation q along ``axis``. nq = nu = 1."""
 
     axis: object = "x"
@@ -262,26 +256,18 @@ class Prismatic(Joint):
     nq = 1
     nu = 1
 
-    def __post_init__(self):
-        _check_axis(self.axis)  # strings and non-finite numbers fail when the joint is made
-
     def transform(self, q):
         return sp.eye(3), _axis_vector(self.axis) * q[0]
 
     def rate_subspace(self, q):
         return sp.Matrix.vstack(sp.zeros(3, 1), _axis_vector(self.axis))
 
-    def kinematics(self, q, t=None):
-        if self.speeds is Speeds.BODY:
-            return replace_speeds(self, Speeds.RATES).kinematics(q, t)
-        return Joint.kinematics(self, q, t)
-
     def axis_partition(self):
         return _partition(0, 1, trn_axes=(_dominant_axis(_axis_vector(self.axis)),))
 
 
 @dataclass(frozen=True)
-class Cylindrical(Joint):
+class Cylindrical(_FixedAxis):
     """Rotation q1 about and translation q2 along the same ``axis``. nq = nu = 2."""
 
     axis: object = "z"
@@ -290,9 +276,6 @@ class Cylindrical(Joint):
     nq = 2
     nu = 2
 
-    def __post_init__(self):
-        _check_axis(self.axis)  # strings and non-finite numbers fail when the joint is made
-
     def transform(self, q):
         return rotation_about(self.axis, q[0]), _axis_vector(self.axis) * q[1]
 
@@ -300,10 +283,6 @@ class Cylindrical(Joint):
         a = _axis_vector(self.axis)
         return sp.Matrix.hstack(sp.Matrix.vstack(a, sp.zeros(3, 1)), sp.Matrix.vstack(sp.zeros(3, 1), a))
 
-    def kinematics(self, q, t=None):
-        if self.speeds is Speeds.BODY:
-            return replace_speeds(self, Speeds.RATES).kinematics(q, t)
-        return Joint.kinematics(self, q, t)
 
     def axis_partition(self):
         k = _dominant_axis(_axis_vector(self.axis))
