@@ -198,7 +198,7 @@ class CFunction:
         self._xq, self._xu, self._xw = ffi.addressof(self._x, 1), ffi.addressof(self._x, 1 + nq), \
             ffi.addressof(self._x, 1 + nq + nu)
         self._bytes = (8 * nq, 8 * nu, 8 * sizes["np"], 8 * nw)
-        self._key = None
+        self._key, self._same = None, None
         self._single = len(layout) == 1 and len(layout[0][2]) == 1
         self._views = tuple((a, a + int(np.prod(sh)), sh) for _, a, sh in layout)
         self._fb, self._kane_f = ffi.from_buffer, self.lib.kane_f
@@ -210,7 +210,10 @@ class CFunction:
 
     def constants(self, params):
         """Load a parameter vector (n_p,) and compute its constants by the C prelude, when it changed."""
+        if params is self._same and not params.flags.writeable:  # the caller's read-only defaults, unchanged
+            return self._pc_ptr
         key = params.tobytes()
+        self._same = params
         if key != self._key:
             if len(key) != self._bytes[2]:
                 raise KaneError(f"expected {self.sizes['np']} parameters, got {len(key) // 8}")
@@ -218,6 +221,14 @@ class CFunction:
             self.lib.kane_prelude(self._pc_ptr)
             self._key = key
         return self._pc_ptr
+
+    def one(self, t, q, u, params, inputs):
+        """The outputs at one state, for arguments already checked: C-contiguous float64 q (n_q,), u (n_u,),
+        params (n_p,) and inputs (n_w,) (:class:`kane.Dynamics` checks them once on its fast path)."""
+        fb = self._fb
+        out = np.empty(self._nout)
+        self._kane_f(t, fb(q), fb(u), fb(inputs) if self._bytes[3] else self._xw, self.constants(params), fb(out))
+        return (out,) if self._single else tuple(out[a:b].reshape(sh) for a, b, sh in self._views)
 
     def __call__(self, t, q, u, params, inputs):
         try:  # one state of float64 arrays: straight into C (from_buffer refuses non-contiguous arrays)

@@ -10,7 +10,7 @@ from .inertia import body_inertia
 from .kinematics import TreeKinematics, cross, dot
 
 __all__ = ["applied_body_forces", "joint_generalized_forces", "energy_expressions", "gravity_potential",
-           "nonconservative_power"]
+           "nonconservative_power", "spring_potential"]
 
 
 def applied_body_forces(model: Model, kin: TreeKinematics):
@@ -72,18 +72,35 @@ def gravity_potential(model: Model, kin: TreeKinematics):
     return pe
 
 
-def nonconservative_power(model: Model, kin: TreeKinematics, potential):
+def spring_potential(model: Model, kin: TreeKinematics):
+    """Potential energy [J] of the linear springs and joint springs (None when a load's potential is unknown)."""
+    pe = sp.S.Zero
+    for s in model.springs:
+        if s.potential is None:
+            return None
+        pa, pb = kin.point_in_ground(s.body_a, s.point_a), kin.point_in_ground(s.body_b, s.point_b)
+        length = sp.sqrt(dot([y - x for x, y in zip(pa, pb)], [y - x for x, y in zip(pa, pb)]))
+        pe += s.potential.xreplace({stretch: length - s.rest_length})
+    for load in model.joint_loads:
+        if load.potential is None:
+            return None
+        pe += load.potential
+    return pe
+
+
+def nonconservative_power(model: Model, kin: TreeKinematics):
     """Power [W] of the loads that have no potential (applied forces and torques, inputs, dampers, joint
     actuators): the power of every applied load, sum f_i . v_i + Q . u, less that of the springs whose potential
-    is part of ``potential`` (their power is -d/dt of it). Along a motion, E' = this power (the work-energy
-    theorem), so its integral is the work that changes the energy. None when ``potential`` is None."""
-    if potential is None:
+    is part of the potential energy (their power is -d/dt of it). Along a motion, E' = this power (the
+    work-energy theorem), so its integral is the work that changes the energy. None when a potential is unknown."""
+    springs = spring_potential(model, kin)
+    if springs is None:
         return None
     b = kin.b
     total = sum((dot(f[:3], v[:3]) + dot(f[3:], v[3:]) for f, v in zip(applied_body_forces(model, kin), kin.vel)),
                 sp.S.Zero)
     total += sum((Q * u for Q, u in zip(joint_generalized_forces(model, kin), model.u)), sp.S.Zero)
-    return b.assign(total + b.time_derivative(potential - gravity_potential(model, kin)))
+    return b.assign(total + (b.time_derivative(springs) if springs != 0 else 0))
 
 
 def energy_expressions(model: Model, kin: TreeKinematics):
@@ -91,24 +108,11 @@ def energy_expressions(model: Model, kin: TreeKinematics):
     springs and joint springs; potential is None when a load's potential is unknown."""
     b = kin.b
     ke = sp.S.Zero
-    pe = sp.S.Zero
-    complete = True
     for i in range(model.n_bodies):
         I = body_inertia(model, i)
         v = kin.vel[i]
         h = I.apply(b, v)
         ke += dot(v[:3], h[:3]) + dot(v[3:], h[3:])
-    pe += gravity_potential(model, kin)
-    for s in model.springs:
-        if s.potential is None:
-            complete = False
-            continue
-        pa, pb = kin.point_in_ground(s.body_a, s.point_a), kin.point_in_ground(s.body_b, s.point_b)
-        length = sp.sqrt(dot([y - x for x, y in zip(pa, pb)], [y - x for x, y in zip(pa, pb)]))
-        pe += s.potential.xreplace({stretch: length - s.rest_length})
-    for load in model.joint_loads:
-        if load.potential is None:
-            complete = False
-        else:
-            pe += load.potential
-    return b.assign(ke / 2), (b.assign(pe) if complete else None)
+    springs = spring_potential(model, kin)
+    pe = None if springs is None else gravity_potential(model, kin) + springs
+    return b.assign(ke / 2), (None if pe is None else b.assign(pe))

@@ -31,6 +31,7 @@ from kane.simulate.integrators import (
     make_integrator,
 )
 from kane.simulate.simulator import InconsistentStartWarning, SimulationError, Simulator, StepInfo, simulate
+from kane.simulate.run_limits import RunInterrupted
 
 __all__ = [
     "AssemblyError",
@@ -50,6 +51,7 @@ __all__ = [
     "Method",
     "RK4",
     "Rhs",
+    "RunInterrupted",
     "ScipyImplicit",
     "SemiImplicitEuler",
     "SimulationError",

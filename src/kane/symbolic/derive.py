@@ -270,7 +270,7 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
     energy_out = {"kinetic": [kinetic]}
     if potential is not None:
         energy_out["potential"] = [potential]
-        energy_out["power"] = [nonconservative_power(model, kin, potential)]
+        energy_out["power"] = [nonconservative_power(model, kin)]
     vec = list
     embedded_outputs = {"M": M, "f": vec(f), "qdot": vec(qdot), "u_full": vec(u_all), "C": vec(C_all),
                         "constraint_residual": vec((A_all * u_all + b_all).applyfunc(b.assign)),

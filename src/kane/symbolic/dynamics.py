@@ -21,6 +21,8 @@ from ..mechanics.arguments import state_arrays
 
 __all__ = ["Dynamics", "SingularityWarning"]
 
+_F64 = np.dtype(np.float64)
+
 
 class SingularityWarning(UserWarning):
     """The state nears a configuration where the embedded equations are singular (see
@@ -44,7 +46,11 @@ class Dynamics:
         self.u_dependent_names = tuple(str(s) for s in equations.u_dependent)
         self._default_params = self.model.parameter_values()
         self._default_inputs = self.model.input_values()
+        self._default_params.setflags(write=False)  # shared by every call: a compiled function may keep its
+        self._default_inputs.setflags(write=False)  # constants for it without re-reading it
         self._fns = {}
+        self._q_shape, self._u_shape = (self.n_q,), (self.n_u,)
+        self._udot_one = None  # u' of one state, the function most often called (the simulators' hot path)
 
     # ---- compiled functions --------------------------------------------------------------------------------
     def _fn(self, key, outputs, batch, solve=False, full=False):
@@ -69,7 +75,16 @@ class Dynamics:
             self._fns[k] = fn
         return fn
 
+    def _plain(self, q, u, params, inputs) -> bool:
+        """One state as contiguous float64 arrays of the right sizes, default parameters and inputs: nothing to
+        check or convert (the fast path of a simulator's calls)."""
+        return (params is None and inputs is None and type(q) is np.ndarray and type(u) is np.ndarray
+                and q.dtype == _F64 and u.dtype == _F64 and q.shape == self._q_shape and u.shape == self._u_shape
+                and q.flags.c_contiguous and u.flags.c_contiguous)
+
     def _args(self, q, u, params, inputs):
+        if self._plain(q, u, params, inputs):
+            return q, u, self._default_params, self._default_inputs, False
         p = self._default_params if params is None else self.model.parameter_values(params)
         w = self._default_inputs if inputs is None else self.model.input_values(inputs)
         q, u, batch = state_arrays(q, u, self.n_q, self.n_u)
@@ -83,8 +98,13 @@ class Dynamics:
 
     def udot(self, t, q, u, params=None, inputs=None) -> np.ndarray:
         """u' (n_u,): solves M u' = f by an unrolled LDL^T factorization."""
+        if self._udot_one is not None and self._plain(q, u, params, inputs):
+            return self._udot_one(t, q, u, self._default_params, self._default_inputs)[0]
         q, u, p, w, batch = self._args(q, u, params, inputs)
-        return self._fn("udot", [], batch, solve=True)(t, q, u, p, w)[0]
+        fn = self._fn("udot", [], batch, solve=True)
+        if not batch:  # a compiled function's unchecked entry for arguments known to be plain
+            self._udot_one = getattr(fn, "one", fn)
+        return fn(t, q, u, p, w)[0]
 
     def rhs(self, t, q, u, params=None, inputs=None):
         """(q', u') in one evaluation: the right-hand side of the first-order ODE."""
