@@ -52,7 +52,7 @@ _ffis: dict = {}
 _libs: dict = {}
 _F64 = np.dtype(np.float64)
 _GENERATOR = hashlib.sha256(b"".join((pathlib.Path(__file__).parent / m).read_bytes()
-                                      for m in ("c_backend.py", "c_print.py"))).hexdigest()  # new printer, new libs
+                                      for m in ("c_backend.py", "c_print.py", "numpy_backend.py"))).hexdigest()  # new printer, new libs
 _lock = threading.Lock()
 
 

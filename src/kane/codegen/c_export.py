@@ -23,7 +23,7 @@ from ..errors import ArgumentError, KaneError
 from ..model import joints as J
 from .c_backend import CPrinter
 from .c_export_text import ENERGY, HEADER, MAIN, MAKEFILE, SOURCE
-from .numpy_backend import _ldlt_lines
+from .numpy_backend import solve_lines
 
 __all__ = ["CExportOptions", "CExport", "export_c"]
 
@@ -160,13 +160,7 @@ class _Writer:
         if solve:
             M, f = prog.outputs["M"], prog.outputs["f"]
             n = M.shape[0]
-            for i in range(n):
-                lines += [f"    const double m{i}_{j} = {printer.doprint(M[i, j])};" for j in range(i + 1)
-                          if M[i, j] != 0]
-                lines.append(f"    const double f{i} = {printer.doprint(f[i])};")
-            lines += [ln + ";" for ln in _ldlt_lines(n, lambda i, j: M[max(i, j), min(i, j)] == 0,
-                                                     lambda i, j: f"m{max(i, j)}_{min(i, j)}", lambda i: f"f{i}",
-                                                     "    const double ")]
+            lines += [f"    const double {ln};" for ln in solve_lines(M, f, printer.doprint)]
             lines += [f"    {solve}[{i}] = x{i};" for i in range(n)]
         if ret:
             lines.append(f"    return {printer.doprint(prog.outputs[ret][0])};")

@@ -10,7 +10,7 @@ from sympy.printing.c import C99CodePrinter
 
 from ..errors import KaneError
 from .c_cache import CCompileError
-from .numpy_backend import _ldlt_lines
+from .numpy_backend import solve_lines
 from .program import Program
 
 __all__ = ["CPrinter", "c_source", "selected_program", "output_layout"]
@@ -126,13 +126,7 @@ def c_source(program: Program, outputs, linear_solve=None, rk4=False):
     if linear_solve is not None:
         M, f = prog.outputs[linear_solve[0]], prog.outputs[linear_solve[1]]
         n = M.shape[0]
-        for i in range(n):
-            for j in range(i + 1):
-                if M[i, j] != 0:
-                    outs.append(f"    const double m{i}_{j} = {printer.doprint(M[i, j])};")
-            outs.append(f"    const double f{i} = {printer.doprint(f[i])};")
-        outs += _c_lines(_ldlt_lines(n, lambda i, j: M[max(i, j), min(i, j)] == 0,
-                                     lambda i, j: f"m{max(i, j)}_{min(i, j)}", lambda i: f"f{i}", ""))
+        outs += _c_lines(solve_lines(M, f, printer.doprint))
         outs += [f"    out[{off + i}] = x{i};" for i in range(n)]
         layout.append((linear_solve[2], off, (n,)))
         off += n

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import sympy as sp
 
-from .numpy_backend import GROUPS, ScalarPrinter, _ldlt_lines, print_assignments
+from .numpy_backend import GROUPS, ScalarPrinter, print_assignments, solve_lines
 from .program import Program
 
 __all__ = ["NumbaFunction"]
@@ -60,11 +60,7 @@ class NumbaFunction:
         if linear_solve is not None:  # u' = M^-1 f by the numpy backend's unrolled LDL^T (structural zeros skipped)
             M, f = prog.outputs[linear_solve[0]], prog.outputs[linear_solve[1]]
             n = M.shape[0]
-            outs += [f"    m{i}_{j} = {printer.doprint(M[i, j].xreplace(rename))}"
-                     for i in range(n) for j in range(i + 1) if M[i, j] != 0]
-            outs += [f"    f{i} = {printer.doprint(f[i].xreplace(rename))}" for i in range(n)]
-            outs += _ldlt_lines(n, lambda i, j: M[max(i, j), min(i, j)] == 0,
-                                lambda i, j: f"m{max(i, j)}_{min(i, j)}", lambda i: f"f{i}", "    ")
+            outs += ["    " + ln for ln in solve_lines(M, f, lambda e: printer.doprint(e.xreplace(rename)))]
             outs += [f"    out[{off + i}] = x{i}" for i in range(n)]
             self.parts.append((off, off + n, (n,)))
             self.outputs += (linear_solve[2],)

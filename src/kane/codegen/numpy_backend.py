@@ -21,7 +21,7 @@ from ..errors import SingularStateError
 from ..model.model import KaneSymbol
 from .program import Program
 
-__all__ = ["CompiledFunction", "compile_program", "print_assignments", "GROUPS", "ScalarPrinter"]
+__all__ = ["CompiledFunction", "compile_program", "print_assignments", "solve_lines", "GROUPS", "ScalarPrinter"]
 
 GROUPS = ("t", "q", "u", "params", "inputs")
 
@@ -195,6 +195,17 @@ def _ldlt_lines(n, zero, mname, fname, indent):
     return [indent + line for line in lines]
 
 
+def solve_lines(M, f, show) -> list[str]:
+    """The lines (``name = expression``, no indentation) that name the lower triangle of the symmetric matrix M
+    (n, n) and the vector f (n,) as m{i}_{j} and f{i} (each printed by ``show``), factor M = L D L^T unrolled with
+    its structural zeros skipped, and solve M x = f: x is left in x0 ... x{n-1}. Every backend prints these."""
+    n = M.shape[0]
+    lines = [f"m{i}_{j} = {show(M[i, j])}" for i in range(n) for j in range(i + 1) if M[i, j] != 0]
+    lines += [f"f{i} = {show(f[i])}" for i in range(n)]
+    return lines + _ldlt_lines(n, lambda i, j: M[max(i, j), min(i, j)] == 0,
+                               lambda i, j: f"m{max(i, j)}_{min(i, j)}", lambda i: f"f{i}", "")
+
+
 def print_assignments(prog: Program, printer, rename: dict):
     """Name every assignment ``z_k`` (recorded in ``rename``) and print it; returns the lines of quantities of
     parameters only (computed once per parameter set), the state-dependent lines, the names of the former and
@@ -303,13 +314,7 @@ def compile_program(program: Program, outputs, *, batch: bool = False, linear_so
         Mname, fname, xname = linear_solve
         M, f = prog.outputs[Mname], prog.outputs[fname]
         n = M.shape[0]
-        for i in range(n):
-            for j in range(i + 1):
-                if M[i, j] != 0:
-                    lines.append(f"    m{i}_{j} = {printer.doprint(M[i, j].xreplace(rename))}")
-            lines.append(f"    f{i} = {printer.doprint(f[i].xreplace(rename))}")
-        lines += _ldlt_lines(n, lambda i, j: M[max(i, j), min(i, j)] == 0,
-                             lambda i, j: f"m{max(i, j)}_{min(i, j)}", lambda i: f"f{i}", "    ")
+        lines += ["    " + ln for ln in solve_lines(M, f, lambda e: printer.doprint(e.xreplace(rename)))]
         if batch:
             lines.append(f"    out_{xname} = np.empty((B, {n}))")
             lines += [f"    out_{xname}[:, {i}] = x{i}" for i in range(n)]
