@@ -5,7 +5,7 @@ of motion with the constraints embedded; :meth:`Equations.compile` gives a numer
 """
 
 from . import algorithms, joints, simulate, switching
-from .errors import DerivationError, KaneError, ModelError
+from .errors import DerivationError, KaneError, ModelError, SingularStateError
 from .io.trajectory import Trajectory, load_trajectory
 from .model.joints import SpeedMap, Speeds
 from .model.model import GROUND, Model, stretch, stretch_rate, t
@@ -17,7 +17,8 @@ from .symbolic.dynamics import Dynamics
 from .analysis import linearize  # also Equations.linearize (attached by kane.analysis)
 
 __all__ = [
-    "System", "Model", "GROUND", "joints", "algorithms", "Speeds", "SpeedMap", "derive", "Embedding", "Equations", "Redundant", "Dynamics",
+    "System", "Model", "GROUND", "joints", "algorithms", "Speeds", "SpeedMap", "derive", "Embedding", "Equations",
+    "Redundant", "Dynamics", "SingularStateError",
     "KaneError", "ModelError", "DerivationError", "t", "stretch", "stretch_rate",
     "simulate", "switching", "Method", "Event", "SimulationError", "Trajectory", "load_trajectory", "assemble",
     "project_positions", "linearize",

@@ -34,6 +34,7 @@ from .io.trajectory import check_output_path
 from .simulate import Method, Simulator, SimulationError, TrajectoryWriter, load_trajectory, make_projection
 from .simulate.run_limits import DEFAULT_MAX_STEPS, interrupt_signals, interrupted_status
 from .simulate.start_check import check_start
+from .simulate.monitors import standard_monitors
 
 __all__ = ["main", "load_model_or_script"]
 
@@ -255,7 +256,8 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
     holonomic = any(b.holonomic is not None and not b.transient for b in dyn.equations.constraint_layout.values())
     sim = Simulator(dyn, t0=s.t_start, q0=q0, u0=u0, method=s.method, rtol=s.rtol, atol=s.atol, dt=s.dt,
                     t_end=s.t_end, params=dict(lm.parameters), inputs=inputs,
-                    monitors=_monitors(dyn, dict(lm.parameters), inputs), output_dt=s.output_dt, writer=writer, max_step=s.max_step,
+                    monitors=standard_monitors(dyn, dict(lm.parameters), inputs), output_dt=s.output_dt, writer=writer,
+                    max_step=s.max_step,
                     projection=make_projection(dyn, params=dict(lm.parameters)) if project and holonomic else None,
                     description=f"{lm.name} ({model})", max_steps=max_steps,
                     max_wall_time=max_wall_time or None)
@@ -299,33 +301,6 @@ def _run(sim, t0, t_end, err: Console, writer, signals):
     finally:
         if progress is not None:
             progress.stop()
-
-
-def _monitors(dyn, params=None, inputs=None) -> dict:
-    """Residuals of the permanent constraints recorded with every sample, as the largest absolute value: motion
-    constraints A u + b [m/s or rad/s], configuration constraints C(q) [m], and unit-quaternion norms; and the
-    power [W] of the loads without a potential (for the work-energy balance), when the potential is known."""
-    model, eqs, out = dyn.model, dyn.equations, {}
-    if dyn.u_dependent_names:  # warns, then stops the run, where the dependent speeds cannot be solved for
-        out["dependent_block_condition"] = dyn.dependent_block_monitor()
-    if eqs.has_potential:
-        out["power"] = lambda t, q, u: float(dyn.power(t, q, u, params, inputs(t, q, u) if callable(inputs)
-                                                       else inputs))
-    n_a, n_c = len(eqs.program.outputs["constraint_residual"]), len(eqs.program.outputs["C"])
-    rows_a, rows_c = np.zeros(n_a, dtype=bool), np.zeros(n_c, dtype=bool)
-    for block in eqs.constraint_layout.values():
-        if not block.transient:
-            rows_a[block.rows] = True
-            if block.holonomic is not None:
-                rows_c[block.holonomic] = True
-    if rows_a.any():
-        out["constraint"] = lambda t, q, u: float(np.max(np.abs(dyn.constraint_residual(t, q, u)[rows_a])))
-    if rows_c.any():
-        out["configuration"] = lambda t, q, u: float(np.max(np.abs(dyn.configuration_residual(t, q)[rows_c])))
-    quats = [idx for _, idx in model.quaternion_indices()]
-    if quats:
-        out["quaternion_norm"] = lambda t, q, u: max(abs(float(np.linalg.norm(q[i])) - 1.0) for i in quats)
-    return out
 
 
 def _energy_rows(dyn, lm, traj) -> list:

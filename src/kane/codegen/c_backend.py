@@ -51,8 +51,8 @@ void kane_f(double t, void *q, void *u, void *w, void *pc, void *out);
 _ffis: dict = {}
 _libs: dict = {}
 _F64 = np.dtype(np.float64)
-_GENERATOR = hashlib.sha256(b"".join((pathlib.Path(__file__).parent / m).read_bytes()
-                                      for m in ("c_backend.py", "c_print.py", "numpy_backend.py"))).hexdigest()  # new printer, new libs
+_PRINTERS = ("c_backend.py", "c_print.py", "numpy_backend.py")  # a new printer, new libraries
+_GENERATOR = hashlib.sha256(b"".join((pathlib.Path(__file__).parent / m).read_bytes() for m in _PRINTERS)).hexdigest()
 _lock = threading.Lock()
 
 

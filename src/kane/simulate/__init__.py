@@ -31,6 +31,7 @@ from kane.simulate.integrators import (
     make_integrator,
 )
 from kane.simulate.simulator import InconsistentStartWarning, SimulationError, Simulator, StepInfo, simulate
+from kane.simulate.monitors import standard_monitors
 from kane.simulate.run_limits import RunInterrupted
 
 __all__ = [
@@ -65,6 +66,7 @@ __all__ = [
     "load_trajectory",
     "make_integrator",
     "simulate",
+    "standard_monitors",
 ]
 
 
