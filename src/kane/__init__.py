@@ -14,6 +14,7 @@ from .options import Method
 from .simulate import Event, SimulationError, assemble, project_positions
 from .symbolic.derive import Embedding, Equations, Redundant, derive
 from .symbolic.dynamics import Dynamics
+from .symbolic.formulation import Formulation, dynamics  # Kane's equations or a recursive algorithm
 from .analysis import linearize  # also Equations.linearize (attached by kane.analysis)
 
 __all__ = [
@@ -21,7 +22,7 @@ __all__ = [
     "Redundant", "Dynamics", "SingularStateError",
     "KaneError", "ModelError", "DerivationError", "t", "stretch", "stretch_rate",
     "simulate", "switching", "Method", "Event", "SimulationError", "Trajectory", "load_trajectory", "assemble",
-    "project_positions", "linearize",
+    "project_positions", "linearize", "Formulation", "dynamics",
 ]
 
 __version__ = "0.1.0"

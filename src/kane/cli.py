@@ -34,7 +34,7 @@ from .io.trajectory import check_output_path
 from .simulate import Method, Simulator, SimulationError, TrajectoryWriter, load_trajectory, make_projection
 from .simulate.run_limits import DEFAULT_MAX_STEPS, interrupt_signals, interrupted_status
 from .simulate.start_check import check_start
-from .simulate.monitors import standard_monitors
+from .simulate.monitors import standard_monitors, work_energy_balance
 
 __all__ = ["main", "load_model_or_script"]
 
@@ -303,30 +303,6 @@ def _run(sim, t0, t_end, err: Console, writer, signals):
             progress.stop()
 
 
-def _energy_rows(dyn, lm, traj) -> list:
-    """The work-energy balance of the run: the energy change E(t_end) - E(t0) [J], the work W [J] of the loads
-    without a potential (inputs, dampers, forces: the trapezoidal integral of the recorded power), and the
-    residual (E(t_end) - E(t0) - W) relative to the larger of |E0|, |W| and the largest kinetic energy."""
-    e = traj.energy
-    try:
-        ke = np.atleast_1d(dyn.kinetic_energy(float(traj.t[0]), traj.q, traj.u, params=dict(lm.parameters)))
-    except KaneError:
-        ke = np.zeros(1)
-    change = float(e[-1] - e[0])
-    if "power" not in traj.residuals:
-        return [("energy change", f"{change:.6g} J (the work of the loads cannot be computed: a load has no known "
-                                  "potential)")]
-    p = traj.residuals["power"]
-    work = float(np.sum(0.5 * (p[1:] + p[:-1]) * np.diff(traj.t)))
-    scale = max(abs(float(e[0])), abs(work), float(np.max(np.abs(ke))), 1e-300)
-    rows = [("energy change", f"{change:.6g} J")]
-    if np.any(p != 0):
-        rows.append(("work of inputs and non-conservative loads", f"{work:.6g} J"))
-    rows.append(("work-energy residual (relative)" if np.any(p != 0) else "energy drift (relative)",
-                 f"{abs(change - work) / scale:.3e}"))
-    return rows
-
-
 def _print_run_summary(console, lm, dyn, traj, path, total_s) -> None:
     st = traj.stats
     table = Table(title=escape(f"{lm.name}: {traj.status}"), title_justify="left", show_header=False)
@@ -335,8 +311,9 @@ def _print_run_summary(console, lm, dyn, traj, path, total_s) -> None:
     rej = "" if st.n_rejected is None else f" ({st.n_rejected} rejected)"
     rows = [("results", str(path)), ("time", f"{traj.t[0]:g} to {traj.t[-1]:g} s, {traj.n_samples} samples"),
             ("method", st.method), ("function evaluations", str(st.n_fev)), ("steps", f"{st.n_accepted}{rej}")]
-    if traj.energy is not None and traj.n_samples:
-        rows += _energy_rows(dyn, lm, traj)
+    balance = work_energy_balance(dyn, traj, dict(lm.parameters)) if traj.energy is not None else None
+    if balance is not None:
+        rows += [(k, v) for k, v in balance.rows() if v]
     for name, label in (("constraint", "max constraint residual"),
                         ("configuration", "max configuration residual [m]"),
                         ("quaternion_norm", "max quaternion norm error")):
@@ -424,6 +401,25 @@ def linearize(model, at, steady, sweep, plot_file, dependent):
                nl=False)
 
 
+@main.command(short_help="Parameter sweep or Monte Carlo on Dask into a resumable HDF5 file.")
+@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@click.option("--grid", multiple=True, metavar="NAME=START:STOP:N", help="A grid axis (parameter, q0.NAME, u0.NAME).")
+@click.option("--random", "randoms", multiple=True, metavar="NAME~uniform(A,B)", help="A random variable.")
+@click.option("-n", type=click.IntRange(min=1), default=100, help="Random points.")
+@click.option("--seed", type=click.IntRange(min=0), default=0)
+@click.option("--t-end", type=float, help="End time [s] of each run (default: the file's t_end).")
+@click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address [default: a local cluster].")
+@click.option("--workers", type=click.IntRange(min=1), default=2, help="Local cluster workers.")
+@click.option("--in-process", is_flag=True, help="Run in this process (no Dask).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default="sweep.h5")
+@_errors
+def sweep(model, grid, randoms, n, seed, t_end, scheduler, workers, in_process, output):
+    """Sweep MODEL; runs already in OUTPUT are skipped (kane.sweep.command)."""
+    from .sweep.command import sweep_command
+    click.echo(sweep_command(load_model_or_script(model), output, grid, randoms, n, seed, t_end, scheduler, workers,
+                             in_process, _console(stderr=True)))
+
+
 # ---- studies -----------------------------------------------------------------------------------------------
 @main.group(short_help="Numerical studies from the seed papers (tables and plots).")
 def study():
@@ -488,6 +484,10 @@ def export_c(model, out_dir, dt, steps):
     _console().print(f"wrote model.c, model.h, main.c, Makefile; build and run: make -C {res.directory} && "
                      f"{res.directory / 'model_demo'}", markup=False, soft_wrap=True)
 
+
+from .realtime.command import realtime_command  # noqa: E402  (the command's logic is in kane.realtime)
+
+main.add_command(realtime_command(load_model_or_script, _errors))
 
 if __name__ == "__main__":
     main()

@@ -6,13 +6,15 @@ import it).
 """
 
 from ..symbolic.derive import Equations
+from .kinematic_outputs import KinematicOutputs, kinematic_outputs
 from .linearize import Linearization, Linearizer, MechanicalForm, Modes, NotSteadyWarning, linearize, linearizer
 from .outputs import SpeedRates, speed_rates
 from .stability import Crossing, EigenSweep, eigenvalue_sweep
 from .steady import SteadyMotion, steady_motion
 
 __all__ = ["Linearization", "Linearizer", "MechanicalForm", "Modes", "NotSteadyWarning", "linearize", "linearizer",
-           "SteadyMotion", "steady_motion", "Crossing", "EigenSweep", "eigenvalue_sweep", "SpeedRates", "speed_rates"]
+           "SteadyMotion", "steady_motion", "Crossing", "EigenSweep", "eigenvalue_sweep", "SpeedRates", "speed_rates",
+           "KinematicOutputs", "kinematic_outputs"]
 
 
 def _equations_linearize(self, q, u, t: float = 0.0, params=None, inputs=None, **options) -> Linearization:

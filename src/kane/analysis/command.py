@@ -50,7 +50,8 @@ def parse_sweep(text: str) -> tuple[str, np.ndarray]:
 def linearize_report(lm, equations, at=(), steady=(), sweep=None, plot=None) -> str:
     """The text of ``kane linearize``: ``lm`` a :class:`kane.io.model_file.LoadedModel`, ``equations`` derived
     from it; ``at`` strings NAME=VALUE (coordinates, speeds, parameters, inputs); ``steady`` unknowns to solve
-    for a steady motion first; ``sweep`` NAME=START:STOP:N; ``plot`` a file for the eigenvalue plot."""
+    for a steady motion first; ``sweep`` NAME=START:STOP:N; ``plot`` a file for the eigenvalue plot of a sweep
+    (default ``<model name>_<swept name>_eigenvalues.png`` in the current directory)."""
     model = equations.model
     q_names, u_names = [str(s) for s in model.q], [str(s) for s in equations.u_independent]
     p_names, w_names = [str(s) for s in model.parameters], [str(s) for s in model.inputs]
@@ -89,7 +90,7 @@ def linearize_report(lm, equations, at=(), steady=(), sweep=None, plot=None) -> 
     lines.append(f"eigenvalues of ({', '.join(result.state_names)}) for {name} from {values[0]:g} to "
                  f"{values[-1]:g} ({len(values)} values)")
     lines.append(result.table())
-    if plot:
-        result.plot(plot)
-        lines.append(f"wrote the eigenvalue plot to {plot}")
+    plot = plot or f"{lm.name}_{name}_eigenvalues.png"
+    result.plot(plot)
+    lines.append(f"wrote the eigenvalue plot to {plot}")
     return "\n".join(lines) + "\n"

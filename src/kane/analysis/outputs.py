@@ -16,7 +16,7 @@ import numpy as np
 from ..codegen.forward import jacobian_name, jacobian_program
 from ..codegen.numpy_backend import compile_program
 from ..errors import ArgumentError
-from ..mechanics.arguments import state_arrays
+from ..mechanics.arguments import real_array, state_arrays
 
 __all__ = ["SpeedRates", "speed_rates"]
 
@@ -48,9 +48,10 @@ class _Rates:
 _CACHE: dict = {}  # id(equations) -> (weak reference to the equations, _Rates)
 
 
-def speed_rates(equations, t, q, u, params=None, inputs=None) -> SpeedRates:
+def speed_rates(equations, t, q, u, params=None, inputs=None, tau=None) -> SpeedRates:
     """:class:`SpeedRates` at (t [s], q (n_q,), independent u (p,)) of :class:`kane.Equations` ``equations``;
-    params and inputs as for :class:`kane.Dynamics`. The derivative program is compiled once per equations."""
+    params and inputs as for :class:`kane.Dynamics`; ``tau`` (p,) extra generalized forces along the independent
+    speeds (M u' = f + tau). The derivative program is compiled once per equations."""
     key = id(equations)
     hit = _CACHE.get(key)
     if hit is None or hit[0]() is not equations:
@@ -60,7 +61,8 @@ def speed_rates(equations, t, q, u, params=None, inputs=None) -> SpeedRates:
     model = equations.model
     q, u, _ = state_arrays(q, u, model.n_q, len(equations.u_independent))
     v = dict(zip(rates.names, rates.fn(float(t), q, u, model.parameter_values(params), model.input_values(inputs))))
-    udot = np.linalg.solve(v["M"], v["f"])
+    f = v["f"] if tau is None else v["f"] + real_array(tau, "tau").reshape(v["f"].shape)
+    udot = np.linalg.solve(v["M"], f)
     dU = v[jacobian_name("u_full", "q")] @ v["qdot"] + v[jacobian_name("u_full", "u")] @ udot
     dU = dU + v[jacobian_name("u_full", "t")][:, 0]
     return SpeedRates(tuple(str(s) for s in model.u), v["u_full"], dU, udot)

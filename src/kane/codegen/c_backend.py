@@ -130,7 +130,8 @@ def _program_key(prog: Program, outputs, linear_solve, rk4) -> bytes:
     """The bytes that identify the C library of a selected program (its pickle: cheap, unlike printing it)."""
     desc = (_GENERATOR, tuple((g, tuple(v)) for g, v in prog.inputs.items()), prog.assignments,
             tuple((k, tuple(m.shape), tuple(m)) for k, m in prog.outputs.items()), sorted(prog.vectors),
-            tuple(outputs), linear_solve, rk4, c_print.SPLIT_ABOVE, c_print.SPLIT_PART)
+            tuple(outputs), linear_solve, rk4, c_print.SPLIT_ABOVE, c_print.SPLIT_PART,
+            c_print.LOOP_SOLVE_ABOVE)
     buf = io.BytesIO()
     pickler = pickle.Pickler(buf, protocol=4)
     pickler.fast = True  # no memo: the bytes depend on the expressions, not on which objects sympy shares

@@ -126,8 +126,16 @@ def c_source(program: Program, outputs, linear_solve=None, rk4=False):
     if linear_solve is not None:
         M, f = prog.outputs[linear_solve[0]], prog.outputs[linear_solve[1]]
         n = M.shape[0]
-        outs += _c_lines(solve_lines(M, f, printer.doprint))
-        outs += [f"    out[{off + i}] = x{i};" for i in range(n)]
+        if n > LOOP_SOLVE_ABOVE:  # unrolled, the factorization is n^3 / 6 lines: the compiler's time and memory
+            outs += [f"    double A[{n * (n + 1) // 2}], F[{n}], Lj[{n}];  /* M's lower triangle by rows, f */"]
+            outs += [f"    A[{i * (i + 1) // 2 + j}] = {printer.doprint(M[i, j]) if M[i, j] != 0 else '0.0'};"
+                     for i in range(n) for j in range(i + 1)]
+            outs += [f"    F[{i}] = {printer.doprint(f[i]) if f[i] != 0 else '0.0'};" for i in range(n)]
+            outs += [f"    kane_ldlt({n}, A, F, out + {off}, Lj);"]
+            parts = _LDLT + parts
+        else:
+            outs += _c_lines(solve_lines(M, f, printer.doprint))
+            outs += [f"    out[{off + i}] = x{i};" for i in range(n)]
         layout.append((linear_solve[2], off, (n,)))
         off += n
     sizes = {"nq": len(groups["q"]), "nu": len(groups["u"]), "np": len(groups["params"]),
@@ -141,6 +149,37 @@ def c_source(program: Program, outputs, linear_solve=None, rk4=False):
 
 #: kernels with more assignments than this are printed in parts of SPLIT_PART assignments
 SPLIT_ABOVE, SPLIT_PART = 1500, 300
+#: a linear solve of more unknowns than this is a loop over M's packed lower triangle (code of size n^2, not n^3)
+LOOP_SOLVE_ABOVE = 24
+
+_LDLT = """/* M x = f by M = L D L^T in place, right-looking: a (n (n + 1) / 2) holds M's lower triangle by rows and receives
+   L below the diagonal (unit diagonal implied) and D on it; l (n) is workspace. Every entry receives the same
+   operations in the same order as in the unrolled solve, and the updates of one step are independent (they
+   pipeline and vectorize, where the sums of a left-looking loop would wait on each other). */
+static void kane_ldlt(int n, double *restrict a, const double *restrict f, double *restrict x, double *restrict l) {
+    for (int j = 0; j < n; ++j) {
+        const double d = a[j * (j + 1) / 2 + j], id = 1.0 / d;
+        for (int i = j + 1; i < n; ++i) l[i] = a[i * (i + 1) / 2 + j] = a[i * (i + 1) / 2 + j] * id;
+        for (int i = j + 1; i < n; ++i) {
+            double *restrict ri = a + i * (i + 1) / 2;
+            const double lij = l[i];
+            for (int c = j + 1; c <= i; ++c) ri[c] = ri[c] - lij * l[c] * d;
+        }
+    }
+    for (int i = 0; i < n; ++i) {
+        const double *ri = a + i * (i + 1) / 2;
+        double s = f[i];
+        for (int k = 0; k < i; ++k) s = s - ri[k] * x[k];
+        x[i] = s;
+    }
+    for (int i = n - 1; i >= 0; --i) {
+        double s = x[i] * (1.0 / a[i * (i + 1) / 2 + i]);
+        for (int k = i + 1; k < n; ++k) s = s - a[k * (k + 1) / 2 + i] * x[k];
+        x[i] = s;
+    }
+}
+
+"""
 
 _PART = """static void kane_part{k}(double t, const double *restrict q, const double *restrict u,
                           const double *restrict p, const double *restrict c, const double *restrict w,

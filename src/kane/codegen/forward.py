@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 import sympy as sp
 
 from .program import Program
-from .trace import ZERO, TraceBuilder, mul
+from .trace import ONE, ZERO, TraceBuilder, mul
 
 __all__ = ["jacobian_program", "jacobian_name"]
 
@@ -23,6 +23,55 @@ __all__ = ["jacobian_program", "jacobian_name"]
 def jacobian_name(output: str, group: str) -> str:
     """The name of the Jacobian of ``output`` with respect to input group ``group``: ``"d{output}_d{group}"``."""
     return f"d{output}_d{group}"
+
+
+def _partial(expr, x):
+    """d expr / d x for one assignment's expression by the rules of sums, products, powers and the elementary
+    functions (each assignment names only a few operations, so the result stays small); sympy's ``diff`` only for
+    what the rules do not cover. Several times faster than ``sp.diff``, which re-derives the same rules through
+    its general dispatch."""
+    if expr.is_Atom:
+        return ONE if expr == x else ZERO
+    if expr.is_Add:
+        return _sum(_partial(a, x) for a in expr.args)
+    if expr.is_Mul:
+        args = expr.args
+        terms = []
+        for k, a in enumerate(args):
+            da = _partial(a, x)
+            if da is not ZERO:
+                rest = args[:k] + args[k + 1:]
+                terms.append(_product(rest + (da,)))
+        return _sum(terms)
+    if expr.is_Pow:
+        base, e = expr.args
+        if e.is_Number:
+            db = _partial(base, x)
+            if db is ZERO:
+                return ZERO
+            lower = base if e == 2 else sp.Pow(base, e - 1, evaluate=False)
+            return _product((e, lower, db))
+    rule = _RULES.get(expr.func)
+    if rule is not None:
+        da = _partial(expr.args[0], x)
+        return ZERO if da is ZERO else _product((rule(expr.args[0]), da))
+    return sp.diff(expr, x)
+
+
+def _sum(terms):
+    terms = [t for t in terms if t is not ZERO]
+    return ZERO if not terms else terms[0] if len(terms) == 1 else sp.Add(*terms)
+
+
+def _product(factors):
+    out = ONE
+    for f in factors:
+        out = out * f
+    return out
+
+
+_RULES = {sp.sin: sp.cos, sp.cos: lambda a: -sp.sin(a), sp.exp: sp.exp, sp.log: lambda a: 1 / a,
+          sp.tan: lambda a: 1 + sp.tan(a) ** 2}
 
 
 def _variables(program: Program, wrt) -> list[tuple[str, tuple]]:
@@ -60,7 +109,7 @@ def jacobian_program(program: Program, outputs: Iterable[str], wrt: str | Iterab
             seeds = {index[x]: sp.S.One} if x in index else tangent.get(x)
             if not seeds:
                 continue
-            partial = b.assign(sp.diff(expr, x))
+            partial = b.assign(_partial(expr, x))
             if partial is ZERO:
                 continue
             for key, dx in seeds.items():

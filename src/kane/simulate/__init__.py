@@ -31,7 +31,7 @@ from kane.simulate.integrators import (
     make_integrator,
 )
 from kane.simulate.simulator import InconsistentStartWarning, SimulationError, Simulator, StepInfo, simulate
-from kane.simulate.monitors import standard_monitors
+from kane.simulate.monitors import WorkEnergyBalance, standard_monitors, work_energy_balance
 from kane.simulate.run_limits import RunInterrupted
 
 __all__ = [
@@ -67,6 +67,8 @@ __all__ = [
     "make_integrator",
     "simulate",
     "standard_monitors",
+    "WorkEnergyBalance",
+    "work_energy_balance",
 ]
 
 

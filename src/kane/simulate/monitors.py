@@ -5,9 +5,13 @@ configuration where the dependent speeds cannot be solved for)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-__all__ = ["standard_monitors"]
+from kane.errors import KaneError
+
+__all__ = ["standard_monitors", "WorkEnergyBalance", "work_energy_balance"]
 
 
 def standard_monitors(dyn, params=None, inputs=None) -> dict:
@@ -37,3 +41,44 @@ def standard_monitors(dyn, params=None, inputs=None) -> dict:
     if quats:
         out["quaternion_norm"] = lambda t, q, u: max(abs(float(np.linalg.norm(q[i])) - 1.0) for i in quats)
     return out
+
+
+@dataclass(frozen=True)
+class WorkEnergyBalance:
+    """The work-energy balance of a run: ``change`` = E(t_end) - E(t0) [J]; ``work`` [J] of the loads without a
+    potential (inputs, dampers, forces: the trapezoidal integral of the recorded power; None when a load has no
+    known potential); ``residual`` |change - work| relative to the largest of |E0|, |work| and the kinetic energy
+    reached (the energy drift when no load works)."""
+
+    change: float
+    work: float | None
+    residual: float | None
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(label, text) lines for a run summary."""
+        if self.work is None:
+            return [("energy change", f"{self.change:.6g} J (the work of the loads cannot be computed: a load has "
+                                      "no known potential)")]
+        driven = self.work != 0.0
+        return [("energy change", f"{self.change:.6g} J"),
+                ("work of inputs and non-conservative loads", f"{self.work:.6g} J" if driven else ""),
+                ("work-energy residual (relative)" if driven else "energy drift (relative)", f"{self.residual:.3e}")]
+
+
+def work_energy_balance(dyn, traj, params=None) -> WorkEnergyBalance | None:
+    """The balance of a trajectory recorded with :func:`standard_monitors` (its ``power`` residual); None for a
+    run without samples or energy."""
+    if traj.energy is None or not traj.n_samples:
+        return None
+    e = traj.energy
+    change = float(e[-1] - e[0])
+    if "power" not in traj.residuals:
+        return WorkEnergyBalance(change, None, None)
+    try:
+        ke = np.atleast_1d(dyn.kinetic_energy(float(traj.t[0]), traj.q, traj.u, params=params))
+    except KaneError:
+        ke = np.zeros(1)
+    p = traj.residuals["power"]
+    work = float(np.sum(0.5 * (p[1:] + p[:-1]) * np.diff(traj.t)))
+    scale = max(abs(float(e[0])), abs(work), float(np.max(np.abs(ke))), 1e-300)
+    return WorkEnergyBalance(change, work, abs(change - work) / scale)

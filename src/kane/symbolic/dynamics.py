@@ -96,8 +96,12 @@ class Dynamics:
         q, u, p, w, batch = self._args(q, u, params, inputs)
         return self._fn("qdot", ["qdot"], batch)(t, q, u, p, w)[0]
 
-    def udot(self, t, q, u, params=None, inputs=None) -> np.ndarray:
-        """u' (n_u,): solves M u' = f by an unrolled LDL^T factorization."""
+    def udot(self, t, q, u, params=None, inputs=None, tau=None) -> np.ndarray:
+        """u' (n_u,): solves M u' = f by an unrolled LDL^T factorization; with ``tau`` (n_u,) extra generalized
+        forces along the independent speeds, M u' = f + tau."""
+        if tau is not None:
+            M, f = self._mf(t, q, u, params, inputs, tau)
+            return np.linalg.solve(M, f[..., None])[..., 0]
         if self._udot_one is not None and self._plain(q, u, params, inputs):
             return self._udot_one(t, q, u, self._default_params, self._default_inputs)[0]
         q, u, p, w, batch = self._args(q, u, params, inputs)
@@ -106,8 +110,10 @@ class Dynamics:
             self._udot_one = getattr(fn, "one", fn)
         return fn(t, q, u, p, w)[0]
 
-    def rhs(self, t, q, u, params=None, inputs=None):
-        """(q', u') in one evaluation: the right-hand side of the first-order ODE."""
+    def rhs(self, t, q, u, params=None, inputs=None, tau=None):
+        """(q', u') in one evaluation: the right-hand side of the first-order ODE (``tau`` as for ``udot``)."""
+        if tau is not None:
+            return self.qdot(t, q, u, params, inputs), self.udot(t, q, u, params, inputs, tau)
         q, u, p, w, batch = self._args(q, u, params, inputs)
         return self._fn("rhs", ["qdot"], batch, solve=True)(t, q, u, p, w)
 
@@ -125,10 +131,35 @@ class Dynamics:
         q, u, p, w, batch = self._args(q, None, params, None)
         return self._fn("M", ["M"], batch)(t, q, u, p, w)[0]
 
-    def forcing(self, t, q, u, params=None, inputs=None) -> np.ndarray:
-        """f (n_u,) of M u' = f."""
+    def forcing(self, t, q, u, params=None, inputs=None, tau=None) -> np.ndarray:
+        """f (n_u,) of M u' = f, plus ``tau`` (n_u,) when given."""
         q, u, p, w, batch = self._args(q, u, params, inputs)
-        return self._fn("f", ["f"], batch)(t, q, u, p, w)[0]
+        f = self._fn("f", ["f"], batch)(t, q, u, p, w)[0]
+        return f if tau is None else f + self._tau(tau, f.shape)
+
+    def _tau(self, tau, shape) -> np.ndarray:
+        tau = np.asarray(tau, dtype=float)
+        if tau.shape[-1:] != (self.n_u,):
+            raise KaneError(f"tau: expected {self.n_u} generalized forces along the independent speeds "
+                            f"({', '.join(self.u_names)}), got shape {tau.shape}")
+        return np.broadcast_to(tau, shape)
+
+    def _mf(self, t, q, u, params, inputs, tau=None):
+        """(M, f + tau) in one evaluation."""
+        q, u, p, w, batch = self._args(q, u, params, inputs)
+        M, f = self._fn("Mf", ["M", "f"], batch)(t, q, u, p, w)
+        return M, (f if tau is None else f + self._tau(tau, f.shape))
+
+    def inverse_dynamics(self, t, q, u, udot, params=None, inputs=None) -> np.ndarray:
+        """The generalized forces tau (n_u,) along the independent speeds that, added to the model's loads,
+        produce the rates ``udot`` (n_u,) of the independent speeds: tau = M u' - f (the constraint forces of the
+        embedded constraints never appear: they do no work along the independent speeds)."""
+        M, f = self._mf(t, q, u, params, inputs)
+        udot = np.asarray(udot, dtype=float)
+        if udot.shape[-1:] != (self.n_u,):
+            raise KaneError(f"udot: expected the rates of the {self.n_u} independent speeds "
+                            f"({', '.join(self.u_names)}), got shape {udot.shape}")
+        return (M @ udot[..., None])[..., 0] - f
 
     def full_speeds(self, t, q, u, params=None) -> np.ndarray:
         """All speeds of the model (n_u of the model), the dependent ones from u_dep = D u + E."""

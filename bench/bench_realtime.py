@@ -1,0 +1,83 @@
+"""Real-time loop benchmark (issue 14): the 7-link chain of models.py, a simulated hand circling its tip through
+the virtual coupler, on the wall clock.
+
+Printed: (1) ``--long`` s (default 60) at 1 kHz with the compiled stepper: missed deadlines (a period whose work
+ends after the next period's start), p50 / p99 / max compute time per period (device read included: the simulated
+hand is integrated in Python each period); (2) the highest rate of 1, 2, 5, 10, 20 and 50 kHz run for ``--short``
+s (default 10) with no missed deadline; (3) the same 1 kHz loop with the Python Simulator as the engine, and the
+ratio of p50 compute times compiled / Python. Run: ``python bench/bench_realtime.py [--long 60] [--short 10]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+import kane
+from kane import realtime as rt
+from kane.realtime.command import circle_path
+
+from models import pendulum_chain_kane
+
+__all__ = ["run", "one_run"]
+
+RATES = (1000.0, 2000.0, 5000.0, 10000.0, 20000.0, 50000.0)
+
+
+def _chain():
+    s = pendulum_chain_kane(7)
+    port = rt.add_coupler(s, "B6", (0.0, 0.0, -1.0))
+    return kane.derive(s).compile(), port
+
+
+def one_run(dyn, port, rate: float, duration: float, engine=rt.Engine.AUTO, log=None) -> rt.LoopResult:
+    """One wall-clock run of the chain at ``rate`` [Hz] for ``duration`` [s]; coupler K = 1000 N/m, B = K T."""
+    cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(1000.0, 1000.0 / rate), max_force=20.0)
+    q0, u0 = np.zeros(7), np.zeros(7)
+    x0, _ = cp.point_state(0.0, q0, u0)
+    hand = rt.SimulatedHand(circle_path(x0), max_force=20.0, workspace=rt.Workspace(tuple(x0 - 2), tuple(x0 + 2)))
+    opts = rt.LoopOptions(rate=rate, duration=duration, engine=engine, flush_every=max(250, int(rate / 4)))
+    return rt.RealtimeLoop(cp, hand, q0, u0, options=opts, log=log).run()
+
+
+def _show(label: str, r: rt.LoopResult) -> None:
+    print(f"{label}: {r.status}; " + "; ".join(r.deadlines.lines()))
+
+
+def run(long: float = 60.0, short: float = 10.0) -> dict:
+    dyn, port = _chain()
+    out = {"backend": dyn.backend}
+    with tempfile.TemporaryDirectory() as tmp:
+        r = one_run(dyn, port, 1000.0, long, log=Path(tmp) / "long.h5")
+        _show(f"7-link chain, {long:g} s at 1 kHz ({r.engine.value})", r)
+        out["long"] = r.deadlines.as_dict()
+        best = None
+        for rate in RATES:
+            r = one_run(dyn, port, rate, short, log=Path(tmp) / f"rate{rate:g}.h5")
+            _show(f"  {rate / 1000:g} kHz for {short:g} s", r)
+            if r.deadlines.missed:
+                break
+            best = rate
+        out["highest_rate_without_miss"] = best
+        print(f"highest rate with no missed deadline in {short:g} s: "
+              f"{'none' if best is None else f'{best / 1000:g} kHz'}")
+        if dyn.backend == "c":
+            py = one_run(dyn, port, 1000.0, short, engine=rt.Engine.PYTHON, log=Path(tmp) / "py.h5")
+            c = one_run(dyn, port, 1000.0, short, engine=rt.Engine.COMPILED, log=Path(tmp) / "c.h5")
+            _show(f"  Python Simulator engine, {short:g} s at 1 kHz", py)
+            _show(f"  compiled engine, {short:g} s at 1 kHz", c)
+            ratio = c.deadlines.compute_p50 / py.deadlines.compute_p50
+            out["p50_ratio_compiled_over_python"] = ratio
+            print(f"p50 compute time per period, compiled / Python engine: {ratio:.3f}")
+    return out
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--long", type=float, default=60.0, help="duration of the 1 kHz run [s]")
+    ap.add_argument("--short", type=float, default=10.0, help="duration of each rate's run [s]")
+    args = ap.parse_args()
+    run(args.long, args.short)

@@ -1,0 +1,31 @@
+"""Real-time haptic display (issue 14): a fixed-rate loop in its own thread, the virtual coupler with its
+sampled-data passivity bound, devices (a simulated hand, the replay of a log), deadline statistics and an HDF5 log.
+
+    >>> port = kane.realtime.add_coupler(system, "B6", (0, 0, -1))
+    >>> dyn = kane.derive(system).compile()
+    >>> coupler = kane.realtime.VirtualCoupler(dyn, port, kane.realtime.CouplerGains(2000.0, 5.0), max_force=20.0)
+    >>> loop = kane.realtime.RealtimeLoop(coupler, hand, q0, u0, log="run.h5")
+    >>> result = loop.run()
+"""
+
+from .coupler import (
+    CouplerForce,
+    CouplerGains,
+    CouplerPort,
+    PassivityWarning,
+    VirtualCoupler,
+    add_coupler,
+    check_gains,
+    passivity_bound,
+)
+from .devices import Device, DeviceSample, Replay, SimulatedHand, Workspace, check_sample
+from .log import LOG_FORMAT, RealtimeLog
+from .loop import ClockMode, Engine, LoopOptions, LoopResult, RealtimeLoop
+from .stats import JITTER_EDGES_S, DeadlineStats, DeadlineSummary
+
+__all__ = [
+    "CouplerForce", "CouplerGains", "CouplerPort", "PassivityWarning", "VirtualCoupler", "add_coupler",
+    "check_gains", "passivity_bound", "Device", "DeviceSample", "Replay", "SimulatedHand", "Workspace",
+    "check_sample", "LOG_FORMAT", "RealtimeLog", "ClockMode", "Engine", "LoopOptions", "LoopResult",
+    "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats", "DeadlineSummary",
+]

@@ -1,0 +1,165 @@
+"""The virtual coupler of Colgate, Stanley and Brown (1995) and Brown and Colgate (1997), as used by Gillespie
+(2003, seed 000, Step 3 of Example 3): a spring and damper between the device handle and a point of a body.
+
+The coupler force on the body point is F = K (x_h - x_b) + B (v_h - v_b) [N] (ground axes; x_h, v_h the handle's
+position [m] and velocity [m/s], x_b, v_b the body point's), saturated to the device's maximum force; the device
+displays -F. F enters the equations of motion as three named System inputs (:func:`add_coupler`), so nothing is
+re-derived when the handle moves.
+
+Sampled-data passivity: a spring K held over a period T (zero-order hold) creates up to K |dx|^2 / 2 of energy per
+period; the damper removes about B |v|^2 T. The coupler (and so the coupled system, for any passive virtual
+system) stays passive when B >= K T / 2 (Colgate's condition, device damping aside), which
+:func:`check_gains` tests, with a :class:`PassivityWarning` naming the bound when it does not hold.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..codegen.c_backend import CCompileError, CFunction
+from ..codegen.numpy_backend import compile_program
+from ..codegen.program import ProgramBuilder
+from ..errors import ArgumentError, ModelError
+from ..mechanics.kinematics import TreeKinematics
+
+__all__ = ["CouplerGains", "PassivityWarning", "passivity_bound", "check_gains", "CouplerPort", "add_coupler",
+           "CouplerForce", "VirtualCoupler"]
+
+
+class PassivityWarning(UserWarning):
+    """The coupler's damping is below the sampled-data passivity bound B >= K T / 2: a stiff virtual contact may
+    gain energy and chatter or go unstable."""
+
+
+@dataclass(frozen=True)
+class CouplerGains:
+    """Translational gains of the coupler: ``stiffness`` K [N/m] and ``damping`` B [N s/m], both >= 0."""
+
+    stiffness: float
+    damping: float
+
+    def __post_init__(self):
+        for name in ("stiffness", "damping"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and np.isfinite(value) and value >= 0):
+                raise ArgumentError(f"coupler gains: {name} must be a finite number >= 0, got {value!r}")
+
+
+def passivity_bound(stiffness: float, period: float, device_damping: float = 0.0) -> float:
+    """The least coupler damping [N s/m] for which a spring of ``stiffness`` K [N/m] sampled every ``period`` T [s]
+    stays passive: K T / 2 - ``device_damping`` (the device's own physical damping [N s/m] counts towards it),
+    never below 0."""
+    if not period > 0:
+        raise ArgumentError(f"passivity bound: the period must be > 0 s, got {period!r}")
+    return max(0.0, stiffness * period / 2.0 - device_damping)
+
+
+def check_gains(gains: CouplerGains, period: float, device_damping: float = 0.0) -> bool:
+    """True when ``gains`` respect the sampled-data passivity bound at ``period`` T [s]; otherwise warn (a
+    :class:`PassivityWarning` naming the bound and the values) and return False."""
+    bound = passivity_bound(gains.stiffness, period, device_damping)
+    if gains.damping >= bound:
+        return True
+    warnings.warn(f"virtual coupler: damping B = {gains.damping:g} N s/m is below the sampled-data passivity bound "
+                  f"B >= K T / 2 = {gains.stiffness:g} * {period:g} / 2 = {bound:g} N s/m (Colgate's condition, "
+                  f"K the stiffness, T the period); the coupled system may gain energy", PassivityWarning,
+                  stacklevel=2)
+    return False
+
+
+@dataclass(frozen=True)
+class CouplerPort:
+    """Where the coupler acts: ``body`` and ``point`` (body axes [m]), and the names of the three System inputs
+    (ground-axes force components [N]) that carry its force."""
+
+    body: str
+    point: tuple
+    inputs: tuple
+
+
+def add_coupler(system, body: str, point=(0.0, 0.0, 0.0), *, prefix: str = "coupler") -> CouplerPort:
+    """Add the coupler's force to ``system`` (a :class:`kane.System`): three inputs ``<prefix>_fx``, ``_fy``,
+    ``_fz`` [N] (ground axes, default 0) and a force of those components at ``point`` (body axes [m]) of ``body``.
+    Raises ModelError, listing the bodies, when ``body`` does not exist."""
+    model = system.compile()
+    model.body_index(body)  # ModelError listing the bodies
+    if body == "ground":
+        raise ModelError("virtual coupler: the coupled body cannot be 'ground'; choose a moving body")
+    point = tuple(float(x) for x in np.asarray(point, dtype=float).reshape(3))
+    names = tuple(f"{prefix}_f{a}" for a in "xyz")
+    system.add_force(body, tuple(system.input(n) for n in names), point=point)
+    return CouplerPort(body, point, names)
+
+
+@dataclass(frozen=True)
+class CouplerForce:
+    """One evaluation of the coupler: ``force`` (3,) [N] on the body point (the device gets -force), ``saturated``
+    whether it was limited, ``power`` [W] flowing from the device into the coupler (force . v_handle),
+    ``spring_energy`` [J] K |x_h - x_b|^2 / 2, and the body point's ``position`` and ``velocity`` (3,)."""
+
+    force: np.ndarray
+    saturated: bool
+    power: float
+    spring_energy: float
+    position: np.ndarray
+    velocity: np.ndarray
+
+
+class VirtualCoupler:
+    """The coupler bound to ``dynamics`` (a :class:`kane.Dynamics` of a system given :func:`add_coupler`'s
+    ``port``): evaluates the body point's position and velocity from (t, q, u) with a Program compiled once (C when
+    the dynamics use the C backend), and the saturated force. ``max_force`` [N] (np.inf: none)."""
+
+    def __init__(self, dynamics, port: CouplerPort, gains: CouplerGains, *, max_force: float = np.inf,
+                 params=None):
+        model = dynamics.model
+        missing = [n for n in port.inputs if n not in dynamics.input_names]
+        if missing:
+            raise ModelError(f"virtual coupler: the dynamics have no input {', '.join(missing)}; build the system "
+                             f"with kane.realtime.add_coupler (inputs: {', '.join(dynamics.input_names) or 'none'})")
+        i = model.body_index(port.body)
+        if not max_force > 0:
+            raise ArgumentError(f"virtual coupler: max_force must be > 0 N, got {max_force!r}")
+        self.dynamics, self.port, self.gains, self.max_force = dynamics, port, gains, float(max_force)
+        self.input_index = np.array([dynamics.input_names.index(n) for n in port.inputs])
+        groups = {"t": (model.t,), "q": model.q, "u": model.u, "params": model.parameters, "inputs": model.inputs}
+        b = ProgramBuilder(groups, prefix="c")
+        kin = TreeKinematics(model, b)
+        prog = b.build({"x": kin.point_in_ground(i, port.point), "v": kin.point_velocity_in_ground(i, port.point)})
+        self._fn = None
+        if dynamics.backend == "c":
+            try:
+                self._fn = CFunction(prog, ["x", "v"])
+            except CCompileError:
+                self._fn = None
+        if self._fn is None:
+            self._fn = compile_program(prog, ["x", "v"])
+        self._params = params
+        self._p = model.parameter_values(params)
+        self._w = model.input_values()
+        self._full = len(dynamics.u_dependent_names) > 0
+
+    def point_state(self, t: float, q, u) -> tuple[np.ndarray, np.ndarray]:
+        """The body point's position (3,) [m] and velocity (3,) [m/s] in ground axes at (t, q, independent u)."""
+        q = np.ascontiguousarray(q, dtype=float)
+        u = np.ascontiguousarray(u, dtype=float)
+        if self._full:
+            u = np.ascontiguousarray(self.dynamics.full_speeds(t, q, u, self._params))
+        x, v = self._fn(float(t), q, u, self._p, self._w)
+        return np.array(x, dtype=float).reshape(3), np.array(v, dtype=float).reshape(3)
+
+    def force(self, t: float, q, u, handle_position, handle_velocity) -> CouplerForce:
+        """The coupler at (t, q, u) with the handle at ``handle_position`` (3,) [m] moving at ``handle_velocity``
+        (3,) [m/s], both ground axes."""
+        x_b, v_b = self.point_state(t, q, u)
+        d = np.asarray(handle_position, dtype=float) - x_b
+        f = self.gains.stiffness * d + self.gains.damping * (np.asarray(handle_velocity, dtype=float) - v_b)
+        norm = float(np.sqrt(f @ f))
+        saturated = norm > self.max_force
+        if saturated:
+            f = f * (self.max_force / norm)
+        return CouplerForce(f, saturated, float(f @ np.asarray(handle_velocity, dtype=float)),
+                            0.5 * self.gains.stiffness * float(d @ d), x_b, v_b)

@@ -1,0 +1,305 @@
+"""Running a sweep: the plan (names checked, points keyed by content hash), in-process or on Dask, into HDF5.
+
+:func:`prepare` derives the model once, checks the swept names against it and gives every point its key, a
+SHA-256 of the model's equations, the point's full parameter values and initial state, the run settings and the
+metric definitions (user functions by their bytecode and constants). :func:`run_sweep` computes the points whose
+keys are not yet in the output file, in-process (a loop over the compiled model) or on Dask (an embedded
+``distributed.LocalCluster`` by default, or the scheduler at ``Execution.scheduler``), and appends each batch of
+finished runs to the file (a failed run is in the file too, and is not retried). On Dask the runs go in chunks
+of up to 16 (about four per worker thread), so the per-task cost of the scheduler is shared. The equations
+travel once to every worker (``Client.scatter(broadcast=True)``) and each worker process compiles them once
+(the C library comes from the on-disk cache under ``$KANE_CACHE_DIR``). A run that fails
+(:class:`kane.SimulationError`, :class:`kane.errors.SingularStateError`) is recorded with its message and last
+good state, and the sweep goes on. Points with the same key (repeated) run once.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ArgumentError, KaneError
+from ..io.model_file import LoadedModel, load_model
+from ..model.system import System
+from ..simulate import SimulationError, simulate
+from .metrics import evaluate_metrics, failed_metrics, metric_columns
+from .spec import Metrics, RunSettings, Sweep, number
+from .store import SweepFile, SweepTable, load_sweep
+
+__all__ = ["SchedulerError", "Execution", "Backend", "Plan", "Task", "SweepResult", "prepare", "run_task",
+           "run_sweep"]
+
+
+class SchedulerError(KaneError, ConnectionError):
+    """The Dask scheduler cannot be reached; the message names its address."""
+
+
+class Backend(enum.Enum):
+    """Where the runs go: ``IN_PROCESS`` (a loop in this process) or ``DASK`` (a LocalCluster or a scheduler)."""
+
+    IN_PROCESS = "in_process"
+    DASK = "dask"
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How to run: ``backend``; for Dask the ``scheduler`` address (None: an embedded LocalCluster of
+    ``workers`` processes with ``threads_per_worker`` threads, or threads of this process when ``processes`` is
+    False) and the ``connect_timeout`` [s] for a scheduler address."""
+
+    backend: Backend = Backend.IN_PROCESS
+    scheduler: str | None = None
+    workers: int = 2
+    threads_per_worker: int = 1
+    processes: bool = True
+    connect_timeout: float = 5.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "backend", Backend(self.backend))
+        for key in ("workers", "threads_per_worker"):
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ArgumentError(f"execution {key}: expected a whole number of at least 1, got {v!r}")
+        object.__setattr__(self, "connect_timeout", number(self.connect_timeout, "execution connect_timeout",
+                                                           positive=True))
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run: its ``key``, the swept ``values`` (in the order of the sweep's names), the full ``params``
+    {name: value}, q0 (n_q,) and u0 (n_u,) (independent speeds)."""
+
+    key: str
+    values: tuple[float, ...]
+    params: dict
+    q0: tuple[float, ...]
+    u0: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A sweep ready to run: the ``equations`` (kane.Equations), their ``model_hash``, the ``names`` swept, the
+    metric ``columns``, and the ``tasks`` in the sweep's order."""
+
+    sweep: Sweep
+    model_name: str
+    equations: object
+    model_hash: str
+    names: tuple[str, ...]
+    columns: tuple[str, ...]
+    tasks: tuple[Task, ...]
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """The outcome of :func:`run_sweep`: ``table`` (every run of the sweep, in the sweep's order), ``done``
+    (runs computed now and completed), ``failed`` (runs computed now that failed), ``skipped`` (already in the
+    file) and the output ``path`` (None in memory)."""
+
+    table: SweepTable
+    done: int
+    failed: int
+    skipped: int
+    path: Path | None
+
+
+def _hex(v: float) -> str:
+    return float(v).hex()
+
+
+def _code_digest(fn: Callable, depth: int = 0) -> str:
+    """A digest of a function's bytecode, constants, names and closure values (not its file or line)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return f"{type(fn).__module__}.{type(fn).__qualname__}:{fn!r}" if depth else getattr(fn, "__qualname__", "")
+    parts = [code.co_code.hex(), repr(code.co_names)]
+    for c in code.co_consts:
+        parts.append(_code_digest(types.FunctionType(c, {}), depth + 1) if isinstance(c, types.CodeType) else repr(c))
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        parts.append(_code_digest(value, depth + 1) if callable(value) else repr(value))
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()
+
+
+def _settings_text(run: RunSettings, metrics: Metrics) -> str:
+    return json.dumps({
+        "t_span": [_hex(v) for v in run.t_span], "method": run.method.value, "rtol": _hex(run.rtol),
+        "atol": _hex(run.atol), "dt": None if run.dt is None else _hex(run.dt),
+        "output_dt": None if run.output_dt is None else _hex(run.output_dt), "max_step": _hex(run.max_step),
+        "events": [[e.name, e.direction, bool(e.terminal), _code_digest(e.function)] for e in run.events],
+        "metrics": [metrics.final, metrics.maxima, metrics.energy_drift,
+                    [[f.name, _code_digest(f.fn)] for f in metrics.functions]]}, sort_keys=True)
+
+
+def _model_hash(equations) -> str:
+    prog = equations.program
+    text = [prog.assignment_text(), *(f"{k} = {prog.outputs[k]}" for k in sorted(prog.outputs)),
+            ",".join(map(str, equations.model.q)), ",".join(map(str, equations.u_independent))]
+    return hashlib.sha256("\n".join(text).encode()).hexdigest()
+
+
+def _loaded(model) -> LoadedModel:
+    if isinstance(model, LoadedModel):
+        return model
+    if isinstance(model, System):
+        return LoadedModel.from_system(model)
+    if isinstance(model, Path):
+        return load_model(model)
+    raise ArgumentError(f"sweep model: expected a kane.System or the path of a model file, got {model!r}")
+
+
+def prepare(sweep: Sweep) -> Plan:
+    """Derive the model, check the swept names and key every point. Unknown names raise ArgumentError listing
+    the model's parameters, coordinates (``q0.NAME``) and independent speeds (``u0.NAME``)."""
+    lm = _loaded(sweep.model)
+    equations = lm.derive(dependent=sweep.dependent)
+    q_names = [str(s) for s in equations.model.q]
+    u_names = [str(s) for s in equations.u_independent]
+    p_names = [str(s) for s in equations.model.parameters]
+    for name in sweep.names:
+        kind, _, rest = name.partition(".")
+        ok = (rest in q_names) if kind == "q0" and rest else (rest in u_names) if kind == "u0" and rest else \
+            name in p_names
+        if not ok:
+            raise ArgumentError(
+                f"sweep of model {lm.name!r}: no parameter, q0.NAME or u0.NAME called {name!r}; the model's "
+                f"parameters: {', '.join(p_names) or '(none)'}; coordinates: {', '.join(q_names)}; independent "
+                f"speeds: {', '.join(u_names)}")
+    model_hash = _model_hash(equations)
+    settings = _settings_text(sweep.run, sweep.metrics)
+    base_p = {n: float(lm.parameters[n]) for n in p_names}
+    tasks, seen = [], set()
+    for point in sweep.points():
+        params = {**base_p, **{n: v for n, v in point.items() if "." not in n}}
+        q0 = tuple(point.get(f"q0.{n}", float(lm.q0[n])) for n in q_names)
+        u0 = tuple(point.get(f"u0.{n}", float(lm.u0[n])) for n in u_names)
+        text = json.dumps([model_hash, settings, sorted((k, _hex(v)) for k, v in params.items()),
+                           [_hex(v) for v in q0], [_hex(v) for v in u0]])
+        key = hashlib.sha256(text.encode()).hexdigest()
+        if key not in seen:
+            seen.add(key)
+            tasks.append(Task(key, tuple(point[n] for n in sweep.names), params, q0, u0))
+    columns = metric_columns(sweep.metrics, sweep.run, q_names, u_names)
+    return Plan(sweep, lm.name, equations, model_hash, sweep.names, columns, tuple(tasks))
+
+
+_CHUNK_MAX = 16  # runs per Dask task at most
+_COMPILED: dict[str, object] = {}  # model hash -> Dynamics, once per process (each Dask worker compiles once)
+
+
+def _dynamics(equations, model_hash: str):
+    dyn = _COMPILED.get(model_hash)
+    if dyn is None:
+        dyn = _COMPILED[model_hash] = equations.compile()
+    return dyn
+
+
+def run_task(task: Task, equations, model_hash: str, run: RunSettings, metrics: Metrics, n_columns: int) -> tuple:
+    """Run one point and return its row (key, status, message, values, metrics). A failure of the run
+    (kane.SimulationError, kane.errors.SingularStateError, an arithmetic error) is a row with status "failed"."""
+    dyn = _dynamics(equations, model_hash)
+    try:
+        traj = simulate(dyn, run.t_span, np.array(task.q0), np.array(task.u0), method=run.method, rtol=run.rtol,
+                        atol=run.atol, dt=run.dt, events=run.events, params=task.params, output_dt=run.output_dt,
+                        max_step=run.max_step)
+        return (task.key, "done", "", task.values, evaluate_metrics(metrics, run, traj))
+    except SimulationError as exc:
+        return (task.key, "failed", str(exc), task.values,
+                failed_metrics(metrics, n_columns, exc.t_good, exc.q, exc.u))
+    except (KaneError, ArithmeticError) as exc:
+        return (task.key, "failed", f"{type(exc).__name__}: {exc}", task.values,
+                failed_metrics(metrics, n_columns, None, None, None))
+
+
+def _in_process(plan: Plan, tasks, sink) -> None:
+    _COMPILED.setdefault(plan.model_hash, plan.equations.compile())
+    s = plan.sweep
+    for task in tasks:
+        sink([run_task(task, plan.equations, plan.model_hash, s.run, s.metrics, len(plan.columns))])
+
+
+def _client(execution: Execution):
+    from distributed import Client, LocalCluster
+
+    if execution.scheduler is None:
+        cluster = LocalCluster(n_workers=execution.workers, threads_per_worker=execution.threads_per_worker,
+                               processes=execution.processes, dashboard_address=None)
+        return Client(cluster), cluster
+    try:
+        return Client(execution.scheduler, timeout=f"{execution.connect_timeout}s"), None
+    except (OSError, TimeoutError) as exc:
+        raise SchedulerError(f"cannot reach the Dask scheduler at {execution.scheduler} within "
+                             f"{execution.connect_timeout:g} s ({type(exc).__name__}: {exc}); start one with "
+                             f"`dask scheduler` or leave the address out for a local cluster") from None
+
+
+def _run_chunk(tasks, equations, model_hash: str, run: RunSettings, metrics: Metrics, n_columns: int) -> list:
+    return [run_task(t, equations, model_hash, run, metrics, n_columns) for t in tasks]
+
+
+def _on_dask(plan: Plan, tasks, sink, execution: Execution) -> None:
+    from distributed import as_completed
+
+    client, cluster = _client(execution)
+    try:
+        s = plan.sweep
+        threads = max(1, sum(client.nthreads().values()))
+        size = max(1, min(_CHUNK_MAX, len(tasks) // (4 * threads)))  # about 4 chunks a thread, results streaming
+        chunks = [tasks[i: i + size] for i in range(0, len(tasks), size)]
+        shared = client.scatter([plan.equations, s.run, s.metrics], broadcast=True)
+        futures = client.map(_run_chunk, chunks, equations=shared[0], model_hash=plan.model_hash, run=shared[1],
+                             metrics=shared[2], n_columns=len(plan.columns), pure=False)
+        for batch in as_completed(futures, with_results=True).batches():
+            sink([row for _, rows in batch for row in rows])
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def run_sweep(sweep: Sweep | Plan, path=None, execution: Execution = Execution(),
+              progress: Callable[[int, int], None] | None = None) -> SweepResult:
+    """Run ``sweep`` and return a :class:`SweepResult`. With ``path``, runs are appended to that HDF5 file as
+    they finish and the keys already there are skipped (resumable); ``progress(finished, total)`` is called after
+    each batch."""
+    plan = sweep if isinstance(sweep, Plan) else prepare(sweep)
+    store = SweepFile(path, plan.model_name, plan.names, plan.columns) if path is not None else None
+    have = store.keys() if store is not None else set()
+    todo = [t for t in plan.tasks if t.key not in have]
+    rows: list[tuple] = []
+    counts = {"done": 0, "failed": 0}
+
+    def sink(batch):
+        rows.extend(batch)
+        for r in batch:
+            counts[r[1]] += 1
+        if store is not None:
+            store.append(batch)
+        if progress is not None:
+            progress(len(rows), len(todo))
+
+    if todo:
+        if execution.backend is Backend.DASK:
+            _on_dask(plan, todo, sink, execution)
+        else:
+            _in_process(plan, todo, sink)
+    if store is not None:
+        table = load_sweep(store.path).sorted_by([t.key for t in plan.tasks])
+    else:
+        table = SweepTable(plan.names, plan.columns, tuple(r[0] for r in rows), tuple(r[1] for r in rows),
+                           tuple(r[2] for r in rows), np.array([r[3] for r in rows], dtype=float).reshape(
+                               len(rows), len(plan.names)),
+                           np.array([r[4] for r in rows], dtype=float).reshape(len(rows), len(plan.columns)))
+        table = table.sorted_by([t.key for t in plan.tasks])
+    return SweepResult(table, counts["done"], counts["failed"], len(plan.tasks) - len(todo),
+                       None if store is None else store.path)

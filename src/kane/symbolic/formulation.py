@@ -1,0 +1,130 @@
+"""``kane.dynamics``: one entry to a numeric dynamics object, Kane's explicit equations or a recursive algorithm.
+
+Kane's explicit equations (:func:`kane.derive`, seed 000) give the cheapest u' for small systems: a few
+microseconds for a handful of bodies. Their mass matrix is dense and its unrolled LDL^T solve grows as n^3, so
+for long chains the recursive articulated-body algorithm (seed 001 §3.3.1, O(n), traced into the same Program IR
+and compiled by the same backend) is cheaper to build and to evaluate. Measured through the C backend on the
+n-link spherical-joint chain (bench/bench_memory_c.py, issue 12): Kane 4.7 us per u' at 5 links (15 DOF),
+9.9 us at 10, 88 us at 20; the ABA 73 us at 100 links; the recursive formulation wins from about 5 spherical
+links. ``formulation="auto"`` therefore takes the ABA from :data:`AUTO_RECURSIVE_FROM_DOF` degrees of freedom on,
+and Kane's equations below that and whenever permanent constraints must be embedded (the recursive algorithms
+take unconstrained trees). The object says which it is (``.formulation``) and why (``.formulation_choice``).
+"""
+
+from __future__ import annotations
+
+import enum
+import warnings
+from dataclasses import dataclass
+
+from ..algorithms.recursive import Algorithm, RecursiveDynamics
+from ..codegen.c_backend import BackendNotice, select_backend
+from ..errors import ArgumentError, ModelError
+from ..model.model import Model
+from ..model.system import System
+from .derive import derive
+
+__all__ = ["Formulation", "FormulationChoice", "AUTO_RECURSIVE_FROM_DOF", "choose_formulation", "dynamics"]
+
+#: ``formulation="auto"`` takes the recursive ABA for unconstrained trees with at least this many degrees of
+#: freedom (5 spherical links: the crossover measured through the C backend, issue 12)
+AUTO_RECURSIVE_FROM_DOF = 15
+
+
+class Formulation(enum.Enum):
+    """Which equations a numeric dynamics object evaluates."""
+
+    KANE = "kane"  # Kane's explicit equations M u' = f (kane.derive, constraints embedded), unrolled LDL^T solve
+    ABA = "aba"  # articulated-body algorithm, O(n) (kane.algorithms.RecursiveDynamics, Algorithm.ABA)
+    CRBA = "crba"  # composite-rigid-body inertia + Cholesky, O(n^3) (RecursiveDynamics, Algorithm.CRBA)
+    AUTO = "auto"  # KANE or ABA by size and constraints (see AUTO_RECURSIVE_FROM_DOF)
+
+    @classmethod
+    def parse(cls, value) -> Formulation:
+        """``value`` as a Formulation; strings match the value or name, case-insensitively ("aba", "KANE")."""
+        if isinstance(value, Formulation):
+            return value
+        key = str(value).strip().lower()
+        for f in cls:
+            if key in (f.value, f.name.lower()):
+                return f
+        raise ArgumentError(f"formulation {value!r}; expected one of {', '.join(f.value for f in cls)} "
+                            "(or a kane.Formulation)")
+
+
+@dataclass(frozen=True)
+class FormulationChoice:
+    """The formulation taken for a model: ``formulation`` (KANE, ABA or CRBA), the one ``requested`` (AUTO
+    included), the model's size (``n_bodies``, ``n_u`` degrees of freedom, ``n_permanent`` permanent
+    constraints) and ``reason``, one sentence."""
+
+    formulation: Formulation
+    requested: Formulation
+    n_bodies: int
+    n_u: int
+    n_permanent: int
+    reason: str
+
+
+def choose_formulation(model: Model | System, formulation: Formulation | str = Formulation.AUTO) -> FormulationChoice:
+    """The formulation for ``model``: the one asked for, or for AUTO Kane's explicit equations where permanent
+    constraints must be embedded or the model has fewer than :data:`AUTO_RECURSIVE_FROM_DOF` degrees of freedom,
+    else the ABA. Counts only (bodies, speeds, constraints): nothing is derived or timed. Raises
+    :class:`kane.ModelError` for a recursive formulation of a model with permanent constraints."""
+    model = _model(model)
+    requested = Formulation.parse(formulation)
+    permanent = [c.name for c in model.constraints if not c.transient]
+    size = dict(n_bodies=model.n_bodies, n_u=model.n_u, n_permanent=len(permanent))
+    if requested is not Formulation.AUTO:
+        if permanent and requested is not Formulation.KANE:
+            raise ModelError(f"model {model.name!r}: formulation {requested.value!r} takes unconstrained trees, but "
+                             f"the model declares permanent constraint(s) {', '.join(map(repr, permanent))}; use "
+                             "formulation='kane' (or 'auto') to embed them, or declare them transient=True")
+        return FormulationChoice(requested, requested, **size, reason="asked for")
+    if permanent:
+        return FormulationChoice(Formulation.KANE, requested, **size, reason=(
+            f"permanent constraints ({', '.join(permanent)}) are embedded by Kane's method only"))
+    if model.n_u < AUTO_RECURSIVE_FROM_DOF:
+        return FormulationChoice(Formulation.KANE, requested, **size, reason=(
+            f"{model.n_u} degrees of freedom (< {AUTO_RECURSIVE_FROM_DOF}): Kane's explicit equations give the "
+            "cheaper u'"))
+    return FormulationChoice(Formulation.ABA, requested, **size, reason=(
+        f"{model.n_u} degrees of freedom (>= {AUTO_RECURSIVE_FROM_DOF}): the O(n) ABA is cheaper to build and to "
+        "evaluate than the dense explicit mass matrix"))
+
+
+def dynamics(system: Model | System, formulation: Formulation | str = Formulation.AUTO, *,
+             backend: str | None = None, **derive_options):
+    """A numeric dynamics object of ``system`` with the interface of :class:`kane.Dynamics` (``qdot``, ``udot``,
+    ``rhs``, ``mass_matrix`` (n_u, n_u), ``forcing`` (n_u,), ``kinetic_energy``, ``potential_energy``,
+    ``energy`` [J], ``constraints``; q (n_q,), u (n_u,), or batches with a leading axis).
+
+    formulation: :class:`Formulation` (or its value): "kane" (:func:`kane.derive` then
+    :meth:`Equations.compile`), "aba" or "crba" (:class:`kane.algorithms.RecursiveDynamics`), "auto" (see
+    :func:`choose_formulation`). backend: "c", "numba", "numpy" or None (C when a compiler is found, else numba,
+    else numpy, with one :class:`BackendNotice` line). ``derive_options`` (dependent, embedding, reference_q,
+    redundant) go to :func:`kane.derive` and are refused by the recursive formulations. The returned object has
+    ``formulation`` (the :class:`Formulation` taken) and ``formulation_choice`` (a :class:`FormulationChoice`).
+    """
+    model = _model(system)
+    choice = choose_formulation(model, formulation)
+    if choice.formulation is Formulation.KANE:
+        dyn = derive(model, **derive_options).compile(backend)
+    else:
+        if derive_options:
+            raise ArgumentError(f"dynamics: {', '.join(sorted(derive_options))} are options of kane.derive; the "
+                                f"{choice.formulation.value!r} formulation takes none")
+        chosen, notice = select_backend(backend)
+        if notice:
+            warnings.warn(notice, BackendNotice, stacklevel=2)
+        method = Algorithm.ABA if choice.formulation is Formulation.ABA else Algorithm.CRBA
+        dyn = RecursiveDynamics(model, method, backend=chosen)
+    dyn.formulation, dyn.formulation_choice = choice.formulation, choice
+    return dyn
+
+
+def _model(system) -> Model:
+    model = system.compile() if isinstance(system, System) else system
+    if not isinstance(model, Model):
+        raise ModelError(f"dynamics: expected a kane.System or kane.Model, got {type(system).__name__}")
+    return model
