@@ -488,6 +488,9 @@ def export_c(model, out_dir, dt, steps):
 from .realtime.command import realtime_command  # noqa: E402  (the command's logic is in kane.realtime)
 
 main.add_command(realtime_command(load_model_or_script, _errors))
+from .viz.viewer import view_command  # noqa: E402  (the command's logic is in kane.viz)
+
+main.add_command(view_command(load_model_or_script, _errors))
 
 if __name__ == "__main__":
     main()

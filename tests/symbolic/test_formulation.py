@@ -64,13 +64,13 @@ def test_auto_takes_kane_for_a_short_chain_and_the_aba_for_a_long_one():
         small.formulation_choice.reason
     big = kane.dynamics(long_, "auto", backend="numpy")
     assert big.formulation is Formulation.ABA and big.method is Algorithm.ABA
-    assert (big.formulation_choice.n_bodies, big.formulation_choice.n_u) == (5, 15)
+    assert (big.formulation_choice.n_bodies, big.formulation_choice.n_u) == (8, 24)
     # the short chain's u' from the ABA equals Kane's: the choice changes the cost, not the answer
     q, u = random_state(short, np.random.default_rng(1))
     assert_close(kane.dynamics(short, "aba", backend="numpy").udot(0.0, q, u), small.udot(0.0, q, u), 1e-10)
-    # the crossover sits between 4 and 5 links (counted, not timed)
-    assert choose_formulation(spherical_chain(4)).formulation is Formulation.KANE
-    assert choose_formulation(spherical_chain(5)).formulation is Formulation.ABA
+    # the crossover sits between 7 and 8 links (counted, not timed)
+    assert choose_formulation(spherical_chain(7)).formulation is Formulation.KANE
+    assert choose_formulation(spherical_chain(8)).formulation is Formulation.ABA
 
 
 def _sled():

@@ -35,7 +35,11 @@ def test_looped_solve_equals_the_unrolled_one_and_numpy(monkeypatch):
     assert "kane_ldlt(" not in unrolled.source
     monkeypatch.setattr(c_print, "LOOP_SOLVE_ABOVE", 3)
     looped = CFunction(eqs.program, ["M", "f"], linear_solve=solve)
-    assert f"kane_ldlt({n}, A, F, out + " in looped.source and looped.lib is not unrolled.lib
+    assert f"kane_ldlt({n}, A, A + {n * (n + 1) // 2}, out + " in looped.source and looped.lib is not unrolled.lib
+    monkeypatch.setattr(c_print, "SPLIT_ABOVE", 10)  # a long kernel: M and f written into the z's array in parts
+    monkeypatch.setattr(c_print, "SPLIT_PART", 40)
+    split = CFunction(eqs.program, ["M", "f"], linear_solve=solve)
+    assert "kane_part1(" in split.source and f"kane_ldlt({n}, Z + " in split.source
     ref = eqs.compile(backend="numpy")
     p, w = model.parameter_values(), model.input_values({"drive": -0.4})
     rng = np.random.default_rng(2)
@@ -46,3 +50,4 @@ def test_looped_solve_equals_the_unrolled_one_and_numpy(monkeypatch):
         assert_close(udot, ref.udot(0.3 * k, q, u, inputs={"drive": -0.4}), 1e-12, f"against numpy, state {k}")
         # the same operations in the same order as the unrolled solve (its structural zeros subtract exact zeros)
         assert np.array_equal(udot, unrolled(0.3 * k, q, u, p, w)[2]), f"against the unrolled solve, state {k}"
+        assert np.array_equal(udot, split(0.3 * k, q, u, p, w)[2]), f"the kernel in parts, state {k}"

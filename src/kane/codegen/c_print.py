@@ -110,7 +110,17 @@ def c_source(program: Program, outputs, linear_solve=None, rk4=False):
         else:
             names[s] = f"z_{k}"
             body.append(f"    const double z_{k} = {text};")
-    parts = ""
+    parts, n_solve = "", prog.outputs[linear_solve[0]].shape[0] if linear_solve is not None else 0
+    if n_solve > LOOP_SOLVE_ABOVE:  # M's lower triangle by rows, then f: in the z's array (and its parts) if split
+        M, f = prog.outputs[linear_solve[0]], prog.outputs[linear_solve[1]]
+        entries = [M[i, j] for i in range(n_solve) for j in range(i + 1)] + list(f)
+        arr, base = ("Z", nz) if split else ("A", 0)
+        fill = [f"    {arr}[{base + k}] = {printer.doprint(e) if e != 0 else '0.0'};" for k, e in enumerate(entries)]
+        if split:
+            body += fill
+            nz += len(entries)
+        else:
+            body += [f"    double A[{len(entries)}];"] + fill
     if split:  # the compiler's register allocation grows faster than the length of a function
         chunks = [body[i:i + SPLIT_PART] for i in range(0, len(body), SPLIT_PART)]
         parts = "".join(_PART.format(k=k, body="\n".join(c)) for k, c in enumerate(chunks))
@@ -127,11 +137,8 @@ def c_source(program: Program, outputs, linear_solve=None, rk4=False):
         M, f = prog.outputs[linear_solve[0]], prog.outputs[linear_solve[1]]
         n = M.shape[0]
         if n > LOOP_SOLVE_ABOVE:  # unrolled, the factorization is n^3 / 6 lines: the compiler's time and memory
-            outs += [f"    double A[{n * (n + 1) // 2}], F[{n}], Lj[{n}];  /* M's lower triangle by rows, f */"]
-            outs += [f"    A[{i * (i + 1) // 2 + j}] = {printer.doprint(M[i, j]) if M[i, j] != 0 else '0.0'};"
-                     for i in range(n) for j in range(i + 1)]
-            outs += [f"    F[{i}] = {printer.doprint(f[i]) if f[i] != 0 else '0.0'};" for i in range(n)]
-            outs += [f"    kane_ldlt({n}, A, F, out + {off}, Lj);"]
+            at = f"Z + {nz - len(entries)}" if split else "A"
+            outs += [f"    double Lj[{n}];", f"    kane_ldlt({n}, {at}, {at} + {len(entries) - n}, out + {off}, Lj);"]
             parts = _LDLT + parts
         else:
             outs += _c_lines(solve_lines(M, f, printer.doprint))
@@ -152,8 +159,8 @@ SPLIT_ABOVE, SPLIT_PART = 1500, 300
 #: a linear solve of more unknowns than this is a loop over M's packed lower triangle (code of size n^2, not n^3)
 LOOP_SOLVE_ABOVE = 24
 
-_LDLT = """/* M x = f by M = L D L^T in place, right-looking: a (n (n + 1) / 2) holds M's lower triangle by rows and receives
-   L below the diagonal (unit diagonal implied) and D on it; l (n) is workspace. Every entry receives the same
+_LDLT = """/* M x = f by M = L D L^T in place, right-looking: a (n (n + 1) / 2) holds M's lower triangle by rows and
+   receives L below the diagonal (unit diagonal implied) and D on it; l (n) is workspace. Every entry receives the same
    operations in the same order as in the unrolled solve, and the updates of one step are independent (they
    pipeline and vectorize, where the sums of a left-looking loop would wait on each other). */
 static void kane_ldlt(int n, double *restrict a, const double *restrict f, double *restrict x, double *restrict l) {

@@ -89,7 +89,7 @@ def _h5open(path: Path, mode: str, options: dict | None = None) -> h5py.File:
             return h5py.File(path, mode, **options)
         except OSError as exc:
             text = str(exc)
-            if "lock" in text.lower() and "locking" not in options:
+            if " lock" in text.lower() and "locking" not in options:  # not "sblock" of a truncated file
                 if time.monotonic() > deadline:
                     options["locking"] = False
                 time.sleep(0.02)

@@ -1,14 +1,15 @@
 """``kane.dynamics``: one entry to a numeric dynamics object, Kane's explicit equations or a recursive algorithm.
 
 Kane's explicit equations (:func:`kane.derive`, seed 000) give the cheapest u' for small systems: a few
-microseconds for a handful of bodies. Their mass matrix is dense and its unrolled LDL^T solve grows as n^3, so
-for long chains the recursive articulated-body algorithm (seed 001 §3.3.1, O(n), traced into the same Program IR
-and compiled by the same backend) is cheaper to build and to evaluate. Measured through the C backend on the
-n-link spherical-joint chain (bench/bench_memory_c.py, issue 12): Kane 4.7 us per u' at 5 links (15 DOF),
-9.9 us at 10, 88 us at 20; the ABA 73 us at 100 links; the recursive formulation wins from about 5 spherical
-links. ``formulation="auto"`` therefore takes the ABA from :data:`AUTO_RECURSIVE_FROM_DOF` degrees of freedom on,
-and Kane's equations below that and whenever permanent constraints must be embedded (the recursive algorithms
-take unconstrained trees). The object says which it is (``.formulation``) and why (``.formulation_choice``).
+microseconds for a handful of bodies. Their mass matrix is dense and its LDL^T solve costs n^3 / 6, so for long
+chains the recursive articulated-body algorithm (seed 001 §3.3.1, O(n), traced into the same Program IR and
+compiled by the same backend) is cheaper to build and to evaluate. Measured through the C backend on the n-link
+spherical-joint chain in one run (bench/bench_memory_c.py, issue 12), u' in us, Kane / ABA: 3.2 / 4.3 at 5 links
+(15 DOF), 4.6 / 5.0 at 7, 5.6 / 5.3 at 8, 8.1 / 6.2 at 10, 41 / 10 at 20; from 8 links on the ABA is also the
+cheaper to build. ``formulation="auto"`` therefore takes the ABA from :data:`AUTO_RECURSIVE_FROM_DOF` degrees of
+freedom on, and Kane's equations below that and whenever permanent constraints must be embedded (the recursive
+algorithms take unconstrained trees). The object says which it is (``.formulation``) and why
+(``.formulation_choice``).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from .derive import derive
 __all__ = ["Formulation", "FormulationChoice", "AUTO_RECURSIVE_FROM_DOF", "choose_formulation", "dynamics"]
 
 #: ``formulation="auto"`` takes the recursive ABA for unconstrained trees with at least this many degrees of
-#: freedom (5 spherical links: the crossover measured through the C backend, issue 12)
-AUTO_RECURSIVE_FROM_DOF = 15
+#: freedom (8 spherical links: the crossover measured through the C backend, issue 12)
+AUTO_RECURSIVE_FROM_DOF = 24
 
 
 class Formulation(enum.Enum):

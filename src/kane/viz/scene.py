@@ -1,0 +1,181 @@
+"""Geometry for display and body poses along a run: the scene the browser viewer draws (kane.viz.viewer).
+
+A body without visual geometry is drawn as the *equivalent box* of its mass m and central inertia: the
+homogeneous box with the same principal moments, its sides along the principal axes,
+
+    a_i^2 = 6 (I_j + I_k - I_i) / m     (I_i = m (a_j^2 + a_k^2) / 12),
+
+centred at the centre of mass; a particle (or a body of zero inertia) as a small sphere at its centre of mass.
+Each joint adds its frames F (in the parent) and M (in the child). The pose of every body frame at every sample
+of a run comes from the model's tree kinematics (:mod:`kane.analysis.kinematic_outputs`).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..analysis.kinematic_outputs import kinematic_outputs
+from ..errors import ArgumentError
+from ..model.model import float_value
+from ..spatial import rotation_to_quaternion
+
+__all__ = ["ShapeKind", "BodyShape", "JointFrame", "Scene", "equivalent_box", "default_shapes", "joint_frames",
+           "body_poses", "build_scene"]
+
+_PALETTE = ((70, 130, 180), (205, 92, 92), (60, 179, 113), (238, 173, 14), (147, 112, 219), (72, 209, 204))
+
+
+class ShapeKind(enum.Enum):
+    """The kind of a drawn shape."""
+
+    BOX = "box"
+    SPHERE = "sphere"
+
+
+@dataclass(frozen=True)
+class BodyShape:
+    """A shape fixed in body ``body``: ``size`` (3,) [m] the box sides (a sphere: its diameter three times),
+    ``position`` (3,) [m] its centre and ``wxyz`` (4,) its axes, both in body axes; ``color`` RGB 0-255."""
+
+    body: str
+    kind: ShapeKind
+    size: tuple[float, float, float]
+    position: tuple[float, float, float]
+    wxyz: tuple[float, float, float, float]
+    color: tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class JointFrame:
+    """A joint frame drawn as axes: joint ``joint``'s frame ``which`` ("F" in the parent, "M" in the child) fixed
+    in ``body`` (a body name or "ground") at ``position`` (3,) [m] with axes ``wxyz`` (4,), in body axes."""
+
+    joint: str
+    which: str
+    body: str
+    position: tuple[float, float, float]
+    wxyz: tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class Scene:
+    """What the viewer draws: ``bodies`` (names), their ``shapes`` and joint ``frames``, and at every sample
+    ``t`` (N,) [s] the body frames' origins ``position`` (N, n_b, 3) [m] and axes ``wxyz`` (N, n_b, 4) (scalar-first
+    quaternions, body axes to ground axes); ``energy`` (N,) [J] or None; ``length`` [m] a size for axes."""
+
+    bodies: tuple[str, ...]
+    shapes: tuple[BodyShape, ...]
+    frames: tuple[JointFrame, ...]
+    t: np.ndarray
+    position: np.ndarray
+    wxyz: np.ndarray
+    energy: np.ndarray | None
+    length: float
+    up: tuple[float, float, float] = (0.0, 0.0, 1.0)
+
+
+def equivalent_box(mass: float, inertia) -> tuple[np.ndarray, np.ndarray]:
+    """(sides (3,) [m], R (3, 3) principal axes as columns, in body axes) of the homogeneous box of ``mass`` [kg]
+    with the central ``inertia`` (3, 3) [kg m^2]; a side that the moments would make imaginary is 0."""
+    moments, axes = np.linalg.eigh(np.asarray(inertia, dtype=float))
+    if np.linalg.det(axes) < 0:
+        axes[:, 2] = -axes[:, 2]
+    sq = 6.0 * (moments.sum() - 2.0 * moments) / mass
+    return np.sqrt(np.clip(sq, 0.0, None)), axes
+
+
+def _values(model, params) -> dict:
+    return dict(zip(model.parameters, model.parameter_values(params)))
+
+
+def _vec(expr, values) -> np.ndarray:
+    return np.array([float_value(e, values) for e in expr], dtype=float).reshape(-1)
+
+
+def _wxyz(R) -> tuple:
+    return tuple(float(x) for x in rotation_to_quaternion(np.asarray(R, dtype=float)))
+
+
+def _length(model, values) -> float:
+    """A size of the model [m]: the largest joint offset or centre-of-mass distance (0.2 m when all are 0)."""
+    sizes = [np.linalg.norm(_vec(b.com, values)) for b in model.bodies]
+    for j in model.joints:
+        sizes += [np.linalg.norm(_vec(j.r_parent_F, values)), np.linalg.norm(_vec(j.r_child_M, values))]
+    return float(max(sizes, default=0.0)) or 0.2
+
+
+def default_shapes(model, params=None) -> tuple[BodyShape, ...]:
+    """The default shape of every body of ``model`` with parameter values ``params`` (name -> value, defaults
+    otherwise): its equivalent box (:func:`equivalent_box`) at its centre of mass, or a sphere of diameter
+    0.1 x the model's size for a particle, a body of zero inertia, or one of zero mass."""
+    values = _values(model, params)
+    dot = 0.1 * _length(model, values)
+    shapes = []
+    for i, body in enumerate(model.bodies):
+        mass = float_value(body.mass, values)
+        inertia = np.array([[float_value(e, values) for e in row] for row in body.inertia.tolist()])
+        com = tuple(_vec(body.com, values))
+        color = _PALETTE[i % len(_PALETTE)]
+        sides, axes = (np.zeros(3), np.eye(3)) if mass <= 0 else equivalent_box(mass, inertia)
+        if body.is_particle or not np.any(sides > 0):
+            shapes.append(BodyShape(body.name, ShapeKind.SPHERE, (dot,) * 3, com, (1.0, 0.0, 0.0, 0.0), color))
+        else:
+            shapes.append(BodyShape(body.name, ShapeKind.BOX, tuple(float(s) for s in sides), com, _wxyz(axes),
+                                    color))
+    return tuple(shapes)
+
+
+def joint_frames(model, params=None) -> tuple[JointFrame, ...]:
+    """The frames F (in the parent, "ground" for the ground) and M (in the child) of every joint of ``model``."""
+    values = _values(model, params)
+    out = []
+    for j in model.joints:
+        parent = "ground" if j.parent < 0 else model.bodies[j.parent].name
+        for which, body, R, r in (("F", parent, j.R_parent_F, j.r_parent_F),
+                                  ("M", model.bodies[j.child].name, j.R_child_M, j.r_child_M)):
+            R = np.array([[float_value(e, values) for e in row] for row in R.tolist()])
+            out.append(JointFrame(j.name, which, body, tuple(_vec(r, values)), _wxyz(R)))
+    return tuple(out)
+
+
+def body_poses(equations, trajectory) -> tuple[np.ndarray, np.ndarray]:
+    """(position (N, n_b, 3) [m], wxyz (N, n_b, 4)) of every body frame at every sample of ``trajectory``, from the
+    kinematics of ``equations`` (a :class:`kane.Equations` or :class:`kane.Dynamics`) with the run's parameters.
+    The run's coordinates and speeds must be those of the equations (an :class:`ArgumentError` says otherwise)."""
+    equations = getattr(equations, "equations", equations)
+    model = equations.model
+    q_names = tuple(str(s) for s in model.q)
+    u_names = tuple(str(s) for s in equations.u_independent)
+    if tuple(trajectory.q_names) != q_names or tuple(trajectory.u_names) != u_names:
+        raise ArgumentError(f"run {trajectory.source or ''}: its coordinates {', '.join(trajectory.q_names)} and "
+                            f"speeds {', '.join(trajectory.u_names)} are not those of model {model.name!r} "
+                            f"({', '.join(q_names)}; {', '.join(u_names)})")
+    outputs = kinematic_outputs(equations)
+    names = [f"{b.name}.{k}" for b in model.bodies for k in ("position", "quaternion")]
+    params = {k: v for k, v in trajectory.params.items() if k in {str(p) for p in model.parameters}}
+    n, nb = trajectory.n_samples, model.n_bodies
+    position, wxyz = np.zeros((n, nb, 3)), np.zeros((n, nb, 4))
+    for k in range(n):
+        vals = outputs.evaluate(names, trajectory.t[k], trajectory.q[k], trajectory.u[k], params or None)
+        for i, b in enumerate(model.bodies):
+            position[k, i] = vals[f"{b.name}.position"]
+            wxyz[k, i] = vals[f"{b.name}.quaternion"]
+    return position, wxyz
+
+
+def build_scene(equations, trajectory) -> Scene:
+    """The :class:`Scene` of ``trajectory`` (a run of ``equations``): default shapes, joint frames and poses."""
+    equations = getattr(equations, "equations", equations)
+    model = equations.model
+    params = {k: v for k, v in trajectory.params.items() if k in {str(p) for p in model.parameters}} or None
+    position, wxyz = body_poses(equations, trajectory)
+    values = _values(model, params)
+    gravity = _vec(model.gravity, values)
+    up = -gravity / np.linalg.norm(gravity) if np.linalg.norm(gravity) > 0 else np.array([0.0, 0.0, 1.0])
+    return Scene(tuple(b.name for b in model.bodies), default_shapes(model, params), joint_frames(model, params),
+                 np.array(trajectory.t), position, wxyz,
+                 None if trajectory.energy is None else np.array(trajectory.energy),
+                 _length(model, values), tuple(float(x) for x in up))

@@ -1,0 +1,194 @@
+"""The browser viewer of a run (``kane view RUN.h5``): a viser server (Python) whose three.js client draws the
+scene of :mod:`kane.viz.scene`, with a time slider, play and pause, playback speed and the run's energy curve.
+
+The run file records the model it came from: ``kane simulate`` writes ``description`` = "NAME (MODEL PATH)". The
+viewer reads that path (relative to the working directory, else to the run file's directory) unless ``--model``
+names the model file; a run written from Python (whose description names no file) needs ``--model``.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ArgumentError
+from ..io.trajectory import load_trajectory
+from .scene import Scene, ShapeKind, build_scene
+
+__all__ = ["ViewOptions", "Viewer", "model_path_of_run", "open_run", "view_command"]
+
+
+@dataclass(frozen=True)
+class ViewOptions:
+    """Where the server listens (``host``, localhost unless asked; ``port``, the next free one when it is taken)
+    and the playback ``speed`` (simulated seconds per second) and frame rate ``fps`` [1/s]."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    speed: float = 1.0
+    fps: float = 30.0
+
+
+def model_path_of_run(run_path, description: str) -> Path:
+    """The model file named in a run's ``description`` ("NAME (PATH)", as ``kane simulate`` writes it), found
+    relative to the working directory or to the run file's directory; an :class:`ArgumentError` when none is."""
+    match = re.search(r"\(([^()]+\.(?:toml|py))\)\s*$", description or "")
+    if match:
+        for candidate in (Path(match.group(1)), Path(run_path).parent / match.group(1)):
+            if candidate.is_file():
+                return candidate
+        raise ArgumentError(f"run {run_path}: its model file {match.group(1)} is not found; give it with --model")
+    raise ArgumentError(f"run {run_path}: the run does not name its model file (description "
+                        f"{description!r}); give the model with --model MODEL")
+
+
+def open_run(run_path, model_path=None, load_model=None) -> tuple:
+    """(trajectory, equations) of the run file ``run_path`` and its model (``model_path``, else the one the run
+    names: :func:`model_path_of_run`), loaded by ``load_model`` (path -> LoadedModel; default the TOML reader),
+    derived with the run's independent speeds."""
+    if load_model is None:
+        from ..io.model_file import load_model
+    traj = load_trajectory(run_path)
+    if traj.n_samples == 0:
+        raise ArgumentError(f"run {run_path}: it holds no samples")
+    lm = load_model(Path(model_path) if model_path else model_path_of_run(run_path, traj.description))
+    model = lm.system.compile()
+    coordinates, speeds = [str(q) for q in model.q], [str(u) for u in model.u]
+    if list(traj.q_names) != coordinates or not set(traj.u_names) <= set(speeds):
+        raise ArgumentError(f"run {run_path}: its coordinates ({', '.join(traj.q_names)}) and speeds "
+                            f"({', '.join(traj.u_names)}) are not those of model {lm.name!r} "
+                            f"({', '.join(coordinates)}; {', '.join(speeds)}); is --model the model of this run?")
+    dependent = [u for u in speeds if u not in traj.u_names]
+    return traj, lm.derive(dependent or None)
+
+
+class Viewer:
+    """A viser server showing ``scene``: body frames carrying their shapes and joint frames, a ground grid, a
+    time slider, play/pause, a checkbox hiding the bodies, speed and the energy curve. ``port`` is the port it
+    listens on (the next free one after ``options.port`` when that is taken); :meth:`show` poses the bodies at a
+    sample, :meth:`close` stops the server."""
+
+    def __init__(self, scene: Scene, options: ViewOptions = ViewOptions()):
+        import viser
+        import viser.uplot as uplot
+
+        self.scene, self.options = scene, options
+        self.server = server = viser.ViserServer(host=options.host, port=options.port, verbose=False)
+        self.port = server.get_port()
+        up = np.asarray(scene.up, dtype=float)
+        server.scene.set_up_direction(scene.up)
+        server.scene.configure_environment_map(hdri=None)  # plain lights: the image map takes seconds to render
+        span = scene.position.reshape(-1, 3)
+        centre = 0.5 * (span.min(axis=0) + span.max(axis=0))
+        reach = float(np.ptp(span, axis=0).max()) + 2 * scene.length
+        side = np.cross(up, [1.0, 0.0, 0.0] if abs(up[0]) < 0.9 else [0.0, 1.0, 0.0])
+        server.initial_camera.look_at = tuple(centre)
+        server.initial_camera.position = tuple(centre + reach * (0.9 * side + 0.4 * np.cross(side, up) + 0.6 * up))
+        plane = ("yz", "xz", "xy")[int(np.argmax(np.abs(up)))]
+        server.scene.add_grid("/grid", width=2 * reach, height=2 * reach, plane=plane,
+                              position=tuple(centre * (1 - np.abs(up))))
+        self._frames = {}
+        for name in scene.bodies:
+            self._frames[name] = server.scene.add_frame(f"/bodies/{name}", axes_length=0.3 * scene.length,
+                                                        axes_radius=0.01 * scene.length)
+        self.shapes = []
+        for s in scene.shapes:
+            path = f"/bodies/{s.body}/shape"
+            if s.kind is ShapeKind.BOX:
+                h = server.scene.add_box(path, color=s.color, dimensions=s.size, position=s.position, wxyz=s.wxyz)
+            else:
+                h = server.scene.add_icosphere(path, radius=0.5 * s.size[0], color=s.color, position=s.position)
+            self.shapes.append(h)
+        for f in scene.frames:
+            root = "" if f.body == "ground" else f"/bodies/{f.body}"
+            server.scene.add_frame(f"{root}/joint_{f.joint}_{f.which}", position=f.position, wxyz=f.wxyz,
+                                   axes_length=0.15 * scene.length, axes_radius=0.006 * scene.length)
+        t = scene.t
+        step = float(np.min(np.diff(t))) if len(t) > 1 else 1.0
+        self.slider = server.gui.add_slider("time [s]", min=float(t[0]), max=float(t[-1]) if len(t) > 1 else
+                                            float(t[0]) + 1.0, step=step, initial_value=float(t[0]))
+        self.play = server.gui.add_checkbox("play", initial_value=False)
+        self.bodies = server.gui.add_checkbox("bodies", initial_value=True)
+        self.bodies.on_update(lambda _: self._show_bodies(self.bodies.value))
+        self.speed = server.gui.add_number("speed", initial_value=options.speed, min=0.01, max=100.0, step=0.01)
+        if scene.energy is not None and len(t) > 1:
+            server.gui.add_uplot(data=(t, scene.energy), series=(uplot.Series(label="t [s]"),
+                                 uplot.Series(label="energy [J]", stroke="red", width=2)), title="energy [J]",
+                                 scales={"x": uplot.Scale(time=False)}, aspect=1.6)
+        self.slider.on_update(lambda _: self.show(self.index(self.slider.value)))
+        self.show(0)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._playback, name="kane-view-playback", daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        """The address to open in a browser."""
+        return f"http://{self.options.host}:{self.port}"
+
+    def index(self, time_s: float) -> int:
+        """The sample nearest ``time_s`` [s]."""
+        k = int(np.searchsorted(self.scene.t, time_s))
+        if k > 0 and (k == len(self.scene.t) or time_s - self.scene.t[k - 1] <= self.scene.t[k] - time_s):
+            k -= 1
+        return k
+
+    def show(self, k: int) -> None:
+        """Pose every body as at sample ``k``."""
+        with self.server.atomic():
+            for i, name in enumerate(self.scene.bodies):
+                self._frames[name].position = self.scene.position[k, i]
+                self._frames[name].wxyz = self.scene.wxyz[k, i]
+        self.current = k
+
+    def _show_bodies(self, visible: bool) -> None:
+        with self.server.atomic():
+            for handle in self._frames.values():
+                handle.visible = bool(visible)
+
+    def _playback(self) -> None:
+        t, period = self.scene.t, 1.0 / self.options.fps
+        while not self._stop.wait(period):
+            if self.play.value and len(t) > 1:
+                now = self.slider.value + float(self.speed.value) * period
+                self.slider.value = float(t[0]) if now > t[-1] else now
+
+    def close(self) -> None:
+        """Stop playback and the server."""
+        self._stop.set()
+        self._thread.join(timeout=2.0)
+        self.server.stop()
+
+
+def view_command(load_model, errors):
+    """The click command ``kane view RUN.h5 [--model MODEL] [--host H] [--port P] [--speed S]``; ``load_model``
+    reads a model file or script, ``errors`` turns a KaneError into one line and exit status 2."""
+    import click
+
+    @click.command(short_help="Play a run back in the browser (viser): time slider, play/pause, energy.")
+    @click.argument("run", type=click.Path(dir_okay=False))
+    @click.option("--model", "model", type=click.Path(dir_okay=False),
+                  help="The run's model file [default: the file named in the run, as `kane simulate` writes it].")
+    @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+    @click.option("--port", default=8080, show_default=True, type=int, help="Port (the next free one if taken).")
+    @click.option("--speed", default=1.0, show_default=True, type=float, help="Playback speed.")
+    @errors
+    def view(run, model, host, port, speed):
+        """Show RUN (an HDF5 file from `kane simulate`) in the browser until Ctrl-C."""
+        traj, eqs = open_run(run, model, load_model)
+        viewer = Viewer(build_scene(eqs, traj), ViewOptions(host, port, speed))
+        if viewer.port != port:
+            click.echo(f"port {port} is in use; serving on port {viewer.port}")
+        click.echo(f"kane view: open {viewer.url} (Ctrl-C to stop)")
+        try:
+            while True:
+                time.sleep(1.0)
+        except KeyboardInterrupt:
+            viewer.close()
+
+    return view
