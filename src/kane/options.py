@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["Method"]
+__all__ = ["Method", "parse_enum"]
 
 
 class Method(enum.Enum):
@@ -25,10 +25,16 @@ class Method(enum.Enum):
     @classmethod
     def parse(cls, value: Method | str) -> Method:
         """Return ``value`` as a Method; strings match the name or value, case-insensitively ("rk4", "DOPRI5")."""
-        if isinstance(value, Method):
-            return value
-        key = str(value).strip().lower()
-        for m in cls:
-            if key in (m.value, m.name.lower()):
-                return m
-        raise ValueError(f"unknown integration method {value!r}; expected one of {[m.value for m in cls]}")
+        found = parse_enum(cls, value)
+        if found is None:
+            raise ValueError(f"unknown integration method {value!r}; expected one of {[m.value for m in cls]}")
+        return found
+
+
+def parse_enum(cls: type[enum.Enum], value):
+    """``value`` as a member of the enum ``cls``: a member, or a string matching a member's value or name
+    case-insensitively; None when nothing matches (the caller raises its own error, naming its option)."""
+    if isinstance(value, cls):
+        return value
+    key = str(value).strip().lower()
+    return next((m for m in cls if key in (str(m.value).lower(), m.name.lower())), None)

@@ -22,6 +22,7 @@ import sympy as sp
 from ..codegen.numpy_backend import compile_program
 from ..codegen.program import OpCount, Program, ProgramBuilder
 from ..errors import DerivationError, KaneError, ModelError
+from ..options import parse_enum
 from ..model.model import KaneSymbol, Model
 from ..model.system import System
 from ..mechanics.constraints import EmbeddingChoice, constraint_rows, select_dependent
@@ -53,11 +54,9 @@ class Redundant(enum.Enum):
 
     @classmethod
     def parse(cls, value) -> Redundant:
-        if isinstance(value, Redundant):
-            return value
-        for r in cls:
-            if str(value).strip().lower() in (r.value, r.name.lower()):
-                return r
+        found = parse_enum(cls, value)
+        if found is not None:
+            return found
         raise ModelError(f"derive: redundant must be one of {[r.value for r in cls]}, got {value!r}")
 
 

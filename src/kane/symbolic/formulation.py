@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from ..algorithms.recursive import Algorithm, RecursiveDynamics
 from ..codegen.c_backend import BackendNotice, select_backend
+from ..options import parse_enum
 from ..errors import ArgumentError, ModelError
 from ..model.model import Model
 from ..model.system import System
@@ -43,12 +44,9 @@ class Formulation(enum.Enum):
     @classmethod
     def parse(cls, value) -> Formulation:
         """``value`` as a Formulation; strings match the value or name, case-insensitively ("aba", "KANE")."""
-        if isinstance(value, Formulation):
-            return value
-        key = str(value).strip().lower()
-        for f in cls:
-            if key in (f.value, f.name.lower()):
-                return f
+        found = parse_enum(cls, value)
+        if found is not None:
+            return found
         raise ArgumentError(f"formulation {value!r}; expected one of {', '.join(f.value for f in cls)} "
                             "(or a kane.Formulation)")
 
