@@ -323,3 +323,21 @@ def test_a_driven_run_reports_its_work_energy_balance(tmp_path):
     work = float(out.output.split("work of inputs and non-conservative loads")[1].split()[1])
     residual = float(out.output.split("work-energy residual (relative)")[1].split()[1])
     assert change > 1.0 and work == pytest.approx(change, rel=1e-3) and residual < 1e-3
+
+
+def test_an_exactly_singular_dependent_block_names_the_dependent_speeds():
+    """The sled with its x rate dependent (chosen at th = 0.5): the block is -sin(th), exactly zero at th = 0,
+    where u' divides by it; the error names the dependent speed and the pivot, for one state and a batch."""
+    from kane.errors import SingularStateError
+
+    s = kane.System("sled")
+    s.add_body("sled", mass=2.0, inertia=(0.1, 0.1, 0.2))
+    s.add_joint("ground", "sled", J.Planar(), name="plane", coordinates=["x", "y", "th"], speeds=["vx", "vy", "w"])
+    s.add_no_slip("edge", "sled", (0, 0, 0), (0, 1, 0))
+    dyn = kane.derive(s, dependent=["vx"], reference_q=[0.0, 0.0, 0.5]).compile(backend="numpy")
+    with pytest.raises(SingularStateError, match=r"constraint block of the dependent speeds vx: they cannot be "):
+        dyn.udot(0.0, [0.0, 0.0, 0.0], [1.0, 0.2])
+    with pytest.raises(SingularStateError, match=r"state 1 of a batch of 2 .* dependent speeds vx"):
+        dyn.udot(0.0, np.array([[0.0, 0.0, 0.5], [0.0, 0.0, 0.0]]), np.array([[1.0, 0.2], [1.0, 0.2]]))
+    # at th = 0.5 the sled moves along its edge: vx = vy cos(th)/sin(th) by hand
+    assert dyn.full_speeds(0.0, [0.0, 0.0, 0.5], [1.0, 0.2])[0] == pytest.approx(np.cos(0.5) / np.sin(0.5), rel=1e-12)

@@ -101,9 +101,11 @@ class CompiledFunction:
         if target.startswith("z_"):
             symbol, expr = prog.assignments[int(target[2:])]
             pivots = list(self._full.outputs.get("dependent_pivots", ()))
-            if expr.is_Pow and expr.exp == -1 and expr.base in pivots:
+            divisor = expr.base if expr.is_Pow and expr.exp == -1 else None
+            k = next((i for i, p in enumerate(pivots) if divisor is not None and p in (divisor, -divisor)), None)
+            if k is not None:  # 1/pivot of the elimination that solves for the dependent speeds (either sign)
                 dependent = [str(s) for s, _ in self._full.assignments if not isinstance(s, KaneSymbol)]
-                return (f"pivot {pivots.index(expr.base)} ({expr.base}) of the constraint block of the dependent "
+                return (f"pivot {k} ({divisor}) of the constraint block of the dependent "
                         f"speeds {', '.join(dependent)}: they cannot be solved for at this configuration; derive "
                         "with other dependent speeds (dependent=[...]) or let kane.switching.OnlineDynamics "
                         "re-select them during the run")
