@@ -21,14 +21,14 @@ import numpy as np
 import pytest
 
 import kane
-from kane import joints as J
 from kane.algorithms import RecursiveDynamics
 from kane.io.urdf import load_urdf
 
 pin = pytest.importorskip("pinocchio")
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from _trees import assert_close, random_inertia, random_rotation  # noqa: E402
+from _pin_pairs import paired_chain  # noqa: E402
+from _trees import assert_close  # noqa: E402
 
 OUTPUTS = ("udot_aba", "udot_crba", "M", "tau")
 
@@ -97,30 +97,8 @@ def _states(model, seed, n=3):
 
 
 def test_hand_built_chain_matches_pinocchio():
-    rng = np.random.default_rng(42)
-    s = kane.System("chain", gravity=(0, 0, -9.81))
-    pm = pin.Model()
     kinds = ["free", "revolute", "revolute", "prismatic", "revolute", "spherical", "revolute"]
-    parent_body, parent_jid = "ground", 0
-    for k, kind in enumerate(kinds):
-        m, c, Ic = float(rng.uniform(0.5, 3.0)), rng.normal(0, 0.2, 3), random_inertia(rng)
-        R, p = (np.eye(3), np.zeros(3)) if k == 0 else (random_rotation(rng), rng.normal(0, 0.4, 3))
-        axis = rng.normal(size=3)
-        axis /= np.linalg.norm(axis)
-        joint, pjoint = {
-            "free": (J.Free(), pin.JointModelFreeFlyer()),
-            "revolute": (J.Revolute(tuple(axis)), pin.JointModelRevoluteUnaligned(*axis)),
-            "prismatic": (J.Prismatic(tuple(axis)), pin.JointModelPrismaticUnaligned(*axis)),
-            "spherical": (J.Spherical(), pin.JointModelSpherical()),
-        }[kind]
-        name = f"B{k}"
-        s.add_body(name, mass=m, com=tuple(c), inertia=Ic.tolist())
-        # the body frame is the joint's frame M in both: Pinocchio's joint placement is kane's (parent_point,
-        # parent_rotation) in the parent body's frame
-        s.add_joint(parent_body, name, joint, name=f"j{k}", parent_point=tuple(p), parent_rotation=R.tolist())
-        jid = pm.addJoint(parent_jid, pjoint, pin.SE3(R, p), f"j{k}")
-        pm.appendBodyToJoint(jid, pin.Inertia(m, c, Ic), pin.SE3.Identity())
-        parent_body, parent_jid = name, jid
+    s, pm, _, _ = paired_chain(np.random.default_rng(42), kinds, root_at_origin=True)
     model = s.compile()
     _compare(model, pm, _states(model, 7))
 

@@ -10,13 +10,11 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import kane
-from kane import joints as J
 from kane.analysis import kinematic_outputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "algorithms"))
 from _analysis_models import rolling_disk  # noqa: E402
-from _trees import random_inertia, random_rotation  # noqa: E402
 
 RIM = {"rim": ("disk", (0.4 * np.cos(0.3), 0.05, 0.4 * np.sin(0.3)))}
 
@@ -66,35 +64,17 @@ def test_point_accelerations_equal_differences_of_a_simulated_trajectory(tmp_pat
 
 
 pin = pytest.importorskip("pinocchio")
+from _pin_pairs import paired_chain  # noqa: E402
 
 
 def test_point_kinematics_match_pinocchio_frames():
     rng = np.random.default_rng(5)
-    s = kane.System("chain", gravity=(0, 0, -9.81))
-    pm = pin.Model()
-    pm.gravity = pin.Motion(np.array([0, 0, -9.81, 0, 0, 0]))
-    kinds = ["revolute", "prismatic", "spherical", "revolute"]
-    parent_body, parent_jid, points, frames = "ground", 0, {}, {}
-    for k, kind in enumerate(kinds):
-        m, c = float(rng.uniform(0.5, 3.0)), rng.normal(0, 0.2, 3)
-        Ic, R = random_inertia(rng), random_rotation(rng)
-        p = rng.normal(0, 0.4, 3)
-        axis = rng.normal(size=3)
-        axis /= np.linalg.norm(axis)
-        joint, pjoint = {
-            "revolute": (J.Revolute(tuple(axis)), pin.JointModelRevoluteUnaligned(*axis)),
-            "prismatic": (J.Prismatic(tuple(axis)), pin.JointModelPrismaticUnaligned(*axis)),
-            "spherical": (J.Spherical(), pin.JointModelSpherical()),
-        }[kind]
-        name = f"B{k}"
-        s.add_body(name, mass=m, com=tuple(c), inertia=Ic.tolist())
-        s.add_joint(parent_body, name, joint, name=f"j{k}", parent_point=tuple(p), parent_rotation=R.tolist())
-        jid = pm.addJoint(parent_jid, pjoint, pin.SE3(R, p), f"j{k}")
-        pm.appendBodyToJoint(jid, pin.Inertia(m, c, Ic), pin.SE3.Identity())
+    s, pm, jids, names = paired_chain(rng, ["revolute", "prismatic", "spherical", "revolute"])
+    points, frames = {}, {}
+    for k, (jid, name) in enumerate(zip(jids, names)):
         point = rng.normal(0, 0.5, 3)
         points[f"P{k}"] = (name, tuple(point))
         frames[f"P{k}"] = pm.addFrame(pin.Frame(f"P{k}", jid, pin.SE3(np.eye(3), point), pin.FrameType.OP_FRAME))
-        parent_body, parent_jid = name, jid
     model = s.compile()
     eqs = kane.derive(model)
     ko = kinematic_outputs(eqs, points)
