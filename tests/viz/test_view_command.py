@@ -15,20 +15,13 @@ from click.testing import CliRunner
 
 import kane
 from kane.cli import main
-from kane.io.model_file import load_model
 
 CART = Path(__file__).resolve().parents[2] / "examples" / "shopping_cart.toml"
 
 
 @pytest.fixture(scope="module")
-def cart_run(tmp_path_factory):
-    lm = load_model(CART)
-    dyn = lm.derive().compile()
-    q0, u0 = lm.initial_state(dyn)
-    run = tmp_path_factory.mktemp("view") / "cart.h5"
-    kane.simulate(dyn, (0.0, 0.5), q0, u0, params=dict(lm.parameters), inputs=lm.input_function(dyn),
-                  output_dt=0.05, path=run, description=f"{lm.name} ({CART})")
-    return run
+def cart_run(make_cart_run):
+    return make_cart_run(0.5, 0.05)
 
 
 def _view(*args):

@@ -2,20 +2,15 @@
 the system Chromium; never Playwright's own download) opens the viewer on a shopping-cart run; the screenshot
 differs from the empty scene where the bodies are drawn, and moving the time slider in the page moves them."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-import kane
-from kane.io.model_file import load_model
 from kane.viz.scene import build_scene
 from kane.viz.screenshots import changed, chromium_path, launch_chromium, settled, wait_until
 from kane.viz.viewer import Viewer, ViewOptions, open_run
 
 pytestmark = pytest.mark.browser
 
-CART = Path(__file__).resolve().parents[2] / "examples" / "shopping_cart.toml"
 CLIP = {"x": 0, "y": 150, "width": 460, "height": 450}  # the 3D view below the notice, left of the panel [px]
 WAIT_S = 20.0  # bounded waits, generous for a loaded 2-core machine
 
@@ -29,13 +24,8 @@ def _chromium() -> str:
 
 
 @pytest.fixture(scope="module")
-def viewer(tmp_path_factory):
-    lm = load_model(CART)
-    dyn = lm.derive().compile()
-    q0, u0 = lm.initial_state(dyn)
-    run = tmp_path_factory.mktemp("view") / "cart.h5"
-    kane.simulate(dyn, (0.0, 2.0), q0, u0, params=dict(lm.parameters), inputs=lm.input_function(dyn),
-                  output_dt=0.02, path=run, description=f"{lm.name} ({CART})")
+def viewer(make_cart_run):
+    run = make_cart_run(2.0, 0.02)
     traj, eqs = open_run(run)  # the model found from the path the run records
     v = Viewer(build_scene(eqs, traj), ViewOptions(port=8690))
     yield v
