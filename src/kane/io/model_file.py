@@ -35,6 +35,9 @@ Schema (tables and their keys; ``expr`` = a number or an expression string; ``ve
     [simulation]   t_start = 0.0; t_end = 10.0; method = "dopri5" | "rk4" | "semi_implicit_euler" | "radau"
                    | "bdf"; rtol = 1e-8; atol = 1e-10; dt (fixed-step methods); output_dt = 0.01; max_step;
                    dependent = [speed names] (default: chosen automatically)
+    [realtime], [[visuals]], [[surfaces]], [[contacts]]
+                   read by kane.realtime, kane.viz and kane.surfaces (see their docs); kept as data on
+                   ``LoadedModel.tables`` and checked through ``LoadedModel.context(table, index)``
 
 Symbols in scope: parameters, inputs, joint coordinates and speeds, and ``t`` in loads, constraints and speed
 maps; spring tensions add ``stretch`` and ``stretch_rate``; mass properties and joint placements use parameters
@@ -65,7 +68,7 @@ from ..errors import ArgumentError, DerivationError, ModelError
 from ..model.system import System, t
 from ..symbolic.derive import derive
 from .model_context import Ctx, Loader, ModelFileError, SimulationSettings, type_name
-from .model_tables import (TOP_TABLES, add_bodies, add_constraint, add_joints, add_load, model_defaults,
+from .model_tables import (EXTENSION_TABLES, TOP_TABLES, add_bodies, add_constraint, add_joints, add_load, model_defaults,
                            simulation_settings)
 
 __all__ = ["ModelFileError", "SimulationSettings", "LoadedModel", "check_dependent", "load_model", "parse_model"]
@@ -87,6 +90,17 @@ class LoadedModel:
     simulation: SimulationSettings = field(default_factory=SimulationSettings)
     input_laws: Mapping[str, sp.Expr] = field(default_factory=dict)
     description: str = ""
+    tables: Mapping[str, object] = field(default_factory=dict, repr=False)
+    loader: Loader | None = field(default=None, repr=False, compare=False)
+
+    def context(self, table: str, index: int | None = None) -> Ctx:
+        """A checking context for the extension table ``table`` (one of ``EXTENSION_TABLES``; ``index`` for an
+        array of tables): its ``error(key, reason)``, ``check_keys``, ``number``, ``vector``... raise a
+        :class:`ModelFileError` naming this file, the table, the key and the line."""
+        data = self.tables.get(table, [] if TOP_TABLES.get(table) is list else {})
+        item = data if index is None else data[index]
+        loader = self.loader or Loader("", self.path or self.name)
+        return Ctx(loader, table, item, index)
 
     @classmethod
     def from_system(cls, system: System, path=None, simulation: SimulationSettings | None = None) -> LoadedModel:
@@ -236,5 +250,5 @@ def parse_model(text: str, path="<string>") -> LoadedModel:
     sctx = Ctx(L, "simulation", doc.get("simulation", {}))
     check_dependent(settings.dependent, model, lambda reason: sctx.error("dependent", reason))
     return LoadedModel(None if path == "<string>" else Path(path), name, system, *model_defaults(model), settings, laws,
-                       mctx.string("description", "") or "")
+                       mctx.string("description", "") or "", {k: doc[k] for k in EXTENSION_TABLES if k in doc}, L)
 

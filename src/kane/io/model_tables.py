@@ -10,11 +10,15 @@ from ..model.system import GROUND, stretch, stretch_rate, t
 from ..options import Method
 from .model_context import Ctx, SimulationSettings, type_name
 
-__all__ = ["TOP_TABLES", "model_defaults", "add_bodies", "add_joints", "add_load", "add_constraint",
+__all__ = ["TOP_TABLES", "EXTENSION_TABLES", "model_defaults", "add_bodies", "add_joints", "add_load", "add_constraint",
            "simulation_settings"]
 
 TOP_TABLES = {"model": dict, "parameters": dict, "inputs": dict, "bodies": list, "joints": list, "loads": list,
-        "constraints": list, "simulation": dict}
+        "constraints": list, "simulation": dict, "realtime": dict, "visuals": list, "surfaces": list,
+        "contacts": list}
+# tables read by the packages above io (kane.realtime, kane.viz) or by their own io module: kept as data on
+# LoadedModel.tables and checked there through LoadedModel.context (errors name the file, table, key and line)
+EXTENSION_TABLES = ("realtime", "visuals", "surfaces", "contacts")
 _JOINT_COMMON = {"name", "type", "parent", "child", "coordinates", "speed_names", "parent_point", "child_point",
                  "parent_rotation", "child_rotation", "q0", "u0", "speeds"}
 _JOINT_KINDS = {"revolute": {"axis"}, "prismatic": {"axis"}, "cylindrical": {"axis"}, "universal": {"sequence"},
