@@ -1,7 +1,8 @@
 # kane: two commands on a fresh machine.
 #   make run   - make a virtual environment, install kane, simulate the shopping cart, write out/cart.h5 and a plot
 #   make test  - the whole test suite (under 10 minutes on 2 cores)
-#   make screenshots - PNGs of the cart run in the browser viewer (Debian's chromium), out/cart_view_*.png
+#   make screenshots - PNGs of the cart run and of the UR5 (URDF meshes) in the browser viewer (Debian's chromium),
+#                      out/cart_view_*.png, out/ur5_robot_view_*.png
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -27,6 +28,7 @@ run: $(STAMP)
 
 screenshots: run
 	$(BIN)/python -m kane.viz.screenshots out/cart.h5 -o out
+	$(BIN)/python -m kane.viz.screenshots --urdf ur5 -o out
 
 test: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2

@@ -25,8 +25,10 @@ SECTIONS = [
     ("linearize", "linearization against sympy's linearize; the bicycle's sweep", "bench_linearize", {}),
     ("io", "trajectory files: kane's writer against a plain h5py file", "bench_trajectory_io", {}),
     ("realtime", "real-time loop at 1 kHz: deadlines and compute time", "bench_realtime", {}),
+    ("realtime_switching", "real-time loop with a switching caster (cart, 1 kHz)", "bench_realtime_switching", {}),
     ("sweep", "sweeps: in-process against Dask with one and two workers", "bench_sweep", {}),
     ("surfaces", "NURBS evaluation against geomdl", "bench_surfaces", {}),
+    ("assembly", "a drag-assembly frame of a 10-body linkage with a surface contact vs scipy", "bench_assembly", {}),
 ]
 
 if __name__ == "__main__":

@@ -327,15 +327,17 @@ def _print_run_summary(console, lm, dyn, traj, path, total_s) -> None:
 
 # ---- plot and info -----------------------------------------------------------------------------------------
 @main.command(short_help="Plot a run: coordinates, speeds, energy, residuals.")
-@click.argument("run", type=click.Path(dir_okay=False))
+@click.argument("run", type=click.Path())
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Image file; the format follows the extension (.png, .svg, .pdf) [default: RUN with .png].")
 @_errors
 def plot(run, output):
     """Plot a run (an HDF5 file from `kane simulate`): coordinates, speeds, energy and residuals against time,
-    with events marked."""
+    with events marked; or a sweep's results file (`kane sweep`): metric maps and histograms."""
     from .viz.plots import plot_trajectory
-
+    from .viz.sweep_plot import is_sweep_file, plot_sweep
+    if is_sweep_file(run):  # a sweep's results: metric maps and histograms (kane.viz.sweep_plot)
+        return _console().print(f"wrote {plot_sweep(run, output).path}", markup=False)
     traj = load_trajectory(run)
     out = Path(output) if output else Path(run).with_suffix(".png")
     plot_trajectory(traj, out)
@@ -411,13 +413,15 @@ def linearize(model, at, steady, sweep, plot_file, dependent):
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address [default: a local cluster].")
 @click.option("--workers", type=click.IntRange(min=1), default=2, help="Local cluster workers.")
 @click.option("--in-process", is_flag=True, help="Run in this process (no Dask).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default="sweep.h5")
+@click.option("--points", type=click.Path(dir_okay=False), help="CSV of points (header: names).")
+@click.option("--trajectories", is_flag=True, help="Keep each run's samples in OUTPUT.")
+@click.option("-o", "--output", type=click.Path(), default="sweep.h5", help="HDF5 file, or NAME.zarr (Zarr).")
 @_errors
-def sweep(model, grid, randoms, n, seed, t_end, scheduler, workers, in_process, output):
+def sweep(model, grid, randoms, n, seed, t_end, scheduler, workers, in_process, points, trajectories, output):
     """Sweep MODEL; runs already in OUTPUT are skipped (kane.sweep.command)."""
     from .sweep.command import sweep_command
     click.echo(sweep_command(load_model_or_script(model), output, grid, randoms, n, seed, t_end, scheduler, workers,
-                             in_process, _console(stderr=True)))
+                             in_process, _console(stderr=True), points, trajectories))
 
 
 # ---- studies -----------------------------------------------------------------------------------------------
@@ -488,7 +492,10 @@ def export_c(model, out_dir, dt, steps):
 from .realtime.command import realtime_command  # noqa: E402  (the command's logic is in kane.realtime)
 
 main.add_command(realtime_command(load_model_or_script, _errors))
-from .viz.viewer import view_command  # noqa: E402  (the command's logic is in kane.viz)
+from .simulate.drag_command import assemble_command  # noqa: E402  (the command's logic is in kane.simulate)
+
+main.add_command(assemble_command(load_model_or_script, _errors))
+from .viz.command import view_command  # noqa: E402  (the command's logic is in kane.viz)
 
 main.add_command(view_command(load_model_or_script, _errors))
 

@@ -1,12 +1,19 @@
 """``kane realtime``: the closing summary and the log, on the virtual clock (no result depends on timing)."""
 
+import io
+import re
+from pathlib import Path
+
 import h5py
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from kane.cli import main
-from kane.errors import ArgumentError
-from kane.realtime.command import parse_couple
+from kane.errors import ArgumentError, ModelError
+from kane.io.model_file import load_model
+from kane.realtime.command import _status_writer, parse_couple
+from kane.realtime.model_table import realtime_settings
 
 CHAIN = "examples/planar_chain.toml"
 
@@ -38,3 +45,70 @@ def test_parse_couple():
     assert parse_couple("link7") == ("link7", (0.0, 0.0, 0.0))
     with pytest.raises(ArgumentError, match="three finite numbers"):
         parse_couple("link7:1,0")
+
+
+CART = "examples/shopping_cart.toml"
+
+
+def test_the_model_files_realtime_table_is_all_the_command_needs(tmp_path):
+    out = tmp_path / "cart.h5"
+    res = CliRunner().invoke(main, ["realtime", CART, "--device", "sim", "--duration", "0.3", "--virtual-clock",
+                                    "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "status: completed" in res.output and "missed deadlines: " in res.output
+    assert " of 300 periods" in res.output  # rate 1000 Hz from the table, 0.3 s
+    with h5py.File(out, "r") as f:
+        x_h, v_h = f["hand_position"][:], f["hand_velocity"][:]
+        x_b, v_b, force = f["point_position"][:], f["point_velocity"][:], f["force"][:]
+    # [realtime] point = [-0.3, 0, 0] of body B, which starts at the origin with q3 = 0
+    assert x_b[0].tolist() == pytest.approx([-0.3, 0.0, 0.0], abs=1e-12)
+    # the coupler's gains of the table, K = 500 N/m and B = 5 N s/m (no saturation below max_force = 40 N)
+    np.testing.assert_allclose(force, 500.0 * (x_h - x_b) + 5.0 * (v_h - v_b), rtol=0, atol=1e-9)
+    # the hand walks forward along +x (hand_path = "line"), dragging the cart
+    assert x_h[-1, 0] - x_h[0, 0] > 0.005 and force[-1, 0] > 0
+
+
+def _cart_with(tmp_path, table):
+    text = Path(CART).read_text().split("[realtime]")[0] + "[realtime]\n" + table
+    path = tmp_path / "cart.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("table, message", [
+    ('body = "basket"\n', r"\[realtime\], key 'body' \(line \d+\): no body named 'basket'; expected one of: B, C"),
+    ('body = "B"\nstiffnes = 3.0\n', r"\[realtime\], key 'stiffnes' \(line \d+\): unknown key; allowed keys: body"),
+    ('body = "B"\ndevice = "mouse"\n',
+     r"\[realtime\], key 'device' \(line \d+\): expected one of 'sim', 'udp', 'replay'"),
+    ('body = "B"\nrate = -5\n', r"\[realtime\], key 'rate' \(line \d+\): expected a number > 0, got -5"),
+    ('body = "B"\npoint = [1, 2]\n', r"\[realtime\], key 'point' \(line \d+\): expected a list of 3 finite numbers"),
+])
+def test_realtime_table_errors_name_the_file_table_and_key(tmp_path, table, message):
+    path = _cart_with(tmp_path, table)
+    with pytest.raises(ModelError, match=rf"model file {re.escape(str(path))}: {message}"):
+        realtime_settings(load_model(path))
+    res = CliRunner().invoke(main, ["realtime", str(path), "--virtual-clock", "-o", str(tmp_path / "x.h5")])
+    assert res.exit_code == 2 and "[realtime]" in res.output
+
+
+def test_no_coupling_point_anywhere_is_a_clear_error(tmp_path):
+    res = CliRunner().invoke(main, ["realtime", CHAIN, "--virtual-clock", "-o", str(tmp_path / "x.h5")])
+    assert res.exit_code == 2 and "give --couple BODY:X,Y,Z, or body (and point)" in res.output
+
+
+class _Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_status_line_is_rewritten_in_place_on_a_tty_only():
+    assert _status_writer(io.StringIO())[0] is None
+    stream = _Tty()
+    status, end = _status_writer(stream)
+    status("t 1.00 s  periods 1000")
+    status("t 2.00 s  periods 20")
+    end()
+    text = stream.getvalue()
+    assert "\n" not in text and text.count("\r") == 4
+    assert text.split("\r")[2] == "t 2.00 s  periods 20  "  # padded over the longer previous line
+    assert text.endswith("\r" + " " * 22 + "\r")

@@ -160,7 +160,7 @@ class _Noisy(_Silent):
         s = self.hand.read(t)
         k = int(round(t / T))
         if k in self.bad:
-            return rt.DeviceSample(s.t, s.position + (np.nan if self.bad[k] == "nan" else 100.0), s.velocity)
+            return rt.DeviceSample(s.t, np.add(s.position, np.nan if self.bad[k] == "nan" else 100.0), s.velocity)
         return s
 
 
@@ -230,3 +230,32 @@ def test_stop_ends_with_zero_force_and_the_log_saved(wall, tmp_path):
     log = _read(tmp_path / "stop.h5")
     assert log["attrs"]["status"] == "stopped" and log["t"].shape == (result.deadlines.periods,)
     assert result.t == pytest.approx(result.deadlines.periods * T, rel=1e-12)
+
+
+def test_the_log_writer_process_writes_what_the_thread_writes(tmp_path):
+    rng = np.random.default_rng(3)
+    rows = rng.normal(size=(2600, 22))
+    rows[:, 19] = rng.integers(0, 3, 2600)  # sample_status
+    q, u = rng.normal(size=(2600, 2)), rng.normal(size=(2600, 1))
+
+    def energy(t, q, u):  # any batch function of the block: here sum q^2 + u^2 + t
+        return np.sum(q * q, axis=1) + np.sum(u * u, axis=1) + t
+
+    data = []
+    for process in (False, True):
+        log = rt.RealtimeLog(tmp_path / f"p{process}.h5", ["a", "b"], ["c"], flush_every=1000, energy=energy,
+                             process=process)
+        for k in range(2600):
+            log.record([*rows[k, :20], 0.0, 0.0], q[k], u[k])
+            log.set_timing(*rows[k, 20:])
+        log.close("completed", {}, {})
+        data.append(_read(tmp_path / f"p{process}.h5"))
+    a, b = data
+    assert set(a) == set(b) and a["t"].shape == (2600,)
+    for key in a:
+        if key != "attrs":
+            np.testing.assert_array_equal(a[key], b[key])
+    np.testing.assert_array_equal(a["force"], rows[:, 13:16])
+    np.testing.assert_array_equal(a["compute_time"], rows[:, 20])
+    np.testing.assert_allclose(a["energy"], np.sum(q * q, axis=1) + u[:, 0] ** 2 + rows[:, 0], rtol=1e-15)
+    assert a["sample_status"].tolist() == rows[:, 19].astype(int).tolist()

@@ -138,7 +138,7 @@ def test_a_point_beyond_a_curved_edge_slides_along_it():
 
 
 def test_the_contact_conditions_jacobian_matches_central_differences():
-    from kane.surfaces.contact import _conditions
+    from kane.surfaces.contact import common_normal_conditions as _conditions
 
     ball = nurbs_sphere(0.5, [0.45, 0.1, 0.4])
     terrain = _wavy_patch()

@@ -145,3 +145,16 @@ def test_basis_functions_and_derivatives_match_scipy_bsplines():
             want = b(np.minimum(u, 2.0 - 1e-15), nu=k)  # scipy leaves u = 2 outside its half-open last span
             np.testing.assert_allclose(full[:, k, j], want, rtol=1e-12, atol=1e-12 * 10**k)
     np.testing.assert_allclose(full[:, 0].sum(-1), 1.0, atol=1e-15)  # partition of unity
+
+
+def test_the_exact_circle_constructions_are_periodic_in_s_and_wrap_only_outside_their_range():
+    for surface in (nurbs_cylinder(0.4, height=(0.0, 2.0)), nurbs_sphere(0.7)):
+        assert surface.periodic == (True, False)
+        inside = surface.derivatives(np.array([0.2, 0.7]), 0.3)
+        outside = surface.derivatives(np.array([1.2, -0.3]), 0.3)
+        for a, b in zip((inside.point, inside.d_s, inside.d_ss), (outside.point, outside.d_s, outside.d_ss)):
+            assert np.abs(a - b).max() < 1e-12
+        # s = 1 itself stays the end of the last arc (not wrapped to s = 0): the parametric acceleration S_ss, whose
+        # tangential part changes sign across the seam as across every interior knot, is the left limit's
+        end, left, start = (surface.derivatives(s, 0.3).d_ss for s in (1.0, 1.0 - 1e-9, 0.0))
+        assert np.abs(end - left).max() < 1e-6 and np.abs(end - start).max() > 0.1

@@ -6,7 +6,7 @@ import numpy as np
 from click.testing import CliRunner
 
 from kane.cli import main
-from kane.sweep import load_sweep
+from kane.sweep import load_sweep, load_sweep_trajectory
 
 MODEL = str(Path(__file__).resolve().parents[2] / "examples" / "rolling_disk.toml")
 
@@ -33,3 +33,21 @@ def test_kane_sweep_names_bad_options(tmp_path):
     bad = CliRunner().invoke(main, ["sweep", MODEL, "--random", "radius~uniform(1,2)", "--in-process", "-o", out])
     assert bad.exit_code == 2 and "no parameter, q0.NAME or u0.NAME called 'radius'" in bad.output
     assert "parameters: m, r, g" in bad.output
+
+
+def test_kane_sweep_points_from_csv_with_trajectories(tmp_path):
+    out, csv = str(tmp_path / "s.h5"), tmp_path / "p.csv"
+    csv.write_text("r,q0.z,u0.w2\n0.3,0.3,8\n0.5,0.5,6\n")
+    run = CliRunner().invoke(main, ["sweep", MODEL, "--points", str(csv), "--t-end", "0.1", "--in-process",
+                                    "--trajectories", "-o", out])
+    assert run.exit_code == 0, run.output
+    assert run.output.strip().splitlines()[-1] == "runs: 2 done, 0 skipped, 0 failed"
+    table = load_sweep(out)
+    assert np.array_equal(table.params, [[0.3, 0.3, 8.0], [0.5, 0.5, 6.0]])
+    for i, key in enumerate(table.keys):
+        traj = load_sweep_trajectory(out, key)
+        assert traj.t[-1] == 0.1 and traj.q[0, 2] == table.column("q0.z")[i] and traj.u[0, 1] == table.params[i, 2]
+        assert traj.q[-1, 2] == table.column("final.q.z")[i]
+    csv.write_text("r,q0.z\n0.3,zero\n")
+    bad = CliRunner().invoke(main, ["sweep", MODEL, "--points", str(csv), "--in-process", "-o", out])
+    assert bad.exit_code == 2 and "p.csv line 2 column q0.z: expected a number, got 'zero'" in bad.output

@@ -12,7 +12,7 @@ import pytest
 from kane import derive
 from kane.simulate import Event, simulate
 from kane.sweep import (Backend, Execution, Grid, Metric, Metrics, RunSettings, SchedulerError, Sweep, load_sweep,
-                        run_sweep)
+                        load_sweep_trajectory, run_sweep)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -104,12 +104,16 @@ def test_a_killed_sweep_resumes_computing_only_the_missing_runs(tmp_path):
 
 def test_dask_local_cluster_with_two_workers_gives_the_in_process_metrics(tmp_path):
     sweep = _sweep(g=(4.0, 9.81, 3))
-    local = run_sweep(sweep)
-    dask = run_sweep(sweep, tmp_path / "d.h5", Execution(Backend.DASK, workers=2, threads_per_worker=1))
+    local = run_sweep(sweep, tmp_path / "l.h5", trajectories=True)
+    dask = run_sweep(sweep, tmp_path / "d.h5", Execution(Backend.DASK, workers=2, threads_per_worker=1),
+                     trajectories=True)
     assert (dask.done, dask.failed) == (6, 0)
     assert dask.table.keys == local.table.keys
     assert np.array_equal(dask.table.params, local.table.params)
     assert np.array_equal(dask.table.metrics, local.table.metrics, equal_nan=True)
+    for key in local.table.keys:  # the trajectories the workers sent back, sample for sample
+        a, b = load_sweep_trajectory(tmp_path / "l.h5", key), load_sweep_trajectory(tmp_path / "d.h5", key)
+        assert len(a.t) == 151 and np.array_equal(a.t, b.t) and np.array_equal(a.x, b.x)
 
 
 def test_an_unreachable_scheduler_fails_with_its_address():

@@ -7,7 +7,8 @@ import pytest
 import kane
 from kane import joints as J
 from kane.spatial import quaternion_to_rotation
-from kane.viz.scene import ShapeKind, build_scene, equivalent_box
+from kane.errors import ArgumentError
+from kane.viz.scene import ShapeKind, build_scene, equivalent_box, point_trace
 
 A, B, C, M = 0.6, 0.2, 0.1, 3.0  # box sides [m] and mass [kg] of the pendulum's rod
 L, H = 0.5, 1.0                   # centre of mass along the link's x [m]; height of the pin [m]
@@ -59,3 +60,18 @@ def test_pendulum_poses_shapes_and_frames_match_a_hand_computation(tmp_path):
     assert frames["pin", "F"].body == "ground" and frames["pin", "F"].position == (0.0, 0.0, H)
     assert frames["glue", "F"].body == "rod" and frames["glue", "F"].position == (2 * L, 0.0, 0.0)
     np.testing.assert_allclose(scene.energy, run.energy)
+
+
+def test_a_trace_follows_the_pendulum_tip_and_residuals_reach_the_scene(tmp_path):
+    eqs = kane.derive(pendulum())
+    dyn = eqs.compile()
+    run = kane.simulate(dyn, (0.0, 0.5), [0.4], [0.0], output_dt=0.05, path=tmp_path / "run.h5",
+                        monitors={"tip_y": lambda t, q, u: 2 * L * np.sin(q[0])})
+    scene = build_scene(eqs, kane.load_trajectory(tmp_path / "run.h5"))
+    th = run.q[:, 0]
+    trace = point_trace(scene, "rod", (2 * L, 0.0, 0.0))  # the rod's end, where the tip is welded
+    np.testing.assert_allclose(trace, np.column_stack([2 * L * np.cos(th), 2 * L * np.sin(th), np.full_like(th, H)]),
+                               atol=1e-12)
+    np.testing.assert_allclose(scene.residuals["tip_y"], trace[:, 1], atol=1e-12)  # the run's monitor
+    with pytest.raises(ArgumentError, match="no body named 'arm'; bodies: rod, tip"):
+        point_trace(scene, "arm", (0, 0, 0))

@@ -78,3 +78,10 @@ def test_a_port_in_use_gives_the_next_free_one(cart_run):
     assert said[0].startswith(f"port {port} is in use; serving on port ")
     served = int(said[0].rsplit(" ", 1)[1])
     assert served != port and said[1] == f"kane view: open http://127.0.0.1:{served} (Ctrl-C to stop)"
+
+
+def test_a_trace_on_a_missing_body_is_one_line_and_status_2(cart_run):
+    code, lines = _view(cart_run, "--trace", "basket:0,0,0")
+    assert code == 2 and len(lines) == 1 and "no body named 'basket'; bodies: B, C" in lines[0]
+    code, lines = _view(cart_run, "--trace", "B:1,2")
+    assert code == 2 and len(lines) == 1 and "--trace 'B:1,2'" in lines[0]

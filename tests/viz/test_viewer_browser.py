@@ -5,7 +5,6 @@ differs from the empty scene where the bodies are drawn, and moving the time sli
 import numpy as np
 import pytest
 
-from kane.viz.scene import build_scene
 from kane.viz.screenshots import changed, chromium_path, launch_chromium, settled, wait_until
 from kane.viz.viewer import Viewer, ViewOptions, open_run
 
@@ -26,8 +25,7 @@ def _chromium() -> str:
 @pytest.fixture(scope="module")
 def viewer(make_cart_run):
     run = make_cart_run(2.0, 0.02)
-    traj, eqs = open_run(run)  # the model found from the path the run records
-    v = Viewer(build_scene(eqs, traj), ViewOptions(port=8690))
+    v = Viewer(open_run(run).scene(), ViewOptions(port=8690))  # the model found from the path the run records
     yield v
     v.close()
 
@@ -62,3 +60,20 @@ def test_the_cart_is_drawn_and_the_time_slider_moves_it(viewer):
     assert viewer.slider.value == pytest.approx(viewer.scene.t[-1])
     assert np.linalg.norm(viewer.scene.position[-1, 0] - viewer.scene.position[0, 0]) > 0.1  # the cart went
     assert changed(again, moved) > 2000, "the drawn pose did not change with the time slider"
+
+
+def test_a_run_exported_as_a_gif(make_cart_run, tmp_path):
+    from PIL import Image
+
+    from kane.viz.gif import write_gif
+
+    _chromium()
+    scene = open_run(make_cart_run(2.0, 0.1)).scene()
+    done = write_gif(scene, tmp_path / "cart.gif", frames=3, speed=2.0, size=(400, 300), wait_s=WAIT_S)
+    assert done.frames == 3 and done.frame_ms == 500  # 1 s of the run between frames, played twice as fast
+    with Image.open(done.path) as gif:
+        assert gif.n_frames == 3 and gif.size == (400, 300) and gif.info["duration"] == 500
+        first = np.asarray(gif.convert("RGB")).astype(int)
+        gif.seek(2)
+        last = np.asarray(gif.convert("RGB")).astype(int)
+    assert changed(first, last) > 500, "the cart does not move between the first and the last frame"

@@ -36,7 +36,7 @@ Schema (tables and their keys; ``expr`` = a number or an expression string; ``ve
                    | "bdf"; rtol = 1e-8; atol = 1e-10; dt (fixed-step methods); output_dt = 0.01; max_step;
                    dependent = [speed names] (default: chosen automatically)
     [realtime], [[visuals]], [[surfaces]], [[contacts]]
-                   read by kane.realtime, kane.viz and kane.surfaces (see their docs); kept as data on
+                   read by kane.realtime, kane.viz and kane.io.model_surfaces (see their docs); kept as data on
                    ``LoadedModel.tables`` and checked through ``LoadedModel.context(table, index)``
 
 Symbols in scope: parameters, inputs, joint coordinates and speeds, and ``t`` in loads, constraints and speed

@@ -202,8 +202,8 @@ def _values(symbols, defaults, given, what, bounds=()) -> np.ndarray:
     out = np.array(defaults, dtype=float)
     if given is None:
         return out
-    names = [str(s) for s in symbols]
     if isinstance(given, dict):
+        names = [str(s) for s in symbols]
         for key, value in given.items():
             if str(key) not in names:
                 raise ModelError(f"unknown {what} {str(key)!r}; known: {', '.join(names) or '(none)'}")
@@ -221,5 +221,5 @@ def _values(symbols, defaults, given, what, bounds=()) -> np.ndarray:
         lo, hi = bounds[k] if k < len(bounds) else (-np.inf, np.inf)
         if not (np.isfinite(value) and lo <= value <= hi):
             rng = "a finite number" if (lo, hi) == (-np.inf, np.inf) else f"a finite number in [{lo:g}, {hi:g}]"
-            raise ModelError(f"{what} {names[k]!r}: expected {rng}, got {value:g}")
+            raise ModelError(f"{what} {str(symbols[k])!r}: expected {rng}, got {value:g}")
     return out

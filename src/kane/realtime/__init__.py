@@ -1,5 +1,6 @@
 """Real-time haptic display (issue 14): a fixed-rate loop in its own thread, the virtual coupler with its
-sampled-data passivity bound, devices (a simulated hand, the replay of a log), deadline statistics and an HDF5 log.
+sampled-data passivity bound, devices (a simulated hand, the replay of a log, a device bridge over UDP), deadline
+statistics, an HDF5 log written outside the periods, and the ``[realtime]`` table of model files.
 
     >>> port = kane.realtime.add_coupler(system, "B6", (0, 0, -1))
     >>> dyn = kane.derive(system).compile()
@@ -21,11 +22,14 @@ from .coupler import (
 from .devices import Device, DeviceSample, Replay, SimulatedHand, Workspace, check_sample
 from .log import LOG_FORMAT, RealtimeLog
 from .loop import ClockMode, Engine, LoopOptions, LoopResult, RealtimeLoop
+from .model_table import RealtimeSettings, realtime_settings
 from .stats import JITTER_EDGES_S, DeadlineStats, DeadlineSummary
+from .udp import UdpDevice
 
 __all__ = [
     "CouplerForce", "CouplerGains", "CouplerPort", "PassivityWarning", "VirtualCoupler", "add_coupler",
     "check_gains", "passivity_bound", "Device", "DeviceSample", "Replay", "SimulatedHand", "Workspace",
     "check_sample", "LOG_FORMAT", "RealtimeLog", "ClockMode", "Engine", "LoopOptions", "LoopResult",
-    "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats", "DeadlineSummary",
+    "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats", "DeadlineSummary", "RealtimeSettings", "realtime_settings",
+    "UdpDevice",
 ]

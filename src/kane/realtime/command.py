@@ -1,11 +1,13 @@
-"""The work of ``kane realtime MODEL --device sim|replay --rate 1000 --duration 10 --couple BODY:POINT -o LOG.h5``:
-couple a simulated hand (a 5 cm circle at 0.5 Hz in the ground x-y plane around the coupled point, start and stop
+"""The work of ``kane realtime MODEL --device sim|udp|replay --rate 1000 --duration 10 --couple BODY:POINT -o LOG.h5``
+(options not given come from the model file's ``[realtime]`` table, :mod:`kane.realtime.model_table`): couple a
+simulated hand (a 5 cm circle at 0.5 Hz in the ground x-y plane around the coupled point, start and stop
 smoothed) or a recorded log to the model's body point, run the fixed-rate loop, and return the closing summary
 (``missed deadlines: N of M periods``, p50 / p99 / max compute time). The click command itself is in cli.py."""
 
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from dataclasses import dataclass
 
@@ -16,8 +18,10 @@ from ..errors import ArgumentError
 from .coupler import CouplerGains, VirtualCoupler, add_coupler, check_gains
 from .devices import Replay, SimulatedHand, Workspace
 from .loop import ClockMode, LoopOptions, LoopResult, RealtimeLoop
+from .model_table import DEVICES, RealtimeSettings, realtime_settings
+from .udp import UdpDevice
 
-__all__ = ["parse_couple", "RealtimeRun", "run_realtime", "circle_path", "realtime_command"]
+__all__ = ["parse_couple", "RealtimeRun", "run_realtime", "circle_path", "line_path", "realtime_command"]
 
 
 def parse_couple(text: str) -> tuple[str, tuple]:
@@ -38,17 +42,18 @@ def parse_couple(text: str) -> tuple[str, tuple]:
 
 
 def circle_path(center, radius: float = 0.05, period: float = 2.0, ramp: float = 0.5):
-    """path(t) -> (position (3,), velocity (3,)): a circle of ``radius`` [m] in the ground x-y plane through
-    ``center`` (3,) [m], once every ``period`` [s], its radius growing smoothly from 0 over ``ramp`` [s]."""
-    c, w = np.asarray(center, dtype=float), 2 * np.pi / period
+    """path(t) -> (position, velocity) (tuples of three floats): a circle of ``radius`` [m] in the ground x-y plane
+    through ``center`` (3,) [m], once every ``period`` [s], its radius growing smoothly from 0 over ``ramp`` [s]."""
+    cx, cy, cz = (float(a) for a in center)
+    w = 2 * math.pi / period
 
     def path(t):
         g = 1.0 if t >= ramp else 0.5 * (1 - math.cos(math.pi * t / ramp))
         dg = 0.0 if t >= ramp else 0.5 * math.pi / ramp * math.sin(math.pi * t / ramp)
         s, co = math.sin(w * t), math.cos(w * t)
-        p = c + radius * g * np.array([s, 1 - co, 0.0])
-        v = radius * (dg * np.array([s, 1 - co, 0.0]) + g * w * np.array([co, s, 0.0]))
-        return p, v
+        rg = radius * g
+        return ((cx + rg * s, cy + rg * (1 - co), cz),
+                (radius * (dg * s + g * w * co), radius * (dg * (1 - co) + g * w * s), 0.0))
 
     return path
 
@@ -65,16 +70,54 @@ class RealtimeRun:
         return "\n".join(self.lines) + "\n"
 
 
-def run_realtime(loaded, couple: str, output, *, device: str = "sim", replay=None, rate: float = 1000.0,
-                 duration: float = 10.0, stiffness: float = 1000.0, damping: float | None = None,
-                 max_force: float = 20.0, substeps: int = 1, virtual_clock: bool = False) -> RealtimeRun:
-    """Run ``loaded`` (a :class:`kane.io.model_file.LoadedModel`) coupled at ``couple`` (BODY:X,Y,Z) to the
-    device, log to ``output``. ``damping`` [N s/m] defaults to twice the passivity bound, K T."""
-    body, point = parse_couple(couple)
+def line_path(start, direction, speed: float = 0.2, ramp: float = 0.5):
+    """path(t) -> (position, velocity) (tuples of three floats): from ``start`` (3,) [m] along the unit
+    ``direction`` (3,) at ``speed`` [m/s], the speed growing smoothly from 0 over ``ramp`` [s]."""
+    start, direction = [float(a) for a in start], [float(a) for a in direction]
+
+    def path(t):
+        if t >= ramp:
+            s, v = speed * (t - ramp / 2), speed
+        else:
+            s = 0.5 * speed * (t - ramp / math.pi * math.sin(math.pi * t / ramp))
+            v = 0.5 * speed * (1 - math.cos(math.pi * t / ramp))
+        return tuple(a + s * d for a, d in zip(start, direction)), tuple(v * d for d in direction)
+
+    return path
+
+
+_DEFAULTS = {"device": "sim", "rate": 1000.0, "duration": 10.0, "stiffness": 1000.0, "max_force": 20.0,
+             "substeps": 1, "workspace": 2.0, "hand_path": "circle", "hand_radius": 0.05, "hand_period": 2.0,
+             "hand_direction": (1.0, 0.0, 0.0), "hand_speed": 0.2, "udp_port": 5005}
+
+
+def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clock: bool = False, status=None,
+                 **options) -> RealtimeRun:
+    """Run ``loaded`` (a :class:`kane.io.model_file.LoadedModel`) coupled at ``couple`` (BODY:X,Y,Z; None: the
+    model file's ``[realtime]`` body and point) to the device, log to ``output``. ``options``: the keys of
+    :class:`RealtimeSettings` (device, rate [Hz], duration [s], stiffness [N/m], damping [N s/m], max_force [N],
+    substeps, udp_port, workspace [m], hand_...); one given (not None) overrides the file's ``[realtime]`` table,
+    which overrides the defaults. ``damping`` defaults to twice the passivity bound, K T. ``status(line)`` is
+    called about 4 times a second with the live status line."""
+    table = realtime_settings(loaded)
+    unknown = set(options) - set(RealtimeSettings.__dataclass_fields__)
+    if unknown:
+        raise ArgumentError(f"run_realtime: unknown options {', '.join(sorted(unknown))}")
+    o = {k: options.get(k) if options.get(k) is not None else
+         getattr(table, k) if getattr(table, k) is not None else _DEFAULTS.get(k)
+         for k in RealtimeSettings.__dataclass_fields__}
+    if couple is not None:
+        body, point = parse_couple(couple)
+    elif table.body is not None:
+        body, point = table.body, table.point or (0.0, 0.0, 0.0)
+    else:
+        raise ArgumentError("kane realtime: give --couple BODY:X,Y,Z, or body (and point) in the model file's "
+                            "[realtime] table")
     port = add_coupler(loaded.system, body, point)
     dyn = loaded.derive().compile()
+    rate, stiffness, max_force, device = o["rate"], o["stiffness"], o["max_force"], o["device"]
     period = 1.0 / rate
-    gains = CouplerGains(float(stiffness), float(stiffness * period if damping is None else damping))
+    gains = CouplerGains(float(stiffness), float(stiffness * period if o["damping"] is None else o["damping"]))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_gains(gains, period)
@@ -82,52 +125,85 @@ def run_realtime(loaded, couple: str, output, *, device: str = "sim", replay=Non
     u0 = np.array([loaded.u0.get(n, 0.0) for n in dyn.u_names], dtype=float)
     coupler = VirtualCoupler(dyn, port, gains, max_force=max_force, params=dict(loaded.parameters))
     x0, _ = coupler.point_state(0.0, q0, u0)
-    space = Workspace(tuple(x0 - 2.0), tuple(x0 + 2.0), 10.0)
+    space = Workspace(tuple(x0 - o["workspace"]), tuple(x0 + o["workspace"]), 10.0)
     if device == "sim":
-        dev = SimulatedHand(circle_path(x0), max_force=max_force, workspace=space)
+        path = (circle_path(x0, o["hand_radius"], o["hand_period"]) if o["hand_path"] == "circle" else
+                line_path(x0, o["hand_direction"], o["hand_speed"]))
+        dev = SimulatedHand(path, max_force=max_force, workspace=space)
     elif device == "replay":
         if replay is None:
             raise ArgumentError("--device replay needs --replay LOG.h5 (a log written by kane realtime)")
         dev = Replay.from_log(replay, max_force=max_force, workspace=space)
+    elif device == "udp":
+        dev = UdpDevice(int(o["udp_port"]), max_force=max_force, workspace=space)
     else:
-        raise ArgumentError(f"--device {device!r}: expected sim or replay")
-    options = LoopOptions(rate=rate, duration=duration, substeps=substeps,
-                          clock=ClockMode.VIRTUAL if virtual_clock else ClockMode.REAL)
-    result = RealtimeLoop(coupler, dev, q0, u0, params=dict(loaded.parameters), options=options,
-                          log=output).run()
+        raise ArgumentError(f"--device {device!r}: expected one of {', '.join(DEVICES)}")
+    loop_options = LoopOptions(rate=rate, duration=o["duration"], substeps=o["substeps"],
+                               clock=ClockMode.VIRTUAL if virtual_clock else ClockMode.REAL)
+    result = RealtimeLoop(coupler, dev, q0, u0, params=dict(loaded.parameters), options=loop_options,
+                          log=output).run(progress=status)
     lines = [f"warning: {w.message}" for w in caught]
-    lines += [f"status: {result.status} ({result.engine.value} engine, {substeps} substep(s) per period)",
+    lines += [f"status: {result.status} ({result.engine.value} engine, {o['substeps']} substep(s) per period)",
               *result.deadlines.lines(),
               f"device samples refused: {result.refused}, missing: {result.missing}; saturated periods: "
-              f"{result.saturated}; energy into the model through the coupler: {result.port_energy:.6g} J",
-              f"log: {result.log}"]
+              f"{result.saturated}; energy into the model through the coupler: {result.port_energy:.6g} J"]
+    if device == "udp":
+        lines.append("udp packets: " + ", ".join(f"{k} {v}" for k, v in dev.counts.items()))
+    lines.append(f"log: {result.log}")
     return RealtimeRun(result, tuple(lines))
+
+
+def _status_writer(stream):
+    """status(line) rewriting one line in place on ``stream`` (a TTY), and end() clearing it; None off a TTY."""
+    if not (hasattr(stream, "isatty") and stream.isatty()):
+        return None, lambda: None
+    width = [0]
+
+    def status(line):
+        stream.write("\r" + line.ljust(width[0]))
+        stream.flush()
+        width[0] = max(width[0], len(line))
+
+    def end():
+        stream.write("\r" + " " * width[0] + "\r")
+        stream.flush()
+
+    return status, end
 
 
 def realtime_command(load, errors) -> click.Command:
     """The ``kane realtime`` click command; ``load(path)`` reads a model file or script, ``errors`` wraps the
-    command as cli.py's other commands (one paragraph on stderr, exit status 2)."""
+    command as cli.py's other commands (one paragraph on stderr, exit status 2). Options not given fall back on
+    the model file's ``[realtime]`` table, then on the defaults shown."""
 
     @click.command("realtime", short_help="Run a model in a fixed-rate haptic loop with a virtual coupler.")
     @click.argument("model", type=click.Path(exists=True, dir_okay=False))
-    @click.option("--device", type=click.Choice(["sim", "replay"]), default="sim", show_default=True)
+    @click.option("--device", type=click.Choice(list(DEVICES)), help="Device [default: [realtime] or sim].")
     @click.option("--replay", "replay", type=click.Path(exists=True, dir_okay=False), help="Log to replay.")
-    @click.option("--rate", type=float, default=1000.0, show_default=True, help="Loop rate [Hz].")
-    @click.option("--duration", type=float, default=10.0, show_default=True, help="Run time [s].")
-    @click.option("--couple", required=True, metavar="BODY:X,Y,Z", help="Coupled body and point (body axes, m).")
-    @click.option("--stiffness", type=float, default=1000.0, show_default=True, help="Coupler K [N/m].")
+    @click.option("--udp-port", type=click.IntRange(0, 65535), help="UDP port of --device udp [default: 5005].")
+    @click.option("--rate", type=float, help="Loop rate [Hz] [default: 1000].")
+    @click.option("--duration", type=float, help="Run time [s] [default: 10].")
+    @click.option("--couple", metavar="BODY:X,Y,Z", help="Coupled body and point (body axes, m) [default: "
+                                                         "[realtime] body and point].")
+    @click.option("--stiffness", type=float, help="Coupler K [N/m] [default: 1000].")
     @click.option("--damping", type=float, default=None, help="Coupler B [N s/m] (default K T, twice the bound).")
-    @click.option("--max-force", type=float, default=20.0, show_default=True, help="Device force limit [N].")
-    @click.option("--substeps", type=int, default=1, show_default=True, help="Dynamics steps per period.")
+    @click.option("--max-force", type=float, help="Device force limit [N] [default: 20].")
+    @click.option("--substeps", type=int, help="Dynamics steps per period [default: 1].")
     @click.option("--virtual-clock", is_flag=True, help="Run as fast as possible, not on the wall clock.")
-    @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="HDF5 log file.")
+    @click.option("-o", "--output", type=click.Path(dir_okay=False), default="realtime.h5", show_default=True,
+                  help="HDF5 log file.")
     @errors
-    def realtime(model, device, replay, rate, duration, couple, stiffness, damping, max_force, substeps,
-                 virtual_clock, output):
-        """Couple a simulated hand (or a replayed log) to BODY:POINT of MODEL; print the deadline summary."""
-        run = run_realtime(load(model), couple, output, device=device, replay=replay, rate=rate,
-                           duration=duration, stiffness=stiffness, damping=damping, max_force=max_force,
-                           substeps=substeps, virtual_clock=virtual_clock)
+    def realtime(model, device, replay, udp_port, rate, duration, couple, stiffness, damping, max_force,
+                 substeps, virtual_clock, output):
+        """Couple a simulated hand (a replayed log, or a device over UDP) to BODY:POINT of MODEL; print the
+        deadline summary. A live status line is shown on a terminal."""
+        status, end = _status_writer(sys.stderr)
+        try:
+            run = run_realtime(load(model), couple, output, replay=replay, virtual_clock=virtual_clock,
+                               status=status, device=device, udp_port=udp_port, rate=rate, duration=duration,
+                               stiffness=stiffness, damping=damping, max_force=max_force, substeps=substeps)
+        finally:
+            end()
         click.echo(run.text, nl=False)
 
     return realtime

@@ -14,6 +14,7 @@ system) stays passive when B >= K T / 2 (Colgate's condition, device damping asi
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -141,6 +142,8 @@ class VirtualCoupler:
         self._p = model.parameter_values(params)
         self._w = model.input_values()
         self._full = len(dynamics.u_dependent_names) > 0
+        self._k, self._b = float(gains.stiffness), float(gains.damping)
+        self._bound = None
 
     def point_state(self, t: float, q, u) -> tuple[np.ndarray, np.ndarray]:
         """The body point's position (3,) [m] and velocity (3,) [m/s] in ground axes at (t, q, independent u)."""
@@ -154,12 +157,51 @@ class VirtualCoupler:
     def force(self, t: float, q, u, handle_position, handle_velocity) -> CouplerForce:
         """The coupler at (t, q, u) with the handle at ``handle_position`` (3,) [m] moving at ``handle_velocity``
         (3,) [m/s], both ground axes."""
-        x_b, v_b = self.point_state(t, q, u)
-        d = np.asarray(handle_position, dtype=float) - x_b
-        f = self.gains.stiffness * d + self.gains.damping * (np.asarray(handle_velocity, dtype=float) - v_b)
-        norm = float(np.sqrt(f @ f))
+        xv = self.point_floats(t, q, u)
+        fx, fy, fz, saturated, power, spring = self.force_floats(xv, handle_position, handle_velocity)
+        return CouplerForce(np.array([fx, fy, fz]), saturated, power, spring, np.array(xv[:3]), np.array(xv[3:]))
+
+    def point_floats(self, t: float, q, u) -> list:
+        """The body point's position and velocity as six floats [x, y, z, vx, vy, vz] [m, m/s] (ground axes). When
+        ``q`` and ``u`` are the float64 buffers given to :meth:`bind` (the compiled stepper's state), one C call
+        into a preallocated output and no numpy allocation (the real-time loop's period)."""
+        if self._bound is not None and q is self._bound[0] and u is self._bound[1]:
+            self._kane_f(float(t), *self._bound_ptrs)
+            return self._out.tolist()
+        x, v = self.point_state(t, q, u)
+        return [*x.tolist(), *v.tolist()]
+
+    def bind(self, q: np.ndarray, u: np.ndarray) -> None:
+        """Evaluate :meth:`point_floats` straight from these buffers (float64 (n_q,), (n_u,) that keep their
+        identity, such as the compiled stepper's q and u) with one C call; a no-op without the C backend or with
+        dependent speeds (then every call goes through :meth:`point_state`)."""
+        fn = self._fn
+        if not isinstance(fn, CFunction) or self._full:
+            return
+        ffi = fn.ffi
+        self._out = np.zeros(6)
+        self._w_c = np.ascontiguousarray(self._w, dtype=float)
+        w = ffi.from_buffer(self._w_c) if self._w_c.size else ffi.new("double[1]")
+        self._bound = (q, u)
+        self._bound_ptrs = (ffi.from_buffer(q), ffi.from_buffer(u), w,
+                            fn.constants(np.ascontiguousarray(self._p, dtype=float)), ffi.from_buffer(self._out))
+        self._keep = w
+        self._kane_f = fn.lib.kane_f
+
+    def force_floats(self, point, handle_position, handle_velocity) -> tuple:
+        """(fx, fy, fz, saturated, power, spring_energy) in floats from ``point`` (the six floats of
+        :meth:`point_floats`) and the handle's position and velocity (three numbers each): the force [N] on the body
+        point, saturated to ``max_force``; power [W] = force . handle velocity; K |x_h - x_b|^2 / 2 [J]."""
+        xb, yb, zb, vxb, vyb, vzb = point
+        xh, yh, zh = handle_position
+        vxh, vyh, vzh = handle_velocity
+        k, b = self._k, self._b
+        dx, dy, dz = xh - xb, yh - yb, zh - zb
+        fx, fy, fz = k * dx + b * (vxh - vxb), k * dy + b * (vyh - vyb), k * dz + b * (vzh - vzb)
+        norm = math.sqrt(fx * fx + fy * fy + fz * fz)
         saturated = norm > self.max_force
         if saturated:
-            f = f * (self.max_force / norm)
-        return CouplerForce(f, saturated, float(f @ np.asarray(handle_velocity, dtype=float)),
-                            0.5 * self.gains.stiffness * float(d @ d), x_b, v_b)
+            s = self.max_force / norm
+            fx, fy, fz = fx * s, fy * s, fz * s
+        return (float(fx), float(fy), float(fz), saturated, float(fx * vxh + fy * vyh + fz * vzh),
+                float(0.5 * k * (dx * dx + dy * dy + dz * dz)))

@@ -9,6 +9,7 @@ period with the loop's time t [s] (a hardware device may ignore it and return it
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -22,7 +23,8 @@ __all__ = ["DeviceSample", "Device", "Workspace", "check_sample", "SimulatedHand
 
 @dataclass(frozen=True)
 class DeviceSample:
-    """One reading: time ``t`` [s], handle ``position`` (3,) [m] and ``velocity`` (3,) [m/s]."""
+    """One reading: time ``t`` [s], handle ``position`` (3,) [m] and ``velocity`` (3,) [m/s] (arrays or tuples of three
+    floats: the simulated hand and the UDP device give tuples, allocating no array in the loop's period)."""
 
     t: float
     position: np.ndarray
@@ -42,7 +44,7 @@ class Workspace:
 @runtime_checkable
 class Device(Protocol):
     """What the loop needs of a haptic device: ``max_force`` [N], ``workspace`` (:class:`Workspace`), and
-    open / read(t) -> DeviceSample or None / write_force(t, force (3,) [N]) / close."""
+    open / read(t) -> DeviceSample or None / write_force(t, force: three floats [N], a tuple) / close."""
 
     max_force: float
     workspace: Workspace
@@ -51,23 +53,28 @@ class Device(Protocol):
 
     def read(self, t: float) -> DeviceSample | None: ...
 
-    def write_force(self, t: float, force: np.ndarray) -> None: ...
+    def write_force(self, t: float, force) -> None: ...
 
     def close(self) -> None: ...
 
 
 def check_sample(sample: DeviceSample, workspace: Workspace) -> str | None:
-    """None when ``sample`` is usable; otherwise why it is refused (NaN or inf, outside the workspace, faster than
-    its maximum speed)."""
-    x, v = np.asarray(sample.position, dtype=float), np.asarray(sample.velocity, dtype=float)
-    if x.shape != (3,) or v.shape != (3,):
-        return f"position and velocity must be 3-vectors, got shapes {x.shape} and {v.shape}"
-    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(v)) and np.isfinite(sample.t)):
+    """None when ``sample`` is usable; otherwise why it is refused (not three numbers each, NaN or inf, outside the
+    workspace, faster than its maximum speed). Works on Python floats (no numpy allocation on the usable path)."""
+    try:
+        x = [float(a) for a in sample.position]
+        v = [float(a) for a in sample.velocity]
+        t = float(sample.t)
+    except (TypeError, ValueError):
+        return "position and velocity must be sequences of numbers and t a number"
+    if len(x) != 3 or len(v) != 3:
+        return f"position and velocity must be 3-vectors, got {len(x)} and {len(v)} components"
+    if not all(math.isfinite(a) for a in (*x, *v, t)):
         return "NaN or inf in the sample"
-    lo, hi = np.asarray(workspace.lower, dtype=float), np.asarray(workspace.upper, dtype=float)
-    if np.any(x < lo) or np.any(x > hi):
-        return f"position {np.array2string(x, precision=4)} m outside the workspace [{lo}, {hi}] m"
-    speed = float(np.sqrt(v @ v))
+    lo, hi = workspace.lower, workspace.upper
+    if not (lo[0] <= x[0] <= hi[0] and lo[1] <= x[1] <= hi[1] and lo[2] <= x[2] <= hi[2]):
+        return f"position {np.array2string(np.array(x), precision=4)} m outside the workspace [{lo}, {hi}] m"
+    speed = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
     if speed > workspace.max_speed:
         return f"speed {speed:.4g} m/s above the workspace's maximum {workspace.max_speed:g} m/s"
     return None
@@ -98,36 +105,56 @@ class SimulatedHand:
 
     def open(self) -> None:
         """Start (again) at t = 0 at the initial position, no force."""
-        self.t, self.x, self.v = 0.0, self._x0.copy(), self._v0.copy()
-        self.force = np.zeros(3)
+        self.t = 0.0
+        self._x, self._v = [float(a) for a in self._x0], [float(a) for a in self._v0]
+        self.force = (0.0, 0.0, 0.0)
 
-    def _acc(self, t, x, v):
-        p, pv = self.path(t)
-        return (self.stiffness * (p - x) + self.damping * (pv - v) + self.force) / self.mass
+    @property
+    def x(self) -> np.ndarray:
+        """The hand's position (3,) [m]."""
+        return np.array(self._x)
+
+    @property
+    def v(self) -> np.ndarray:
+        """The hand's velocity (3,) [m/s]."""
+        return np.array(self._v)
 
     def read(self, t: float) -> DeviceSample:
-        """Advance to ``t`` [s] (no step back) and return the hand's state."""
+        """Advance to ``t`` [s] (no step back) and return the hand's state (tuples of floats). RK4 on Python floats,
+        axis by axis (the hand's equation is linear and the axes uncoupled); the path is evaluated once at each
+        step's start, middle and end."""
         if t > self.t:
             n = self.substeps
             h = (t - self.t) / n
-            x, v, s = self.x, self.v, self.t
+            k, c, m, f = self.stiffness, self.damping, self.mass, self.force
+            x, v, s = self._x, self._v, self.t
             for _ in range(n):
-                k1x, k1v = v, self._acc(s, x, v)
-                k2x, k2v = v + h / 2 * k1v, self._acc(s + h / 2, x + h / 2 * k1x, v + h / 2 * k1v)
-                k3x, k3v = v + h / 2 * k2v, self._acc(s + h / 2, x + h / 2 * k2x, v + h / 2 * k2v)
-                k4x, k4v = v + h * k3v, self._acc(s + h, x + h * k3x, v + h * k3v)
-                x = x + h / 6 * (k1x + 2 * k2x + 2 * k3x + k4x)
-                v = v + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+                p0, w0 = self.path(s)
+                p1, w1 = self.path(s + h / 2)
+                p2, w2 = self.path(s + h)
+                x, v = list(x), list(v)
+                for i in range(3):
+                    xi, vi, fi = x[i], v[i], f[i]
+                    a1 = (k * (p0[i] - xi) + c * (w0[i] - vi) + fi) / m
+                    x2, v2 = xi + h / 2 * vi, vi + h / 2 * a1
+                    a2 = (k * (p1[i] - x2) + c * (w1[i] - v2) + fi) / m
+                    x3, v3 = xi + h / 2 * v2, vi + h / 2 * a2
+                    a3 = (k * (p1[i] - x3) + c * (w1[i] - v3) + fi) / m
+                    x4, v4 = xi + h * v3, vi + h * a3
+                    a4 = (k * (p2[i] - x4) + c * (w2[i] - v4) + fi) / m
+                    x[i] = float(xi + h / 6 * (vi + 2 * v2 + 2 * v3 + v4))
+                    v[i] = float(vi + h / 6 * (a1 + 2 * a2 + 2 * a3 + a4))
                 s += h
-            self.x, self.v, self.t = x, v, float(t)
-        return DeviceSample(self.t, self.x.copy(), self.v.copy())
+            self._x, self._v, self.t = x, v, float(t)
+        return DeviceSample(self.t, tuple(self._x), tuple(self._v))
 
     def write_force(self, t: float, force) -> None:
-        """The force [N] (3,) the device pushes the hand with from now on."""
-        self.force = np.array(force, dtype=float).reshape(3)
+        """The force [N] (three numbers) the device pushes the hand with from now on."""
+        fx, fy, fz = force
+        self.force = (float(fx), float(fy), float(fz))
 
     def close(self) -> None:
-        self.force = np.zeros(3)
+        self.force = (0.0, 0.0, 0.0)
 
 
 class Replay:

@@ -13,7 +13,10 @@ it and saves the log.
 from __future__ import annotations
 
 import enum
+import functools
 import math
+import signal
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -27,9 +30,12 @@ from ..simulate import Simulator
 from .coupler import VirtualCoupler
 from .devices import check_sample
 from .log import SAMPLE_MISSING, SAMPLE_REFUSED, SAMPLE_USED, RealtimeLog
+from .multirate import SlowDynamics
 from .stats import DeadlineStats, DeadlineSummary
 
 __all__ = ["ClockMode", "Engine", "LoopOptions", "LoopResult", "RealtimeLoop"]
+
+_SWITCH_INTERVAL = 5e-5  # [s] the interpreter's thread switch interval while a loop runs
 
 
 class ClockMode(enum.Enum):
@@ -54,22 +60,25 @@ class LoopOptions:
     """``rate`` [Hz] of the loop, ``substeps`` RK4 steps of the dynamics per period, ``duration`` [s] (np.inf: until
     stopped), ``clock``, ``engine``, ``spin`` [s] spent spinning before each period's start (REAL clock),
     ``device_timeout`` [s]: consecutive periods without a usable sample after which the loop stops,
-    ``flush_every`` log rows per write to disk."""
+    ``flush_every`` log rows per block handed to the log's writer thread."""
 
     rate: float = 1000.0
     substeps: int = 1
     duration: float = 10.0
     clock: ClockMode = ClockMode.REAL
     engine: Engine = Engine.AUTO
-    spin: float = 2e-4
+    spin: float = 1e-3
     device_timeout: float = 0.01
-    flush_every: int = 250
+    flush_every: int = 1000
+    dynamics_every: int = 1  # multi-rate: the dynamics step once every k periods, over k T (realtime.multirate)
 
     def __post_init__(self):
         if not (math.isfinite(self.rate) and self.rate > 0):
             raise ArgumentError(f"loop options: rate must be a finite frequency > 0 Hz, got {self.rate!r}")
         if int(self.substeps) != self.substeps or self.substeps < 1:
             raise ArgumentError(f"loop options: substeps must be an integer >= 1, got {self.substeps!r}")
+        if int(self.dynamics_every) != self.dynamics_every or self.dynamics_every < 1:
+            raise ArgumentError(f"loop options: dynamics_every must be an integer >= 1, got {self.dynamics_every!r}")
         if not self.duration > 0:
             raise ArgumentError(f"loop options: duration must be > 0 s, got {self.duration!r}")
         if not self.device_timeout > 0:
@@ -103,16 +112,18 @@ class LoopResult:
 
 class _CompiledPlant:
     def __init__(self, dynamics, t, q, u, params, index):
-        self.w = dynamics.model.input_values().copy()
-        self.stepper = dynamics.stepper(t, q, u, params, self.w)
-        self.index = index
+        self.stepper = dynamics.stepper(t, q, u, params, dynamics.model.input_values())
+        self.w = self.stepper.inputs  # the stepper's own inputs: written in place, copied nowhere
+        self.index = tuple(int(i) for i in index)
 
     def state(self):
         return self.stepper.t, self.stepper.q, self.stepper.u
 
     def advance(self, period, n, force):
-        self.w[self.index] = force
-        self.stepper.step(n, period / n, self.w)
+        w = self.w
+        for i, f in zip(self.index, force):
+            w[i] = f
+        self.stepper.step(n, period / n)
 
 
 class _PythonPlant:
@@ -157,16 +168,24 @@ class RealtimeLoop:
                                 f"{dyn.backend!r}); use Engine.PYTHON or AUTO")
         self.engine = engine
         period, n = options.period, int(options.substeps)
-        if engine is Engine.COMPILED:
+        dt = period * options.dynamics_every / n  # the dynamics' step [s]
+        if hasattr(dyn, "make_plant"):  # switched constraints: kane.realtime.switching_plant
+            self.plant = dyn.make_plant(t0, q0, u0, params, coupler.port.inputs, dt)
+        elif engine is Engine.COMPILED:
             self.plant = _CompiledPlant(dyn, t0, q0, u0, params, coupler.input_index)
         else:
-            self.plant = _PythonPlant(dyn, t0, q0, u0, params, coupler.port.inputs, period / n)
+            self.plant = _PythonPlant(dyn, t0, q0, u0, params, coupler.port.inputs, dt)
+        if options.dynamics_every > 1:
+            self.plant = SlowDynamics(self.plant, options.dynamics_every, dyn, params)
         self._has_energy = bool(getattr(dyn.equations, "has_potential", False))
         coupler.point_state(t0, q0, u0)  # compile what the periods call before the first one starts
+        energy = None
         if self._has_energy:
             dyn.energy(t0, q0, u0, params)
+            energy = functools.partial(_block_energy, dyn, params)
         self.log = None if log is None else RealtimeLog(log, dyn.q_names, dyn.u_names,
-                                                        flush_every=options.flush_every)
+                                                        flush_every=options.flush_every, energy=energy,
+                                                        process=options.clock is ClockMode.REAL)
         self.stats = DeadlineStats(period, capacity=min(int(options.duration * options.rate) + 1, 1 << 20)
                                    if math.isfinite(options.duration) else 1024)
         self._stop = threading.Event()
@@ -197,17 +216,28 @@ class RealtimeLoop:
             raise self._error
         return self._result
 
-    def run(self) -> LoopResult:
-        """start(), then wait; Ctrl-C stops the loop with zero force and the log saved (status "interrupted")."""
-        self.start()
-        while True:
-            try:
-                result = self.join(0.05)
-            except KeyboardInterrupt:
-                self.stop("interrupted")
-                continue
-            if result is not None:
-                return result
+    def run(self, progress=None, every: float = 0.25) -> LoopResult:
+        """start(), then wait; Ctrl-C (and SIGTERM, when called from the main thread) stops the loop with zero
+        force and the log saved (status "interrupted", "terminated"). ``progress(line)``, if given, is called
+        every ``every`` [s] from this thread with the live status line (:meth:`DeadlineStats.live_line`)."""
+        previous = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGTERM, lambda signum, frame: self.stop("terminated"))
+        try:
+            self.start()
+            while True:
+                try:
+                    result = self.join(every if progress is not None else 0.05)
+                    if result is None and progress is not None:
+                        progress(self.stats.live_line())
+                except KeyboardInterrupt:
+                    self.stop("interrupted")
+                    continue
+                if result is not None:
+                    return result
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
 
     @property
     def running(self) -> bool:
@@ -221,30 +251,40 @@ class RealtimeLoop:
             self._error = exc
 
     def _loop(self) -> LoopResult:
-        opts, dev, cpl = self.options, self.device, self.coupler
+        opts, dev, cpl, log, stats = self.options, self.device, self.coupler, self.log, self.stats
         period, n_sub = opts.period, int(opts.substeps)
         n_periods = int(round(opts.duration * opts.rate)) if math.isfinite(opts.duration) else None
         timeout_periods = max(1, int(math.ceil(opts.device_timeout * opts.rate - 1e-9)))
         virtual = opts.clock is ClockMode.VIRTUAL
-        zero = np.zeros(3)
+        zero, nan3 = (0.0, 0.0, 0.0), (math.nan, math.nan, math.nan)
         refused = missing = saturated = bad_run = 0
         port_energy, prev_force, prev_x = 0.0, None, None
         status = "completed"
-        t_start = self.plant.state()[0]
+        t_start, q, u = self.plant.state()
+        if isinstance(q, np.ndarray) and isinstance(u, np.ndarray):
+            cpl.bind(q, u)  # the compiled stepper's state buffers: one C call per period, no allocation
         t = t_start
-        dev.open()
-        wall0 = time.perf_counter()
+        stop, plant, clock = self._stop, self.plant, time.perf_counter
+        try:
+            dev.open()
+        except BaseException as exc:  # no period ran: the log is closed empty, saying why
+            if log is not None:
+                log.close(f"failed: the device did not open: {exc}", stats.summary().as_dict(), {})
+            raise
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(_SWITCH_INTERVAL)  # the log's writer thread gives the GIL back within this, not 5 ms
+        wall0 = clock() + period  # the first period starts one period from now (its wait is a clean one)
         k = 0
         try:
             while n_periods is None or k < n_periods:
-                if self._stop.is_set():
+                if stop.is_set():
                     status = self._stop_status
                     break
                 t = t_start + k * period
-                scheduled = wall0 + k * period
                 if virtual:
-                    woke, lateness = time.perf_counter(), 0.0
+                    woke, lateness = clock(), 0.0
                 else:
+                    scheduled = wall0 + k * period
                     woke = _wait_until(scheduled, opts.spin)
                     lateness = woke - scheduled
                 try:
@@ -252,69 +292,69 @@ class RealtimeLoop:
                 except Exception:  # a device that fails to answer is a missing sample, counted below
                     sample = None
                 why = "no answer" if sample is None else check_sample(sample, dev.workspace)
-                _, q, u = self.plant.state()
+                _, q, u = plant.state()
+                point = cpl.point_floats(t, q, u)
                 if why is None:
-                    x_h, v_h = np.asarray(sample.position, dtype=float), np.asarray(sample.velocity, dtype=float)
+                    x_h, v_h = tuple(sample.position), tuple(sample.velocity)
                     if prev_force is not None and prev_x is not None:
-                        port_energy += float(prev_force @ (x_h - prev_x))
-                    c = cpl.force(t, q, u, x_h, v_h)
-                    force, power, spring = c.force, c.power, c.spring_energy
-                    x_b, v_b = c.position, c.velocity
-                    saturated += c.saturated
+                        port_energy += (prev_force[0] * (x_h[0] - prev_x[0]) + prev_force[1] * (x_h[1] - prev_x[1])
+                                        + prev_force[2] * (x_h[2] - prev_x[2]))
+                    fx, fy, fz, sat, power, spring = cpl.force_floats(point, x_h, v_h)
+                    force = (fx, fy, fz)
+                    saturated += sat
                     flag, bad_run, prev_x = SAMPLE_USED, 0, x_h
                 else:
-                    x_h = v_h = np.full(3, np.nan)
-                    x_b, v_b = cpl.point_state(t, q, u)
+                    x_h = v_h = nan3
                     force, power, spring = zero, 0.0, math.nan
                     if sample is None:
                         missing, flag = missing + 1, SAMPLE_MISSING
                     else:
                         refused, flag = refused + 1, SAMPLE_REFUSED
                     bad_run, prev_x = bad_run + 1, None
-                dev.write_force(t, -force)
+                dev.write_force(t, (-force[0], -force[1], -force[2]))
                 prev_force = force
-                energy = self.dynamics.energy(t, q, u, self.params) if self._has_energy else math.nan
-                row = {"t": t, "hand_position": x_h, "hand_velocity": v_h, "point_position": x_b,
-                       "point_velocity": v_b, "force": force, "power": power, "port_energy": port_energy,
-                       "spring_energy": spring, "energy": energy, "q": q.copy(), "u": u.copy(),
-                       "sample_status": flag}
+                if log is not None:  # q, u before the step; the timing is filled in at the period's end
+                    log.record([t, *x_h, *v_h, *point, *force, power, port_energy, spring, flag, 0.0, 0.0], q, u)
+                k += 1
                 if bad_run >= timeout_periods and flag == SAMPLE_MISSING:
                     status = f"device stopped answering at t = {t - (bad_run - 1) * period:.6g} s"
-                    self._finish_row(row, woke, lateness)
-                    k += 1
+                    self._timing(woke, lateness)
                     break
                 try:
-                    self.plant.advance(period, n_sub, force)
+                    plant.advance(period, n_sub, force)
                 except KaneError as exc:
                     status = f"failed: {exc}"
-                    self._finish_row(row, woke, lateness)
-                    k += 1
+                    self._timing(woke, lateness)
                     break
-                self._finish_row(row, woke, lateness)
-                k += 1
+                self._timing(woke, lateness)
         finally:
+            sys.setswitchinterval(switch)
             try:
                 dev.write_force(t, zero)
             finally:
                 dev.close()
         t_end, q, u = self.plant.state()
-        summary = self.stats.summary()
+        summary = stats.summary()
         path = None
-        if self.log is not None:
-            path = self.log.close(status, summary.as_dict(),
-                                  {"refused": refused, "missing": missing, "saturated": int(saturated),
-                                   "engine": self.engine.value, "substeps": n_sub})
+        if log is not None:
+            path = log.close(status, summary.as_dict(),
+                             {"refused": refused, "missing": missing, "saturated": int(saturated),
+                              "engine": self.engine.value, "substeps": n_sub,
+                              "device": dict(getattr(dev, "counts", {}))})
         return LoopResult(status, summary, refused, missing, int(saturated), port_energy, float(t_end),
                           np.array(q), np.array(u), self.engine, path)
 
-    def _finish_row(self, row, woke, lateness) -> None:
-        if self.log is not None and self.log.due:  # writing the log is part of this period's work
-            self.log.flush()
+    def _timing(self, woke, lateness) -> None:
+        """The period's statistics, also written into its log row."""
         compute = time.perf_counter() - woke
         self.stats.add(lateness, compute)
         if self.log is not None:
-            row["compute_time"], row["lateness"] = compute, lateness
-            self.log.append(row)
+            self.log.set_timing(compute, lateness)
+
+
+def _block_energy(dynamics, params, t, q, u):
+    """The energy [J] (B,) of a block of the log, (B,) times, (B, n_q) and (B, n_u) states, in one batch call."""
+    return dynamics.energy(t, q, u, params)
 
 
 def _wait_until(deadline: float, spin: float) -> float:

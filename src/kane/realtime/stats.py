@@ -76,6 +76,15 @@ class DeadlineStats:
         """Wake-up lateness of every period so far (n,) [s]."""
         return self._late[: self.n]
 
+    def live_line(self, window: int = 1000) -> str:
+        """One short line for a live display: loop time, periods, missed deadlines, and the mean and maximum
+        compute time [us] of the last ``window`` periods (cheap: called while the loop runs)."""
+        n = self.n
+        recent = self._compute[max(0, n - window):n]
+        mean, top = (float(recent.mean()), float(recent.max())) if recent.size else (0.0, 0.0)
+        return (f"t {n * self.period:8.2f} s  periods {n}  missed {self.missed}  compute (last {recent.size}): "
+                f"mean {mean * 1e6:.1f} us, max {top * 1e6:.1f} us")
+
     def summary(self) -> DeadlineSummary:
         c, late = self.compute, self.lateness
         pct = (lambda a, p: float(np.percentile(a, p)) if a.size else 0.0)

@@ -15,11 +15,19 @@ import numpy as np
 from ..errors import ArgumentError, ModelError
 from ..mechanics.arguments import real_array
 
-__all__ = ["Surface", "SurfaceDerivatives", "finite_vector", "positive_length"]
+__all__ = ["Surface", "SurfaceDerivatives", "cross3", "finite_vector", "positive_length"]
 
 # a point is degenerate where |S_s x S_t| is below this fraction of |S_s| |S_t| (parallel tangents) or of the
 # product of the surface's typical tangent lengths (a vanishing tangent: a pole, a collapsed edge of the net)
 _DEGENERATE = 1e-12
+
+
+def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a x b over the last axis (..., 3): np.cross without its axis bookkeeping, which dominates for one point."""
+    if a.ndim == 1 and b.ndim == 1:
+        return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+    return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1], a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
 
 
 @dataclass(frozen=True)
@@ -103,7 +111,7 @@ class Surface(ABC):
 
     def unit_normal(self, d: SurfaceDerivatives, s, t) -> np.ndarray:
         """The unit normal from already evaluated tangents ``d`` at (s, t) (used for the error message)."""
-        n = np.cross(d.d_s, d.d_t)
+        n = cross3(d.d_s, d.d_t)
         size = np.linalg.norm(n, axis=-1)
         scale = np.linalg.norm(d.d_s, axis=-1) * np.linalg.norm(d.d_t, axis=-1)
         bad = size <= _DEGENERATE * np.maximum(scale, self.tangent_scale[0] * self.tangent_scale[1])

@@ -5,6 +5,8 @@ NURBS Book, 2nd ed., Sec. 7.5: quarter arcs with weights 1, sqrt(2)/2, 1) swept 
 Both use the full circle of four quarter arcs in s over [0, 1] (knots 0, 0, 0, 1/4, 1/4, 1/2, 1/2, 3/4, 3/4,
 1, 1, 1), starting on the local +x axis and turning about +z. The sphere's meridian is the half circle from the
 south pole to the north pole in t over [0, 1] (two quarter arcs); the cylinder's t runs linearly over the height.
+The closed circle makes s periodic on both (``periodic`` = (True, False)): the curve is C1 across s = 0 = 1, as
+across its interior knots, and its geometry (normal, curvature) is smooth there.
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ def nurbs_sphere(radius, origin=(0.0, 0.0, 0.0), name: str = "nurbs sphere") -> 
     P[..., 1] = circle[:, None, 1] * meridian[None, :, 0]
     P[..., 2] = np.broadcast_to(meridian[None, :, 1], (9, 5))
     knots_t = np.array([0.0, 0.0, 0.0, 0.5, 0.5, 1.0, 1.0, 1.0])
-    return NurbsSurface(r * P + np.asarray(origin, float), np.outer(w_circle, w_meridian), CIRCLE_KNOTS, knots_t,
-                        2, 2, name=name)
+    surface = NurbsSurface(r * P + np.asarray(origin, float), np.outer(w_circle, w_meridian), CIRCLE_KNOTS,
+                           knots_t, 2, 2, name=name)
+    surface.periodic = (True, False)
+    return surface
 
 
 def nurbs_cylinder(radius, height=(0.0, 1.0), origin=(0.0, 0.0, 0.0), name: str = "nurbs cylinder") -> NurbsSurface:
@@ -51,5 +55,7 @@ def nurbs_cylinder(radius, height=(0.0, 1.0), origin=(0.0, 0.0, 0.0), name: str 
     P = np.empty((9, 2, 3))
     P[..., :2] = r * circle[:, None, :]
     P[..., 2] = np.asarray(height, float)[None, :]
-    return NurbsSurface(P + np.asarray(origin, float), np.outer(w_circle, [1.0, 1.0]), CIRCLE_KNOTS,
-                        [0.0, 0.0, 1.0, 1.0], 2, 1, name=name)
+    surface = NurbsSurface(P + np.asarray(origin, float), np.outer(w_circle, [1.0, 1.0]), CIRCLE_KNOTS,
+                           [0.0, 0.0, 1.0, 1.0], 2, 1, name=name)
+    surface.periodic = (True, False)
+    return surface

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Surface
+from .base import Surface, cross3
 from .closest import keep_in_bounds
 
-__all__ = ["CommonNormal", "common_normal"]
+__all__ = ["CommonNormal", "common_normal", "common_normal_conditions"]
 
 
 @dataclass(frozen=True)
@@ -41,16 +41,17 @@ class CommonNormal:
     converged: bool
 
 
-def _conditions(surface1: Surface, surface2: Surface, z: np.ndarray):
-    """(F (4,), dF/dz (4, 4), S1, S2, n1) at z = (u1, v1, u2, v2)."""
+def common_normal_conditions(surface1: Surface, surface2: Surface, z: np.ndarray):
+    """(F (4,), dF/dz (4, 4), d1, d2, n1) at z = (u1, v1, u2, v2): the four conditions, their exact Jacobian, the
+    two surfaces' :class:`SurfaceDerivatives` to second order and the unit normal n1 (3,) of surface 1."""
     a = surface1.derivatives(z[0], z[1])
     b = surface2.derivatives(z[2], z[3])
     d = b.point - a.point
     n1 = surface1.unit_normal(a, z[0], z[1])
-    N = np.cross(a.d_s, a.d_t)
+    N = cross3(a.d_s, a.d_t)
     P = (np.eye(3) - np.outer(n1, n1)) / np.linalg.norm(N)
-    n1_u = P @ (np.cross(a.d_ss, a.d_t) + np.cross(a.d_s, a.d_st))
-    n1_v = P @ (np.cross(a.d_st, a.d_t) + np.cross(a.d_s, a.d_tt))
+    n1_u = P @ (cross3(a.d_ss, a.d_t) + cross3(a.d_s, a.d_st))
+    n1_v = P @ (cross3(a.d_st, a.d_t) + cross3(a.d_s, a.d_tt))
     F = np.array([a.d_s @ d, a.d_t @ d, n1 @ b.d_s, n1 @ b.d_t])
     J = np.array([
         [a.d_ss @ d - a.d_s @ a.d_s, a.d_st @ d - a.d_s @ a.d_t, a.d_s @ b.d_s, a.d_s @ b.d_t],
@@ -58,7 +59,7 @@ def _conditions(surface1: Surface, surface2: Surface, z: np.ndarray):
         [n1_u @ b.d_s, n1_v @ b.d_s, n1 @ b.d_ss, n1 @ b.d_st],
         [n1_u @ b.d_t, n1_v @ b.d_t, n1 @ b.d_st, n1 @ b.d_tt],
     ])
-    return F, J, a.point, b.point, n1
+    return F, J, a, b, n1
 
 
 def common_normal(surface1: Surface, surface2: Surface, start, *, tol: float = 1e-12,
@@ -71,7 +72,8 @@ def common_normal(surface1: Surface, surface2: Surface, start, *, tol: float = 1
     z = np.array(start, dtype=float).reshape(4)
     surface1.parameters(z[0], z[1])
     surface2.parameters(z[2], z[3])
-    F, J, p1, p2, n1 = _conditions(surface1, surface2, z)
+    F, J, d1, d2, n1 = common_normal_conditions(surface1, surface2, z)
+    p1, p2 = d1.point, d2.point
     scale = max(1.0, float(np.linalg.norm(p1)), float(np.linalg.norm(p2))) ** 2
     iterations = 0
     while np.abs(F).max() > tol * scale and iterations < max_iterations:
@@ -81,11 +83,12 @@ def common_normal(surface1: Surface, surface2: Surface, start, *, tol: float = 1
         for _ in range(30):
             trial = np.concatenate([keep_in_bounds(surface1, z[:2] + alpha * step[:2])[0],
                                     keep_in_bounds(surface2, z[2:] + alpha * step[2:])[0]])
-            got = _conditions(surface1, surface2, trial)
+            got = common_normal_conditions(surface1, surface2, trial)
             if np.abs(got[0]).max() < np.abs(F).max() or alpha < 1e-6:
                 break
             alpha *= 0.5
-        z, (F, J, p1, p2, n1) = trial, got
+        z, (F, J, d1, d2, n1) = trial, got
+        p1, p2 = d1.point, d2.point
     residual = float(np.abs(F).max())
     n2 = surface2.normal(z[2], z[3])
     return CommonNormal(params=z, point1=p1, point2=p2, normal1=n1, normal2=n2, gap=float((p2 - p1) @ n1),

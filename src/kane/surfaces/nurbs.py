@@ -114,6 +114,8 @@ class NurbsSurface(Surface):
         self._poly_v = span_polynomials(self.knots_v, self.degree_v, n_v, 2)
 
     def _evaluate(self, s, t, order):
+        s, t = (np.where((x < lo) | (x > hi), lo + np.mod(x - lo, hi - lo), x) if wrap else x
+                for x, (lo, hi), wrap in zip((s, t), self.bounds, self.periodic))  # a closed surface wraps
         p, q = self.degree_u, self.degree_v
         n_u, n_v = self.control_points.shape[:2]
         span_u = find_span(self.knots_u, p, n_u, s)

@@ -1,7 +1,7 @@
 """The work of ``kane sweep MODEL --grid NAME=START:STOP:N --random NAME~uniform(A,B) -n N --seed S
-[--scheduler ADDRESS] [--workers N | --in-process] -o sweep.h5``: parse the options (numbers only, never
-evaluated text), run the sweep with the model file's ``[simulation]`` settings and a progress bar, and return the
-closing line ``runs: N done, M skipped, K failed``."""
+[--points FILE.csv] [--scheduler ADDRESS] [--workers N | --in-process] [--trajectories] -o sweep.h5``: parse the
+options (numbers only, never evaluated text), run the sweep with the model file's ``[simulation]`` settings and a
+progress bar, and return the closing line ``runs: N done, M skipped, K failed``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..errors import ArgumentError
 from ..options import Method
 from .execute import Backend, Execution, run_sweep
-from .spec import Draws, Grid, Normal, RunSettings, Sweep, Uniform
+from .spec import Draws, Grid, Normal, Points, RunSettings, Sweep, Uniform
 
 __all__ = ["parse_grid", "parse_random", "sweep_command"]
 
@@ -51,14 +51,18 @@ def parse_random(text: str) -> Uniform | Normal:
 
 
 def sweep_command(lm, output, grids=(), randoms=(), n=100, seed=0, t_end=None, scheduler=None, workers=2,
-                  in_process=False, console=None) -> str:
+                  in_process=False, console=None, points=None, trajectories=False) -> str:
     """Run the sweep of ``lm`` (a :class:`kane.io.model_file.LoadedModel`) into ``output`` and return the
-    closing line. ``grids`` and ``randoms`` are option strings; ``n`` random points with ``seed``."""
+    closing line. ``grids`` and ``randoms`` are option strings; ``n`` random points with ``seed``; ``points`` the
+    path of a CSV file of points (one more axis); ``trajectories``: keep each run's samples in the file."""
     axes = [parse_grid(g) for g in grids]
     if randoms:
         axes.append(Draws(tuple(parse_random(r) for r in randoms), n, seed))
+    if points is not None:
+        axes.append(Points.from_csv(points))
     if not axes:
-        raise ArgumentError("kane sweep: give at least one --grid NAME=START:STOP:N or --random NAME~uniform(A,B)")
+        raise ArgumentError("kane sweep: give at least one --grid NAME=START:STOP:N, --random NAME~uniform(A,B) or "
+                            "--points FILE.csv")
     s = lm.simulation
     end = s.t_end if t_end is None else t_end
     run = RunSettings((s.t_start, end), Method.parse(s.method), s.rtol, s.atol, s.dt, s.output_dt, s.max_step)
@@ -67,5 +71,6 @@ def sweep_command(lm, output, grids=(), randoms=(), n=100, seed=0, t_end=None, s
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("runs", total=None)
         result = run_sweep(Sweep(lm, tuple(axes), run), output, execution,
-                           progress=lambda done, total: bar.update(task, completed=done, total=total))
+                           progress=lambda done, total: bar.update(task, completed=done, total=total),
+                           trajectories=trajectories)
     return f"runs: {result.done} done, {result.skipped} skipped, {result.failed} failed"

@@ -29,9 +29,11 @@ from ..errors import ArgumentError, KaneError
 from ..io.model_file import LoadedModel, load_model
 from ..model.system import System
 from ..simulate import SimulationError, simulate
+from .batch import BatchModel, check_batchable, run_batch
 from .metrics import evaluate_metrics, failed_metrics, metric_columns
-from .spec import Metrics, RunSettings, Sweep, number
-from .store import SweepFile, SweepTable, load_sweep
+from .spec import Draws, Grid, Metrics, Points, RunSettings, Sweep, number
+from .results import load_sweep, open_results
+from .store import SweepTable
 
 __all__ = ["SchedulerError", "Execution", "Backend", "Plan", "Task", "SweepResult", "prepare", "run_task",
            "run_sweep"]
@@ -42,9 +44,12 @@ class SchedulerError(KaneError, ConnectionError):
 
 
 class Backend(enum.Enum):
-    """Where the runs go: ``IN_PROCESS`` (a loop in this process) or ``DASK`` (a LocalCluster or a scheduler)."""
+    """Where the runs go: ``IN_PROCESS`` (a loop in this process), ``BATCH`` (in this process, RK4 over numpy
+    batches of ``Execution.batch_size`` points: :mod:`kane.sweep.batch`) or ``DASK`` (a LocalCluster or a
+    scheduler)."""
 
     IN_PROCESS = "in_process"
+    BATCH = "batch"
     DASK = "dask"
 
 
@@ -52,7 +57,7 @@ class Backend(enum.Enum):
 class Execution:
     """How to run: ``backend``; for Dask the ``scheduler`` address (None: an embedded LocalCluster of
     ``workers`` processes with ``threads_per_worker`` threads, or threads of this process when ``processes`` is
-    False) and the ``connect_timeout`` [s] for a scheduler address."""
+    False) and the ``connect_timeout`` [s] for a scheduler address; for a batch the points per batch."""
 
     backend: Backend = Backend.IN_PROCESS
     scheduler: str | None = None
@@ -60,10 +65,11 @@ class Execution:
     threads_per_worker: int = 1
     processes: bool = True
     connect_timeout: float = 5.0
+    batch_size: int = 1024
 
     def __post_init__(self):
         object.__setattr__(self, "backend", Backend(self.backend))
-        for key in ("workers", "threads_per_worker"):
+        for key in ("workers", "threads_per_worker", "batch_size"):
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ArgumentError(f"execution {key}: expected a whole number of at least 1, got {v!r}")
@@ -204,28 +210,42 @@ def _dynamics(equations, model_hash: str):
     return dyn
 
 
-def run_task(task: Task, equations, model_hash: str, run: RunSettings, metrics: Metrics, n_columns: int) -> tuple:
-    """Run one point and return its row (key, status, message, values, metrics). A failure of the run
+def run_task(task: Task, equations, model_hash: str, run: RunSettings, metrics: Metrics, n_columns: int,
+             keep: bool = False) -> tuple:
+    """Run one point and return its row (key, status, message, values, metrics, trajectory): the trajectory
+    (t, q, u, energy) when ``keep`` and the run completed, else None. A failure of the run
     (kane.SimulationError, kane.errors.SingularStateError, an arithmetic error) is a row with status "failed"."""
     dyn = _dynamics(equations, model_hash)
     try:
         traj = simulate(dyn, run.t_span, np.array(task.q0), np.array(task.u0), method=run.method, rtol=run.rtol,
                         atol=run.atol, dt=run.dt, events=run.events, params=task.params, output_dt=run.output_dt,
                         max_step=run.max_step)
-        return (task.key, "done", "", task.values, evaluate_metrics(metrics, run, traj))
+        return (task.key, "done", "", task.values, evaluate_metrics(metrics, run, traj),
+                (traj.t, traj.q, traj.u, traj.energy) if keep else None)
     except SimulationError as exc:
         return (task.key, "failed", str(exc), task.values,
-                failed_metrics(metrics, n_columns, exc.t_good, exc.q, exc.u))
+                failed_metrics(metrics, n_columns, exc.t_good, exc.q, exc.u), None)
     except (KaneError, ArithmeticError) as exc:
         return (task.key, "failed", f"{type(exc).__name__}: {exc}", task.values,
-                failed_metrics(metrics, n_columns, None, None, None))
+                failed_metrics(metrics, n_columns, None, None, None), None)
 
 
-def _in_process(plan: Plan, tasks, sink) -> None:
+def _in_process(plan: Plan, tasks, sink, keep: bool) -> None:
     _COMPILED.setdefault(plan.model_hash, plan.equations.compile())
     s = plan.sweep
     for task in tasks:
-        sink([run_task(task, plan.equations, plan.model_hash, s.run, s.metrics, len(plan.columns))])
+        sink([run_task(task, plan.equations, plan.model_hash, s.run, s.metrics, len(plan.columns), keep)])
+
+
+def _in_batch(plan: Plan, tasks, sink, execution: Execution, keep: bool) -> None:
+    s = plan.sweep
+    bm = BatchModel(plan.equations)
+
+    def alone(task):
+        return run_task(task, plan.equations, plan.model_hash, s.run, s.metrics, len(plan.columns), keep)
+
+    for i in range(0, len(tasks), execution.batch_size):
+        sink(run_batch(plan, tasks[i: i + execution.batch_size], bm, alone, keep))
 
 
 def _client(execution: Execution):
@@ -243,11 +263,25 @@ def _client(execution: Execution):
                              f"`dask scheduler` or leave the address out for a local cluster") from None
 
 
-def _run_chunk(tasks, equations, model_hash: str, run: RunSettings, metrics: Metrics, n_columns: int) -> list:
-    return [run_task(t, equations, model_hash, run, metrics, n_columns) for t in tasks]
+def _run_chunk(tasks, equations, model_hash: str, run: RunSettings, metrics: Metrics, n_columns: int,
+               keep: bool) -> list:
+    return [run_task(t, equations, model_hash, run, metrics, n_columns, keep) for t in tasks]
 
 
-def _on_dask(plan: Plan, tasks, sink, execution: Execution) -> None:
+def _dynamics_ready(equations, model_hash: str, task: Task) -> bool:
+    """Compile (or load from the C cache) this worker's dynamics: its right-hand side and energy at ``task``'s
+    start (a start that cannot be evaluated is the run's own failure, recorded when it runs)."""
+    dyn = _dynamics(equations, model_hash)
+    q0, u0 = np.array(task.q0), np.array(task.u0)
+    try:
+        dyn.rhs(0.0, q0, u0, params=task.params)
+        dyn.energy(0.0, q0, u0, params=task.params)
+    except (KaneError, ArithmeticError, NotImplementedError):
+        pass
+    return True
+
+
+def _on_dask(plan: Plan, tasks, sink, execution: Execution, keep: bool) -> None:
     from distributed import as_completed
 
     client, cluster = _client(execution)
@@ -257,8 +291,12 @@ def _on_dask(plan: Plan, tasks, sink, execution: Execution) -> None:
         size = max(1, min(_CHUNK_MAX, len(tasks) // (4 * threads)))  # about 4 chunks a thread, results streaming
         chunks = [tasks[i: i + size] for i in range(0, len(tasks), size)]
         shared = client.scatter([plan.equations, s.run, s.metrics], broadcast=True)
+        # every worker compiles (or loads from the C cache) before the runs are handed out, all at once, so no
+        # worker spends its share of the sweep compiling while the others run
+        client.gather([client.submit(_dynamics_ready, shared[0], plan.model_hash, tasks[0], workers=[w],
+                                     pure=False) for w in client.nthreads()])
         futures = client.map(_run_chunk, chunks, equations=shared[0], model_hash=plan.model_hash, run=shared[1],
-                             metrics=shared[2], n_columns=len(plan.columns), pure=False)
+                             metrics=shared[2], n_columns=len(plan.columns), keep=keep, pure=False)
         for batch in as_completed(futures, with_results=True).batches():
             sink([row for _, rows in batch for row in rows])
     finally:
@@ -267,13 +305,23 @@ def _on_dask(plan: Plan, tasks, sink, execution: Execution) -> None:
             cluster.close()
 
 
+def _axes(sweep: Sweep) -> tuple:
+    kinds = {Grid: "grid", Draws: "random", Points: "points"}
+    return tuple((kinds[type(a)], a.names) for a in sweep.axes)
+
+
 def run_sweep(sweep: Sweep | Plan, path=None, execution: Execution = Execution(),
-              progress: Callable[[int, int], None] | None = None) -> SweepResult:
+              progress: Callable[[int, int], None] | None = None, trajectories: bool = False) -> SweepResult:
     """Run ``sweep`` and return a :class:`SweepResult`. With ``path``, runs are appended to that HDF5 file as
     they finish and the keys already there are skipped (resumable); ``progress(finished, total)`` is called after
-    each batch."""
+    each batch. With ``trajectories``, each completed run's samples (every ``output_dt``) go into the file too
+    (:func:`kane.sweep.load_sweep_trajectory` reads them); runs skipped as already done keep what they have."""
     plan = sweep if isinstance(sweep, Plan) else prepare(sweep)
-    store = SweepFile(path, plan.model_name, plan.names, plan.columns) if path is not None else None
+    if trajectories and path is None:
+        raise ArgumentError("sweep trajectories are kept in the results file: give an output path")
+    if execution.backend is Backend.BATCH:
+        check_batchable(plan.sweep.run)
+    store = None if path is None else open_results(path, plan.model_name, plan.names, plan.columns, _axes(plan.sweep))
     have = store.keys() if store is not None else set()
     todo = [t for t in plan.tasks if t.key not in have]
     rows: list[tuple] = []
@@ -284,22 +332,26 @@ def run_sweep(sweep: Sweep | Plan, path=None, execution: Execution = Execution()
         for r in batch:
             counts[r[1]] += 1
         if store is not None:
-            store.append(batch)
+            store.append(batch, [str(v) for v in plan.equations.model.q],
+                         [str(v) for v in plan.equations.u_independent])
         if progress is not None:
             progress(len(rows), len(todo))
 
     if todo:
         if execution.backend is Backend.DASK:
-            _on_dask(plan, todo, sink, execution)
+            _on_dask(plan, todo, sink, execution, trajectories)
+        elif execution.backend is Backend.BATCH:
+            _in_batch(plan, todo, sink, execution, trajectories)
         else:
-            _in_process(plan, todo, sink)
+            _in_process(plan, todo, sink, trajectories)
     if store is not None:
         table = load_sweep(store.path).sorted_by([t.key for t in plan.tasks])
     else:
         table = SweepTable(plan.names, plan.columns, tuple(r[0] for r in rows), tuple(r[1] for r in rows),
                            tuple(r[2] for r in rows), np.array([r[3] for r in rows], dtype=float).reshape(
                                len(rows), len(plan.names)),
-                           np.array([r[4] for r in rows], dtype=float).reshape(len(rows), len(plan.columns)))
+                           np.array([r[4] for r in rows], dtype=float).reshape(len(rows), len(plan.columns)),
+                           _axes(plan.sweep))
         table = table.sorted_by([t.key for t in plan.tasks])
     return SweepResult(table, counts["done"], counts["failed"], len(plan.tasks) - len(todo),
                        None if store is None else store.path)

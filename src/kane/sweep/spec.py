@@ -12,6 +12,7 @@ against the model later (:func:`kane.sweep.execute.prepare`), where the model is
 
 from __future__ import annotations
 
+import csv
 import itertools
 import math
 import os
@@ -169,6 +170,41 @@ class Points:
 
     def rows(self) -> np.ndarray:
         return np.array(self.values, dtype=float)
+
+    @classmethod
+    def from_csv(cls, path) -> Points:
+        """The points of a CSV file: a header of names (parameters, ``q0.NAME``, ``u0.NAME``), then one row of
+        numbers per point. A missing file, an empty header, a row of another length or a cell that is not a number
+        raises ArgumentError naming the file, the line and the column."""
+        p = Path(path)
+        try:
+            lines = list(csv.reader(p.read_text(encoding="utf-8").splitlines()))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ArgumentError(f"points file {p}: cannot be read ({exc})") from None
+        numbered = [(i + 1, [c.strip() for c in r]) for i, r in enumerate(lines) if any(c.strip() for c in r)]
+        if not numbered:
+            raise ArgumentError(f"points file {p}: empty; expected a header of names, then rows of numbers")
+        (_, names), body = numbered[0], numbered[1:]
+        if any(not n for n in names):
+            raise ArgumentError(f"points file {p} line {numbered[0][0]}: a column has no name in the header "
+                                f"{', '.join(names)}")
+        if not body:
+            raise ArgumentError(f"points file {p}: no rows after the header {', '.join(names)}")
+        rows = []
+        for line, cells in body:
+            if len(cells) != len(names):
+                raise ArgumentError(f"points file {p} line {line}: expected {len(names)} values "
+                                    f"({', '.join(names)}), got {len(cells)}")
+            row = []
+            for name, cell in zip(names, cells):
+                try:
+                    value = float(cell)
+                except ValueError:
+                    raise ArgumentError(f"points file {p} line {line} column {name}: expected a number, "
+                                        f"got {cell!r}") from None
+                row.append(number(value, f"points file {p} line {line} column {name}"))
+            rows.append(tuple(row))
+        return cls(tuple(names), tuple(rows))
 
 
 @dataclass(frozen=True)

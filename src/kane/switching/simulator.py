@@ -48,19 +48,21 @@ class SwitchingSimulator:
     """Run ``equations`` (from :func:`kane.derive`, the switched constraints declared ``transient=True``) under
     ``rules`` from (t0 [s], q0 (n_q,), u0 (n_u of the model,)).
 
-    Integration options (``method``, ``rtol``, ``atol``, ``max_step``, ``output_dt``, ``monitors``) go to the
-    Simulator; ``params`` and ``inputs`` (mapping or callable inputs(t, q, u)) to the dynamics. ``project``:
-    put the state back on the active constraints every ``project_every`` accepted steps. ``cond_max`` and
-    ``dependent``: see OnlineDynamics. ``record_forces``: record every constraint's multipliers at every output
-    sample as residuals "lambda_<name>" (:meth:`_force_monitors`). ``force_tol`` [N]: multipliers within it
+    Integration options (``method``, ``rtol``, ``atol``, ``max_step``, ``dt`` [s] of the fixed-step methods,
+    ``output_dt``, ``monitors``) go to the Simulator; ``params`` and ``inputs`` (mapping or callable
+    inputs(t, q, u)) to the dynamics. ``project``: put the state back on the active constraints every
+    ``project_every`` accepted steps. ``cond_max`` and ``dependent``: see OnlineDynamics. ``record_forces``:
+    record every constraint's multipliers at every output sample as residuals "lambda_<name>"
+    (:meth:`_force_monitors`). ``force_tol`` [N]: multipliers within it
     of a limit count as on it. ``max_switches`` bounds the mode changes (Zeno guard).
     Raises :class:`kane.ModelError` for bad rules before the run, :class:`SimulationError` during it.
     """
 
     def __init__(self, equations, q0, u0, rules=(), *, t0: float = 0.0, params=None, inputs=None,
                  method: Method | str = Method.DOPRI5, rtol: float = 1e-9, atol: float = 1e-11,
-                 max_step: float = np.inf, output_dt: float | None = None, monitors=None, project: bool = True,
-                 project_every: int = 1, cond_max: float = 1e6, dependent=None, force_tol: float = 1e-9,
+                 max_step: float = np.inf, dt: float | None = None, output_dt: float | None = None, monitors=None,
+                 project: bool = True, project_every: int = 1, cond_max: float = 1e6, dependent=None,
+                 force_tol: float = 1e-9,
                  max_switches: int = 10000, record_forces: bool = True, description: str | None = None):
         self.dynamics = dyn = OnlineDynamics(equations, cond_max=cond_max, dependent=dependent)
         self.rules = tuple(rules)
@@ -83,7 +85,7 @@ class SwitchingSimulator:
         projection = (lambda t, q, u: dyn.projection(t, q, u, params)) if project else None
         monitors = {**(self._force_monitors() if record_forces else {}), **dict(monitors or {})}
         self.sim = Simulator(dyn, t0=t0, q0=q0, u0=u0, method=method, rtol=rtol, atol=atol, max_step=max_step,
-                             params=params, inputs=inputs, events=self._events(), monitors=monitors,
+                             dt=dt, params=params, inputs=inputs, events=self._events(), monitors=monitors,
                              output_dt=output_dt, projection=projection, project_every=project_every,
                              mode=dyn.mode_name,
                              description=description if description is not None else equations.model.name)
@@ -415,6 +417,12 @@ class SwitchingSimulator:
 
     def run(self, t_end: float) -> Trajectory:
         """Integrate to ``t_end`` [s] through every mode change; returns the trajectory."""
+        self.advance(t_end)
+        return self.trajectory()
+
+    def advance(self, t_end: float) -> None:
+        """Integrate to ``t_end`` [s] through every mode change without building the trajectory (a real-time
+        loop's period)."""
         sim = self.sim
         sim.integrator.t_bound = float(t_end)
         while sim.t < t_end:
@@ -431,7 +439,14 @@ class SwitchingSimulator:
             if self.n_switches > self.max_switches:
                 raise self._error(t, q, u, f"more than {self.max_switches} mode changes (Zeno behaviour?)")
             self._switch(info, t, q, u, lambda u_new: sim.reset(t, q, u_new, mode=self.dynamics.mode_name))
-        return self.trajectory()
+
+    def restart(self) -> None:
+        """Go on from the current state after the inputs changed there discontinuously (a force held per period,
+        as in the real-time loop): settle the mode for the new inputs (a contact that would pull is deleted, a
+        stick that needs more than mu_s N slips) and restart the integrator and the event functions there."""
+        t, (q, u) = self.sim.t, self.sim.state
+        self._settle(t, q, u)
+        self.sim.reset(t, q, u, mode=self.dynamics.mode_name)
 
     def _switch(self, info, t, q, u, resume) -> None:
         """Handle the event that ended the step (the new speeds go to ``resume``); a failure of the rules or of the

@@ -13,19 +13,21 @@ of a run comes from the model's tree kinematics (:mod:`kane.analysis.kinematic_o
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..analysis.kinematic_outputs import kinematic_outputs
 from ..errors import ArgumentError
 from ..model.model import float_value
-from ..spatial import rotation_to_quaternion
+from ..spatial import quaternion_to_rotation, rotation_to_quaternion
 
-__all__ = ["ShapeKind", "BodyShape", "JointFrame", "Scene", "equivalent_box", "default_shapes", "joint_frames",
-           "body_poses", "build_scene"]
+__all__ = ["PALETTE", "ShapeKind", "BodyShape", "JointFrame", "Scene", "equivalent_box", "default_shapes",
+           "joint_frames", "body_poses", "poses_at", "build_scene", "state_scene",
+           "point_trace"]
 
-_PALETTE = ((70, 130, 180), (205, 92, 92), (60, 179, 113), (238, 173, 14), (147, 112, 219), (72, 209, 204))
+# body colours, RGB 0-255, in body order
+PALETTE = ((70, 130, 180), (205, 92, 92), (60, 179, 113), (238, 173, 14), (147, 112, 219), (72, 209, 204))
 
 
 class ShapeKind(enum.Enum):
@@ -33,12 +35,17 @@ class ShapeKind(enum.Enum):
 
     BOX = "box"
     SPHERE = "sphere"
+    CYLINDER = "cylinder"
+    CAPSULE = "capsule"
+    MESH = "mesh"
 
 
 @dataclass(frozen=True)
 class BodyShape:
-    """A shape fixed in body ``body``: ``size`` (3,) [m] the box sides (a sphere: its diameter three times),
-    ``position`` (3,) [m] its centre and ``wxyz`` (4,) its axes, both in body axes; ``color`` RGB 0-255."""
+    """A shape fixed in body ``body``: ``size`` (3,) [m] the box sides (a sphere: its diameter three times; a
+    cylinder or capsule: (2 r, 2 r, length) along its z, a capsule's length its straight part; a mesh: its scale),
+    ``position`` (3,) [m] its centre and ``wxyz`` (4,) its axes, both in body axes; ``color`` RGB 0-255; a
+    mesh's ``file`` and ``mesh`` (a trimesh.Trimesh, scaled, in the shape's axes)."""
 
     body: str
     kind: ShapeKind
@@ -46,6 +53,8 @@ class BodyShape:
     position: tuple[float, float, float]
     wxyz: tuple[float, float, float, float]
     color: tuple[int, int, int]
+    file: str | None = None
+    mesh: object = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -64,7 +73,8 @@ class JointFrame:
 class Scene:
     """What the viewer draws: ``bodies`` (names), their ``shapes`` and joint ``frames``, and at every sample
     ``t`` (N,) [s] the body frames' origins ``position`` (N, n_b, 3) [m] and axes ``wxyz`` (N, n_b, 4) (scalar-first
-    quaternions, body axes to ground axes); ``energy`` (N,) [J] or None; ``length`` [m] a size for axes."""
+    quaternions, body axes to ground axes); ``energy`` (N,) [J] or None; ``length`` [m] a size for axes; ``up`` the
+    direction against gravity; ``residuals`` name -> (N,) the run's constraint residuals."""
 
     bodies: tuple[str, ...]
     shapes: tuple[BodyShape, ...]
@@ -75,6 +85,7 @@ class Scene:
     energy: np.ndarray | None
     length: float
     up: tuple[float, float, float] = (0.0, 0.0, 1.0)
+    residuals: dict = field(default_factory=dict)
 
 
 def equivalent_box(mass: float, inertia) -> tuple[np.ndarray, np.ndarray]:
@@ -118,7 +129,7 @@ def default_shapes(model, params=None) -> tuple[BodyShape, ...]:
         mass = float_value(body.mass, values)
         inertia = np.array([[float_value(e, values) for e in row] for row in body.inertia.tolist()])
         com = tuple(_vec(body.com, values))
-        color = _PALETTE[i % len(_PALETTE)]
+        color = PALETTE[i % len(PALETTE)]
         sides, axes = (np.zeros(3), np.eye(3)) if mass <= 0 else equivalent_box(mass, inertia)
         if body.is_particle or not np.any(sides > 0):
             shapes.append(BodyShape(body.name, ShapeKind.SPHERE, (dot,) * 3, com, (1.0, 0.0, 0.0, 0.0), color))
@@ -154,28 +165,57 @@ def body_poses(equations, trajectory) -> tuple[np.ndarray, np.ndarray]:
                             f"speeds {', '.join(trajectory.u_names)} are not those of model {model.name!r} "
                             f"({', '.join(q_names)}; {', '.join(u_names)})")
     outputs = kinematic_outputs(equations)
-    names = [f"{b.name}.{k}" for b in model.bodies for k in ("position", "quaternion")]
     params = {k: v for k, v in trajectory.params.items() if k in {str(p) for p in model.parameters}}
     n, nb = trajectory.n_samples, model.n_bodies
     position, wxyz = np.zeros((n, nb, 3)), np.zeros((n, nb, 4))
     for k in range(n):
-        vals = outputs.evaluate(names, trajectory.t[k], trajectory.q[k], trajectory.u[k], params or None)
-        for i, b in enumerate(model.bodies):
-            position[k, i] = vals[f"{b.name}.position"]
-            wxyz[k, i] = vals[f"{b.name}.quaternion"]
+        position[k], wxyz[k] = poses_at(outputs, trajectory.t[k], trajectory.q[k], trajectory.u[k], params or None)
     return position, wxyz
 
 
-def build_scene(equations, trajectory) -> Scene:
-    """The :class:`Scene` of ``trajectory`` (a run of ``equations``): default shapes, joint frames and poses."""
+def poses_at(outputs, t: float, q, u, params=None) -> tuple[np.ndarray, np.ndarray]:
+    """(position (n_b, 3) [m], wxyz (n_b, 4)) of every body frame at (t [s], q (n_q,), independent u) from
+    ``outputs`` (the :func:`kane.analysis.kinematic_outputs.kinematic_outputs` of the equations)."""
+    bodies = outputs.model.bodies
+    vals = outputs.evaluate([f"{b.name}.{k}" for b in bodies for k in ("position", "quaternion")], t, q, u, params)
+    return (np.array([vals[f"{b.name}.position"] for b in bodies], dtype=float).reshape(-1, 3),
+            np.array([vals[f"{b.name}.quaternion"] for b in bodies], dtype=float).reshape(-1, 4))
+
+
+def build_scene(equations, trajectory, shapes=None) -> Scene:
+    """The :class:`Scene` of ``trajectory`` (a run of ``equations``): ``shapes`` (default: :func:`default_shapes`),
+    joint frames and poses."""
     equations = getattr(equations, "equations", equations)
-    model = equations.model
-    params = {k: v for k, v in trajectory.params.items() if k in {str(p) for p in model.parameters}} or None
+    params = {k: v for k, v in trajectory.params.items() if k in {str(p) for p in equations.model.parameters}}
     position, wxyz = body_poses(equations, trajectory)
+    return _scene(equations.model, params or None, np.array(trajectory.t), position, wxyz,
+                  None if trajectory.energy is None else np.array(trajectory.energy), shapes,
+                  {k: np.array(v) for k, v in trajectory.residuals.items()})
+
+
+def state_scene(equations, t: float, q, u, params=None, shapes=None) -> Scene:
+    """The one-sample :class:`Scene` of ``equations`` at (t [s], q (n_q,), independent u), what the live viewer
+    starts from; ``params`` name -> value (defaults otherwise)."""
+    equations = getattr(equations, "equations", equations)
+    position, wxyz = poses_at(kinematic_outputs(equations), t, q, u, params)
+    return _scene(equations.model, params, np.array([float(t)]), position[None], wxyz[None], None, shapes)
+
+
+def _scene(model, params, t, position, wxyz, energy, shapes, residuals=None) -> Scene:
     values = _values(model, params)
     gravity = _vec(model.gravity, values)
     up = -gravity / np.linalg.norm(gravity) if np.linalg.norm(gravity) > 0 else np.array([0.0, 0.0, 1.0])
-    return Scene(tuple(b.name for b in model.bodies), default_shapes(model, params), joint_frames(model, params),
-                 np.array(trajectory.t), position, wxyz,
-                 None if trajectory.energy is None else np.array(trajectory.energy),
-                 _length(model, values), tuple(float(x) for x in up))
+    shapes = default_shapes(model, params) if shapes is None else tuple(shapes)
+    return Scene(tuple(b.name for b in model.bodies), shapes, joint_frames(model, params),
+                 t, position, wxyz, energy, _length(model, values), tuple(float(x) for x in up),
+                 dict(residuals or {}))
+
+
+def point_trace(scene: Scene, body: str, point) -> np.ndarray:
+    """The path (N, 3) [m], ground axes, of ``point`` (3,) [m] fixed in ``body`` (body axes) over ``scene``'s
+    samples; an :class:`ArgumentError` listing the bodies when ``body`` is not one."""
+    if body not in scene.bodies:
+        raise ArgumentError(f"trace: no body named {body!r}; bodies: {', '.join(scene.bodies)}")
+    i = scene.bodies.index(body)
+    R = quaternion_to_rotation(scene.wxyz[:, i])
+    return scene.position[:, i] + R @ np.asarray(point, dtype=float).reshape(3)

@@ -3,11 +3,13 @@ Playwright launched with ``executable_path`` set to the system Chromium (never P
 :class:`kane.viz.viewer.Viewer` at chosen times and writes one PNG per time.
 
     python -m kane.viz.screenshots out/cart.h5 -o out/ [--model MODEL] [--shots 3]
+    python -m kane.viz.screenshots --urdf ur5 -o out/     # example-robot-data's UR5, its meshes, falling
 """
 
 from __future__ import annotations
 
 import shutil
+import sysconfig
 import time
 from io import BytesIO
 from pathlib import Path
@@ -17,11 +19,14 @@ import numpy as np
 from ..errors import ArgumentError
 from .scene import build_scene
 from .viewer import Viewer, ViewOptions, open_run
+from .visuals import loaded_shapes
 
-__all__ = ["CHROMIUM_ARGS", "chromium_path", "launch_chromium", "wait_until", "pixels", "settled", "changed",
-           "take_screenshots"]
+__all__ = ["CHROMIUM_ARGS", "UR5", "chromium_path", "launch_chromium", "wait_until", "pixels", "settled", "changed",
+           "take_screenshots", "urdf_screenshots", "shoot", "render_frames"]
 
 # WebGL in software (SwiftShader) when there is no GPU, as on a CI machine
+# example-robot-data's UR5, relative to the site-packages folder (the pip wheel lays it out under cmeel.prefix)
+UR5 = "cmeel.prefix/share/example-robot-data/robots/ur_description/urdf/ur5_robot.urdf"
 CHROMIUM_ARGS = ("--enable-unsafe-swiftshader", "--use-angle=swiftshader", "--no-sandbox")
 
 
@@ -76,41 +81,99 @@ def settled(page, clip: dict | None = None, previous: np.ndarray | None = None, 
 def take_screenshots(run, out_dir, model=None, shots: int = 3, size=(1000, 700), wait_s: float = 20.0) -> list:
     """Write ``shots`` PNGs of ``run`` in the viewer at times evenly spread over the run into ``out_dir``
     (``<run stem>_view_<i>.png``); returns their paths. An :class:`ArgumentError` when Chromium is missing."""
+    return shoot(open_run(run, model).scene(), Path(run).stem, out_dir, shots, size, wait_s)
+
+
+def urdf_screenshots(urdf, out_dir, shots: int = 3, t_end: float = 1.0, size=(1000, 700),
+                     wait_s: float = 20.0) -> list:
+    """Screenshots of a robot read from the URDF file ``urdf`` (its ``<visual>`` meshes: :mod:`kane.viz.visuals`)
+    falling from its zero pose under gravity for ``t_end`` [s]; the run is saved as ``<urdf stem>.h5`` in
+    ``out_dir``, the PNGs as ``<urdf stem>_view_<i>.png``. ``urdf`` may be "ur5": example-robot-data's UR5."""
+    import kane
+    from ..io.model_file import LoadedModel
+    from ..io.urdf import load_urdf
+
+    if str(urdf) == "ur5":
+        urdf = Path(sysconfig.get_paths()["purelib"]) / UR5
+    robot = load_urdf(urdf, massless="weld")
+    loaded = LoadedModel.from_system(robot.system, path=urdf)
+    equations = loaded.derive()
+    dyn = equations.compile()
+    q0, u0 = loaded.initial_state(dyn)
+    run = Path(out_dir) / f"{Path(urdf).stem}.h5"
+    traj = kane.simulate(dyn, (0.0, t_end), q0, u0, output_dt=t_end / 50, path=run,
+                         description=f"{loaded.name} ({urdf})")
+    return shoot(build_scene(equations, traj, loaded_shapes(loaded)), Path(urdf).stem, out_dir, shots, size, wait_s)
+
+
+def shoot(scene, stem: str, out_dir, shots: int = 3, size=(1000, 700), wait_s: float = 20.0) -> list:
+    """Draw ``scene`` in the viewer in headless Chromium at ``shots`` times evenly spread over it and write
+    ``<stem>_view_<i>.png`` into ``out_dir``; returns their paths."""
+    from PIL import Image
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    times = np.linspace(scene.t[0], scene.t[-1], max(shots, 1))
+    for i, frame in enumerate(render_frames(scene, times, size, wait_s)):
+        written.append(out_dir / f"{stem}_view_{i}.png")
+        Image.fromarray(frame.astype(np.uint8)).save(written[-1])
+    return written
+
+
+def render_frames(scene, times, size=(1000, 700), wait_s: float = 20.0, page_only: bool = True) -> list:
+    """The viewer of ``scene`` drawn by headless Chromium at each of ``times`` [s] (the time slider set there):
+    (h, w, 3) RGB 0-255 arrays, (w, h) = ``size`` [px]. ``page_only``: the whole page (side panel included) once
+    the picture has settled; otherwise the 3D view alone, rendered by the page's three.js on request
+    (viser's ``get_render``, PNG)."""
     from playwright.sync_api import sync_playwright
 
     path = chromium_path()
     if path is None:
         raise ArgumentError("screenshots: Debian's chromium is not installed (apt-get install -y chromium)")
-    traj, eqs = open_run(run, model)
-    viewer = Viewer(build_scene(eqs, traj), ViewOptions(port=8700))
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
+    viewer = Viewer(scene, ViewOptions(port=8700))
+    frames = []
     try:
         with sync_playwright() as p:
             browser = launch_chromium(p, path)
-            page = browser.new_page(viewport={"width": size[0], "height": size[1]})
-            page.goto(viewer.url, timeout=wait_s * 1000)
-            page.get_by_role("slider").wait_for(timeout=wait_s * 1000)
-            for i, t in enumerate(np.linspace(traj.t[0], traj.t[-1], max(shots, 1))):
-                viewer.slider.value = float(t)
-                settled(page, wait_s=wait_s)
-                written.append(out_dir / f"{Path(run).stem}_view_{i}.png")
-                page.screenshot(path=str(written[-1]))
-            browser.close()
+            try:
+                page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+                page.goto(viewer.url, timeout=wait_s * 1000)
+                page.get_by_role("slider").wait_for(timeout=wait_s * 1000)
+                client = wait_until(lambda: list(viewer.server.get_clients().values()), "the page", wait_s)[0]
+                if not page_only:  # the page's camera in place, one frame drawn: the first render is like the rest
+                    wait_until(lambda: client.camera.image_width > 0, "the page's camera", wait_s)
+                    settled(page, wait_s=wait_s)
+                for t in times:
+                    viewer.slider.value = float(t)
+                    viewer.show(viewer.index(float(t)))
+                    if page_only:
+                        frames.append(settled(page, wait_s=wait_s))
+                    else:
+                        rgba = client.get_render(size[1], size[0], transport_format="png", timeout=wait_s)
+                        alpha = rgba[..., 3:4] / 255.0  # the empty background is transparent: white there
+                        frames.append(np.rint(rgba[..., :3] * alpha + 255 * (1 - alpha)).astype(int))
+            finally:
+                browser.close()
     finally:
         viewer.close()
-    return written
+    return frames
 
 
 if __name__ == "__main__":
     import argparse
 
-    parser = argparse.ArgumentParser(description="PNG screenshots of a run in the kane browser viewer.")
-    parser.add_argument("run")
+    parser = argparse.ArgumentParser(description="PNG screenshots of a run, or of a robot from a URDF, in the kane "
+                                                 "browser viewer.")
+    parser.add_argument("run", nargs="?", help="a run file (from kane simulate)")
     parser.add_argument("-o", "--out", default="out")
     parser.add_argument("--model", default=None)
+    parser.add_argument("--urdf", default=None, help="a URDF file, or ur5 (example-robot-data's), instead of a run")
     parser.add_argument("--shots", type=int, default=3)
     args = parser.parse_args()
-    for written in take_screenshots(args.run, args.out, args.model, args.shots):
-        print(f"wrote {written}")
+    if args.urdf:
+        written = urdf_screenshots(args.urdf, args.out, args.shots)
+    else:
+        written = take_screenshots(args.run, args.out, args.model, args.shots)
+    for w in written:
+        print(f"wrote {w}")

@@ -1,5 +1,6 @@
 """The browser viewer of a run (``kane view RUN.h5``): a viser server (Python) whose three.js client draws the
-scene of :mod:`kane.viz.scene`, with a time slider, play and pause, playback speed and the run's energy curve.
+scene of :mod:`kane.viz.scene`, with a time slider, play and pause, playback speed, the run's energy and
+constraint-residual curves and the paths of chosen points (``--trace BODY:X,Y,Z``).
 
 The run file records the model it came from: ``kane simulate`` writes ``description`` = "NAME (MODEL PATH)". The
 viewer reads that path (relative to the working directory, else to the run file's directory) unless ``--model``
@@ -10,28 +11,31 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import ArgumentError
 from ..io.trajectory import load_trajectory
-from .scene import Scene, ShapeKind, build_scene
+from .scene import PALETTE, Scene, ShapeKind, build_scene, point_trace
+from .visuals import loaded_shapes, shape_mesh
 
-__all__ = ["ViewOptions", "Viewer", "model_path_of_run", "open_run", "view_command"]
+__all__ = ["OpenedRun", "ViewOptions", "Viewer", "draw_scene", "add_shape", "model_path_of_run", "open_run"]
 
 
 @dataclass(frozen=True)
 class ViewOptions:
     """Where the server listens (``host``, localhost unless asked; ``port``, the next free one when it is taken)
-    and the playback ``speed`` (simulated seconds per second) and frame rate ``fps`` [1/s]."""
+    and the playback ``speed`` (simulated seconds per second) and frame rate ``fps`` [1/s]; ``traces``: the points
+    whose paths are drawn, ((body, (x, y, z) [m] in body axes), ...)."""
 
     host: str = "127.0.0.1"
     port: int = 8080
     speed: float = 1.0
     fps: float = 30.0
+    traces: tuple = ()
 
 
 def model_path_of_run(run_path, description: str) -> Path:
@@ -47,10 +51,26 @@ def model_path_of_run(run_path, description: str) -> Path:
                         f"{description!r}); give the model with --model MODEL")
 
 
-def open_run(run_path, model_path=None, load_model=None) -> tuple:
-    """(trajectory, equations) of the run file ``run_path`` and its model (``model_path``, else the one the run
-    names: :func:`model_path_of_run`), loaded by ``load_model`` (path -> LoadedModel; default the TOML reader),
-    derived with the run's independent speeds."""
+def _hex(rgb) -> str:
+    return "#%02x%02x%02x" % tuple(rgb)
+
+
+class OpenedRun(NamedTuple):
+    """A run file and its model: the ``trajectory``, the ``equations`` derived with its independent speeds and
+    the bodies' ``shapes`` (visuals, defaults for the rest: :func:`kane.viz.visuals.loaded_shapes`)."""
+
+    trajectory: object
+    equations: object
+    shapes: tuple
+
+    def scene(self) -> Scene:
+        """The run's :class:`Scene` (:func:`kane.viz.scene.build_scene`)."""
+        return build_scene(self.equations, self.trajectory, self.shapes)
+
+
+def open_run(run_path, model_path=None, load_model=None) -> OpenedRun:
+    """The :class:`OpenedRun` of the run file ``run_path`` and its model (``model_path``, else the one the run
+    names: :func:`model_path_of_run`), loaded by ``load_model`` (path -> LoadedModel; default the TOML reader)."""
     if load_model is None:
         from ..io.model_file import load_model
     traj = load_trajectory(run_path)
@@ -64,13 +84,51 @@ def open_run(run_path, model_path=None, load_model=None) -> tuple:
                             f"({', '.join(traj.u_names)}) are not those of model {lm.name!r} "
                             f"({', '.join(coordinates)}; {', '.join(speeds)}); is --model the model of this run?")
     dependent = [u for u in speeds if u not in traj.u_names]
-    return traj, lm.derive(dependent or None)
+    params = {k: v for k, v in traj.params.items() if k in {str(p) for p in model.parameters}} or None
+    return OpenedRun(traj, lm.derive(dependent or None), loaded_shapes(lm, params))
+
+
+def draw_scene(server, scene: Scene) -> tuple[dict, list]:
+    """Draw ``scene`` on the viser ``server``: up direction, camera aimed at the run's span, a ground grid, one
+    frame per body (``/bodies/NAME``) carrying its shapes and joint frames. Returns (body name -> frame handle,
+    shape handles)."""
+    up = np.asarray(scene.up, dtype=float)
+    server.scene.set_up_direction(scene.up)
+    server.scene.configure_environment_map(hdri=None)  # plain lights: the image map takes seconds to render
+    span = scene.position.reshape(-1, 3)
+    centre = 0.5 * (span.min(axis=0) + span.max(axis=0))
+    reach = float(np.ptp(span, axis=0).max()) + 2 * scene.length
+    side = np.cross(up, [1.0, 0.0, 0.0] if abs(up[0]) < 0.9 else [0.0, 1.0, 0.0])
+    server.initial_camera.look_at = tuple(centre)
+    server.initial_camera.position = tuple(centre + reach * (0.9 * side + 0.4 * np.cross(side, up) + 0.6 * up))
+    plane = ("yz", "xz", "xy")[int(np.argmax(np.abs(up)))]
+    server.scene.add_grid("/grid", width=2 * reach, height=2 * reach, plane=plane,
+                          position=tuple(centre * (1 - np.abs(up))))
+    frames = {name: server.scene.add_frame(f"/bodies/{name}", axes_length=0.3 * scene.length,
+                                           axes_radius=0.01 * scene.length) for name in scene.bodies}
+    shapes = [add_shape(server, f"/bodies/{s.body}/shape_{i}", s) for i, s in enumerate(scene.shapes)]
+    for f in scene.frames:
+        root = "" if f.body == "ground" else f"/bodies/{f.body}"
+        server.scene.add_frame(f"{root}/joint_{f.joint}_{f.which}", position=f.position, wxyz=f.wxyz,
+                               axes_length=0.15 * scene.length, axes_radius=0.006 * scene.length)
+    return frames, shapes
+
+
+def add_shape(server, path: str, s):
+    """Add the shape ``s`` (a :class:`kane.viz.scene.BodyShape`) at scene node ``path``; its handle."""
+    if s.kind is ShapeKind.BOX:
+        return server.scene.add_box(path, color=s.color, dimensions=s.size, position=s.position, wxyz=s.wxyz)
+    if s.kind is ShapeKind.SPHERE:
+        return server.scene.add_icosphere(path, radius=0.5 * s.size[0], color=s.color, position=s.position)
+    vertices, faces = shape_mesh(s)
+    return server.scene.add_mesh_simple(path, vertices, faces, color=s.color, position=s.position, wxyz=s.wxyz)
 
 
 class Viewer:
     """A viser server showing ``scene``: body frames carrying their shapes and joint frames, a ground grid, a
-    time slider, play/pause, a checkbox hiding the bodies, speed and the energy curve. ``port`` is the port it
-    listens on (the next free one after ``options.port`` when that is taken); :meth:`show` poses the bodies at a
+    time slider, play/pause, a checkbox hiding the bodies, speed, the energy and residual curves and the paths of
+    ``options.traces`` (``traces``: their (N, 3) [m] points). ``port`` is the port it listens on (the next free
+    one after ``options.port`` when that is taken); :meth:`show` poses the bodies at a
     sample, :meth:`close` stops the server."""
 
     def __init__(self, scene: Scene, options: ViewOptions = ViewOptions()):
@@ -78,36 +136,10 @@ class Viewer:
         import viser.uplot as uplot
 
         self.scene, self.options = scene, options
+        self.traces = [point_trace(scene, body, point) for body, point in options.traces]  # checked before serving
         self.server = server = viser.ViserServer(host=options.host, port=options.port, verbose=False)
         self.port = server.get_port()
-        up = np.asarray(scene.up, dtype=float)
-        server.scene.set_up_direction(scene.up)
-        server.scene.configure_environment_map(hdri=None)  # plain lights: the image map takes seconds to render
-        span = scene.position.reshape(-1, 3)
-        centre = 0.5 * (span.min(axis=0) + span.max(axis=0))
-        reach = float(np.ptp(span, axis=0).max()) + 2 * scene.length
-        side = np.cross(up, [1.0, 0.0, 0.0] if abs(up[0]) < 0.9 else [0.0, 1.0, 0.0])
-        server.initial_camera.look_at = tuple(centre)
-        server.initial_camera.position = tuple(centre + reach * (0.9 * side + 0.4 * np.cross(side, up) + 0.6 * up))
-        plane = ("yz", "xz", "xy")[int(np.argmax(np.abs(up)))]
-        server.scene.add_grid("/grid", width=2 * reach, height=2 * reach, plane=plane,
-                              position=tuple(centre * (1 - np.abs(up))))
-        self._frames = {}
-        for name in scene.bodies:
-            self._frames[name] = server.scene.add_frame(f"/bodies/{name}", axes_length=0.3 * scene.length,
-                                                        axes_radius=0.01 * scene.length)
-        self.shapes = []
-        for s in scene.shapes:
-            path = f"/bodies/{s.body}/shape"
-            if s.kind is ShapeKind.BOX:
-                h = server.scene.add_box(path, color=s.color, dimensions=s.size, position=s.position, wxyz=s.wxyz)
-            else:
-                h = server.scene.add_icosphere(path, radius=0.5 * s.size[0], color=s.color, position=s.position)
-            self.shapes.append(h)
-        for f in scene.frames:
-            root = "" if f.body == "ground" else f"/bodies/{f.body}"
-            server.scene.add_frame(f"{root}/joint_{f.joint}_{f.which}", position=f.position, wxyz=f.wxyz,
-                                   axes_length=0.15 * scene.length, axes_radius=0.006 * scene.length)
+        self._frames, self.shapes = draw_scene(server, scene)
         t = scene.t
         step = float(np.min(np.diff(t))) if len(t) > 1 else 1.0
         self.slider = server.gui.add_slider("time [s]", min=float(t[0]), max=float(t[-1]) if len(t) > 1 else
@@ -120,6 +152,18 @@ class Viewer:
             server.gui.add_uplot(data=(t, scene.energy), series=(uplot.Series(label="t [s]"),
                                  uplot.Series(label="energy [J]", stroke="red", width=2)), title="energy [J]",
                                  scales={"x": uplot.Scale(time=False)}, aspect=1.6)
+        if scene.residuals and len(t) > 1:
+            names = list(scene.residuals)
+            server.gui.add_uplot(data=(t, *(scene.residuals[n] for n in names)), series=(
+                uplot.Series(label="t [s]"), *(uplot.Series(label=n, stroke=_hex(PALETTE[k % len(PALETTE)]), width=2)
+                                               for k, n in enumerate(names))),
+                title="constraint residuals", scales={"x": uplot.Scale(time=False)}, aspect=1.6)
+        for k, ((body, point), path) in enumerate(zip(options.traces, self.traces)):
+            color = PALETTE[(k + 3) % len(PALETTE)]
+            server.scene.add_line_segments(f"/traces/{k}", np.stack([path[:-1], path[1:]], axis=1), colors=color,
+                                           thickness=2.0, thickness_units="screen")
+            server.scene.add_icosphere(f"/bodies/{body}/trace_{k}", radius=0.03 * scene.length, color=color,
+                                       position=tuple(float(x) for x in point))
         self.slider.on_update(lambda _: self.show(self.index(self.slider.value)))
         self.show(0)
         self._stop = threading.Event()
@@ -164,31 +208,3 @@ class Viewer:
         self._thread.join(timeout=2.0)
         self.server.stop()
 
-
-def view_command(load_model, errors):
-    """The click command ``kane view RUN.h5 [--model MODEL] [--host H] [--port P] [--speed S]``; ``load_model``
-    reads a model file or script, ``errors`` turns a KaneError into one line and exit status 2."""
-    import click
-
-    @click.command(short_help="Play a run back in the browser (viser): time slider, play/pause, energy.")
-    @click.argument("run", type=click.Path(dir_okay=False))
-    @click.option("--model", "model", type=click.Path(dir_okay=False),
-                  help="The run's model file [default: the file named in the run, as `kane simulate` writes it].")
-    @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-    @click.option("--port", default=8080, show_default=True, type=int, help="Port (the next free one if taken).")
-    @click.option("--speed", default=1.0, show_default=True, type=float, help="Playback speed.")
-    @errors
-    def view(run, model, host, port, speed):
-        """Show RUN (an HDF5 file from `kane simulate`) in the browser until Ctrl-C."""
-        traj, eqs = open_run(run, model, load_model)
-        viewer = Viewer(build_scene(eqs, traj), ViewOptions(host, port, speed))
-        if viewer.port != port:
-            click.echo(f"port {port} is in use; serving on port {viewer.port}")
-        click.echo(f"kane view: open {viewer.url} (Ctrl-C to stop)")
-        try:
-            while True:
-                time.sleep(1.0)
-        except KeyboardInterrupt:
-            viewer.close()
-
-    return view

@@ -1,0 +1,126 @@
+"""Assembly with the user in the loop (issue 16, seed 003): one frame of a dragged 10-body mechanism with one
+surface contact, kane's DragSolver against the same frame written with scipy.optimize.least_squares in the same
+process.
+
+The mechanism: a planar chain of 10 links (0.5 m each, revolute about z) whose tip is closed on the ground point
+(3, 0, 0) by a loop closure (an 11-bar linkage), and a sphere of 5 cm radius at the tip of link 8 kept touching a
+wavy bicubic NURBS surface fixed in the ground (kane.simulate.surface_contact.SphereOnSurface: one row, the
+closest point by Newton, warm-started): 7 degrees of freedom. The tip of link 5 is dragged around a circle of
+5 cm radius in 100 frames, each frame warm-started from the previous one. (The contact is the drag solver's
+sphere-on-surface row, not issue 16's surface-surface rolling joint of kane.algorithms.cartesian_contact, which
+is a CartesianDynamics constraint and not a constraint of a kane.System.)
+
+scipy's frame minimizes |[w C(q); w C_contact(q); e(q)]|^2 (w = 1e4: the constraints as a stiff penalty, since
+least_squares has no equality constraints) from the same start, with the same exact Jacobians (dC/dq = A_C,
+W = I for revolute joints) and the same closest-point evaluation, method 'trf'. Printed: time per frame of each
+(median), the ratio, the constraint residual and the distance to the target each ends at, iterations or function
+evaluations; and kane's frame without the contact row. Target: under 5 ms per frame (200 Hz).
+
+Run: ``python bench/bench_assembly.py [--quick]`` or ``python bench/run.py assembly``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+import kane
+from kane import joints as J
+from kane.simulate import project_positions
+from kane.simulate.drag import DragSolver, Target
+from kane.simulate.surface_contact import SphereOnSurface
+from kane.surfaces import NurbsSurface
+
+__all__ = ["closed_chain", "terrain", "run"]
+
+N_LINKS, LENGTH, ANCHOR = 10, 0.5, 3.0
+
+
+def closed_chain():
+    """(dynamics, assembled q): the 11-bar linkage above, assembled from an arch of equal bends."""
+    s = kane.System("closed_chain")
+    parent, point = "ground", (0, 0, 0)
+    for i in range(N_LINKS):
+        s.add_body(f"l{i}", mass=1.0, com=(LENGTH / 2, 0, 0), inertia=(1e-3, LENGTH**2 / 12, LENGTH**2 / 12))
+        s.add_joint(parent, f"l{i}", J.Revolute("z"), parent_point=point, coordinates=[f"q{i}"], speeds=[f"u{i}"])
+        parent, point = f"l{i}", (LENGTH, 0, 0)
+    s.add_loop_closure("anchor", f"l{N_LINKS - 1}", (LENGTH, 0, 0), "ground", (ANCHOR, 0, 0),
+                       directions=[(1, 0, 0), (0, 1, 0)])
+    dyn = kane.derive(s, dependent=[f"u{N_LINKS - 2}", f"u{N_LINKS - 1}"]).compile()
+    q = np.full(N_LINKS, -2 * 1.2 / (N_LINKS - 1))
+    q[0] = 1.2
+    return dyn, project_positions(dyn, 0.0, q, max_iter=50).q
+
+
+def terrain(x0: float, y0: float) -> NurbsSurface:
+    """A wavy bicubic NURBS surface y = y0 + 0.03 sin(6 (x - x0)) (roughly), extruded along z, through (x0, y0):
+    s along z (linear), t along x (cubic, 8 control points), so that its normal points along +y."""
+    xs = x0 + np.linspace(-1.0, 1.0, 8)
+    P = np.array([[[x, y0 + 0.03 * np.sin(6 * (x - x0)), z] for x in xs] for z in (-1.0, 1.0)])
+    knots = [0, 0, 0, 0, 0.2, 0.4, 0.6, 0.8, 1, 1, 1, 1]
+    return NurbsSurface(P, np.ones((2, 8)), [0, 0, 1, 1], knots, 1, 3, name="terrain")
+
+
+def _scipy_frame(dyn, solver, q0, w=1e4):
+    from scipy.optimize import least_squares
+
+    def fun(q):
+        e, _, e_hard, _, _ = solver.errors(0.0, q)
+        return np.concatenate([w * np.ravel(dyn.holonomic_rows(0.0, q)[0]), w * e_hard, e])
+
+    def jac(q):
+        _, J, _, J_hard, _ = solver.errors(0.0, q)
+        return np.vstack([w * dyn.holonomic_rows(0.0, q)[1], w * J_hard, J])
+
+    return least_squares(fun, q0, jac=jac, method="trf", xtol=1e-12, ftol=1e-12, gtol=1e-12)
+
+
+def run(frames: int = 100, quick: bool = False) -> dict:
+    frames = 20 if quick else frames
+    dyn, q0 = closed_chain()
+    probe = DragSolver(dyn, [Target("l4", (LENGTH, 0, 0)), Target("l7", (LENGTH, 0, 0))])
+    start, foot = probe.positions(0.0, q0)
+    contact = SphereOnSurface("l7", (LENGTH, 0, 0), 0.05, terrain(foot[0], foot[1] - 0.05), s=0.5, t=0.5)
+    solver = DragSolver(dyn, [Target("l4", (LENGTH, 0, 0))], contacts=[contact])
+    q0 = solver.solve(q0).q  # onto the surface
+    angles = np.linspace(0.0, 2 * np.pi, frames + 1)[1:]
+    path = start + 0.05 * np.stack([np.sin(angles), 1 - np.cos(angles), 0 * angles], axis=1)
+    rows = {}
+    for name in ("kane", "scipy"):
+        contact.s, contact.t = 0.5, 0.5
+        q, times, residual, distance, evals = q0.copy(), [], [], [], []
+        for target in path:
+            solver.move(0, position=target)
+            t0 = time.perf_counter()
+            res = solver.solve(q) if name == "kane" else _scipy_frame(dyn, solver, q)
+            times.append(time.perf_counter() - t0)
+            q = res.q if name == "kane" else res.x
+            evals.append(res.iterations if name == "kane" else res.nfev)
+            C_contact = solver.errors(0.0, q)[2]
+            residual.append(max(np.abs(dyn.holonomic_rows(0.0, q)[0]).max(), np.abs(C_contact).max()))
+            distance.append(np.linalg.norm(solver.errors(0.0, q)[0]))
+        rows[name] = {"ms_per_frame": 1e3 * float(np.median(times)), "residual": float(max(residual)),
+                      "distance": float(max(distance)), "iterations": float(np.mean(evals))}
+        print(f"{name:6s} one frame (10 bodies, 2 loop rows, 1 contact row, 3 target rows): median "
+              f"{rows[name]['ms_per_frame']:7.3f} ms; max constraint residual {rows[name]['residual']:.2e} m; "
+              f"max distance to the target {rows[name]['distance']:.2e} m; "
+              f"{'iterations' if name == 'kane' else 'evaluations'} per frame {rows[name]['iterations']:.1f}")
+    ratio = rows["scipy"]["ms_per_frame"] / rows["kane"]["ms_per_frame"]
+    rows["ratio"] = ratio
+    print(f"scipy.optimize.least_squares / kane DragSolver: {ratio:.1f}x; target < 5 ms per frame: "
+          f"{'met' if rows['kane']['ms_per_frame'] < 5 else 'NOT met'}")
+    free, q, times = DragSolver(dyn, [Target("l4", (LENGTH, 0, 0))]), q0.copy(), []
+    for target in path:  # the same drag without the contact row: the cost of the surface's evaluations
+        free.move(0, position=target)
+        t0 = time.perf_counter()
+        q = free.solve(q).q
+        times.append(time.perf_counter() - t0)
+    rows["kane_no_contact_ms"] = 1e3 * float(np.median(times))
+    print(f"kane   the same frames without the contact row: median {rows['kane_no_contact_ms']:7.3f} ms")
+    return rows
+
+
+if __name__ == "__main__":
+    run(quick="--quick" in sys.argv[1:])

@@ -1,0 +1,89 @@
+"""Real-time loop with constraint changes inside the period (issue 14): the shopping cart of seed 000 (its caster's
+swivel locked and unlocked every second by a kane.switching Lock rule, so 2 x ``duration`` switches with their
+impulses), pushed round a circle by the simulated hand through the virtual coupler, on the wall clock at 1 kHz.
+
+Printed: missed deadlines, p50 / p99 / max compute time per period and wake-up lateness of (1) the switching cart
+(kane.realtime.switching_plant: SwitchingSimulator with on-line embedding, RK4 at the period) and (2) its peer in
+the same process, the same cart with the caster always free on the plain Python engine (kane.simulate.Simulator,
+constraints embedded once), with the ratio of their p50 compute times; the number of mode changes of (1).
+Run: ``python bench/bench_realtime_switching.py [--duration 60] [--quick]`` (``--quick``: 5 s), or
+``python bench/run.py realtime_switching``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+import kane
+from kane import realtime as rt
+from kane.realtime.command import circle_path
+from kane.realtime.switching_plant import SwitchingDynamics
+from kane.switching import Lock
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from shopping_cart import build  # noqa: E402
+
+__all__ = ["run", "one_run"]
+
+POINT = (-0.3, 0.0, 0.0)  # the handle on the basket [m]
+Q0 = np.array([0.0, 0.0, 0.0, 0.3])
+
+
+def _lock_intervals(duration: float) -> list:
+    """The caster locked from k + 0.3005 s to k + 0.8003 s, every second of the run."""
+    return [(k + 0.3005, k + 0.8003) for k in range(int(np.ceil(duration)))]
+
+
+def one_run(duration: float, switching: bool = True, log=None, clock=rt.ClockMode.REAL):
+    """One run of ``duration`` [s] at 1 kHz; returns (LoopResult, number of mode changes or None)."""
+    s = build()
+    if switching:
+        s.add_joint_lock("caster_stick", "swivel", transient=True)
+    port = rt.add_coupler(s, "B", POINT)
+    eqs = kane.derive(s)
+    if switching:
+        dyn = SwitchingDynamics(eqs, [Lock("caster_stick", on=_lock_intervals(duration))])
+        u0 = np.zeros(4)
+    else:
+        dyn = eqs.compile("numpy")
+        u0 = np.zeros(dyn.n_u)
+    cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(2000.0, 20.0), max_force=50.0)
+    x0, _ = cp.point_state(0.0, Q0, u0)
+    hand = rt.SimulatedHand(circle_path(x0, radius=0.15, period=2.0), max_force=50.0,
+                            workspace=rt.Workspace(tuple(x0 - 2), tuple(x0 + 2)))
+    opts = rt.LoopOptions(rate=1000.0, duration=duration, clock=clock, engine=rt.Engine.PYTHON)
+    loop = rt.RealtimeLoop(cp, hand, Q0, u0, options=opts, log=log)
+    result = loop.run()
+    return result, (len(loop.plant.events) if switching else None)
+
+
+def _show(label: str, r: rt.LoopResult) -> None:
+    print(f"{label}: {r.status}; " + "; ".join(r.deadlines.lines()), flush=True)
+
+
+def run(duration: float = 60.0) -> dict:
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        sw, n_events = one_run(duration, True, log=Path(tmp) / "switching.h5")
+        _show(f"cart with switching caster, {duration:g} s at 1 kHz", sw)
+        print(f"  mode changes: {n_events} (lock / unlock with impulses)")
+        plain, _ = one_run(duration, False, log=Path(tmp) / "plain.h5")
+        _show(f"peer: cart with free caster, Python engine, {duration:g} s at 1 kHz", plain)
+    ratio = sw.deadlines.compute_p50 / plain.deadlines.compute_p50
+    print(f"p50 compute time per period, switching / plain Python engine: {ratio:.2f}")
+    out.update(switching=sw.deadlines.as_dict(), plain=plain.deadlines.as_dict(), mode_changes=n_events,
+               p50_ratio_switching_over_plain=ratio)
+    return out
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--duration", type=float, default=60.0, help="duration of each 1 kHz run [s]")
+    ap.add_argument("--quick", action="store_true", help="5 s runs")
+    args = ap.parse_args()
+    run(5.0 if args.quick else args.duration)

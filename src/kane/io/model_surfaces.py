@@ -1,0 +1,184 @@
+"""The ``[[surfaces]]`` and ``[[contacts]]`` tables of a TOML model file (issue 16, seed 003): surfaces fixed in
+bodies (an analytic primitive or a NURBS patch) and rolling contacts between two of them.
+
+Schema::
+
+    [[surfaces]]            name (str), body (a body or "ground"),
+                            primitive = "plane" | "sphere" | "cylinder" | "torus" | "ellipsoid" | "nurbs"
+                            (default "nurbs" when control_points is given), with
+                              plane:     bounds = [[s_min, s_max], [t_min, t_max]] (optional) [m]
+                              sphere:    radius [m]
+                              cylinder:  radius [m], height = [z_min, z_max] (optional, default [0, 1]) [m]
+                              torus:     major_radius, minor_radius [m]
+                              ellipsoid: a, b, c (semi-axes) [m]
+                              each with origin = [x, y, z] [m] and rotation = 3 rows of 3 (the surface's axes
+                              in body axes), both optional;
+                              nurbs:     control_points (n_u rows of n_v points [x, y, z] in body axes [m]),
+                                         weights (n_u rows of n_v, optional: all 1), knots_u, knots_v,
+                                         degree_u, degree_v
+    [[contacts]]            name (str), surface_a, surface_b (names of [[surfaces]] on different bodies),
+                            parameters_a = [s, t], parameters_b = [s, t] (optional: the middle of the bounds)
+
+Sizes may be expressions of the parameters; control points, weights and knots are plain numbers. Every error is a
+:class:`~kane.io.model_context.ModelFileError` naming the file, the table, the key and the line; kane.surfaces'
+own checks (degenerate knots, zero weights, repeated control points) are reported on the key they concern.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..surfaces import Cylinder, Ellipsoid, NurbsSurface, Plane, Sphere, Surface, Torus
+
+__all__ = ["SurfaceOnBody", "SurfaceContactSpec", "surfaces_of", "contacts_of"]
+
+_PLACED = {"origin", "rotation"}
+# primitive -> (required size keys, optional keys)
+_KINDS = {"plane": ((), {"bounds"} | _PLACED), "sphere": (("radius",), _PLACED),
+          "cylinder": (("radius",), {"height"} | _PLACED), "torus": (("major_radius", "minor_radius"), _PLACED),
+          "ellipsoid": (("a", "b", "c"), _PLACED),
+          "nurbs": (("control_points", "knots_u", "knots_v", "degree_u", "degree_v"), {"weights"})}
+
+
+@dataclass(frozen=True)
+class SurfaceOnBody:
+    """A surface fixed in ``body`` ("ground" for the ground), its points in the body's axes [m]."""
+
+    name: str
+    body: str
+    surface: Surface
+    primitive: str
+
+
+@dataclass(frozen=True)
+class SurfaceContactSpec:
+    """A rolling contact between ``surface_a`` and ``surface_b`` starting at the surface parameters
+    ``parameters_a`` and ``parameters_b`` ((s, t) each)."""
+
+    name: str
+    surface_a: SurfaceOnBody
+    surface_b: SurfaceOnBody
+    parameters_a: tuple[float, float]
+    parameters_b: tuple[float, float]
+
+
+def _numbers(ctx, key, shape_text: str, depth: int):
+    """A nested list of plain finite numbers ``depth`` levels deep as a float array, or an error on ``key``."""
+    value = ctx.get(key)
+
+    def ok(v, d):
+        if d == 0:
+            return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        return isinstance(v, list) and len(v) > 0 and all(ok(x, d - 1) for x in v)
+
+    if not ok(value, depth):
+        raise ctx.error(key, f"expected {shape_text} of finite numbers")
+    try:
+        return np.array(value, dtype=float)
+    except ValueError:
+        raise ctx.error(key, f"expected {shape_text} of finite numbers (rows of equal length)") from None
+
+
+def _integer(ctx, key) -> int:
+    v = ctx.get(key)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ctx.error(key, f"expected an integer >= 1, got {v!r}")
+    return v
+
+
+def _surface(ctx, kind: str, name: str) -> Surface:
+    scope = ctx.loader.scope()
+    if kind == "nurbs":
+        points = _numbers(ctx, "control_points", "n_u rows of n_v points [x, y, z]", 3)
+        weights = _numbers(ctx, "weights", "n_u rows of n_v weights", 2) if "weights" in ctx.data else \
+            np.ones(points.shape[:2])
+        knots = [_numbers(ctx, k, "a list", 1) for k in ("knots_u", "knots_v")]
+        degrees = [_integer(ctx, k) for k in ("degree_u", "degree_v")]
+        with ctx.guard("control_points"):
+            return NurbsSurface(points, weights, *knots, *degrees, name=name)
+    placed = {}
+    if "origin" in ctx.data:
+        placed["origin"] = tuple(ctx.evaluate("origin", e) for e in ctx.vector("origin", scope))
+    if "rotation" in ctx.data:
+        placed["rotation"] = _numbers(ctx, "rotation", "3 rows of 3", 2)
+        if placed["rotation"].shape != (3, 3):
+            raise ctx.error("rotation", f"expected 3 rows of 3 numbers, got shape {placed['rotation'].shape}")
+    sizes = {k: ctx.number(k, scope, positive=True) for k in _KINDS[kind][0]}
+    with ctx.guard():
+        if kind == "plane":
+            bounds = _numbers(ctx, "bounds", "[[s_min, s_max], [t_min, t_max]]", 2) if "bounds" in ctx.data else None
+            return Plane(bounds=bounds, name=name, **placed)
+        if kind == "sphere":
+            return Sphere(sizes["radius"], name=name, **placed)
+        if kind == "cylinder":
+            height = tuple(_numbers(ctx, "height", "[z_min, z_max]", 1)) if "height" in ctx.data else (0.0, 1.0)
+            return Cylinder(sizes["radius"], height, name=name, **placed)
+        if kind == "torus":
+            return Torus(sizes["major_radius"], sizes["minor_radius"], name=name, **placed)
+        return Ellipsoid(sizes["a"], sizes["b"], sizes["c"], name=name, **placed)
+
+
+def surfaces_of(loaded) -> dict[str, SurfaceOnBody]:
+    """name -> :class:`SurfaceOnBody` for every ``[[surfaces]]`` table of ``loaded`` (a
+    :class:`kane.io.model_file.LoadedModel`), in file order."""
+    bodies = {b.name for b in loaded.system.compile().bodies}
+    out: dict[str, SurfaceOnBody] = {}
+    for i in range(len(loaded.tables.get("surfaces", []))):
+        ctx = loaded.context("surfaces", i)
+        name = ctx.string("name")
+        if name is None:
+            raise ctx.error("name", "missing required key 'name'")
+        if name in out:
+            raise ctx.error("name", f"a surface named {name!r} is already defined")
+        kind = ctx.string("primitive", "nurbs" if "control_points" in ctx.data else None, choices=list(_KINDS))
+        if kind is None:
+            raise ctx.error("primitive", f"missing: give primitive = one of {', '.join(_KINDS)}, or the NURBS keys "
+                                         "control_points, knots_u, knots_v, degree_u, degree_v")
+        required, optional = _KINDS[kind]
+        ctx.check_keys({"name", "body", "primitive", *required, *optional}, ("body", *required),
+                       f" for a {kind} surface")
+        body = ctx.ref("body", bodies, ground=True)
+        out[name] = SurfaceOnBody(name, body, _surface(ctx, kind, name), kind)
+    return out
+
+
+def _parameters(ctx, key, surface: SurfaceOnBody) -> tuple[float, float]:
+    (s0, s1), (t0, t1) = surface.surface.bounds
+    if key not in ctx.data:
+        mid = [0.5 * (lo + hi) if math.isfinite(lo + hi) else 0.0 for lo, hi in ((s0, s1), (t0, t1))]
+        return mid[0], mid[1]
+    values = _numbers(ctx, key, "[s, t], two numbers", 1)
+    if values.shape != (2,):
+        raise ctx.error(key, f"expected [s, t], two numbers, got {len(values)}")
+    s, t = values
+    for label, value, (lo, hi), periodic in zip("st", (s, t), surface.surface.bounds, surface.surface.periodic):
+        if not periodic and not lo <= value <= hi:
+            raise ctx.error(key, f"parameter {label} = {value:g} of surface {surface.name!r} is outside its bounds "
+                                 f"[{lo:g}, {hi:g}]")
+    return float(s), float(t)
+
+
+def contacts_of(loaded, surfaces: dict[str, SurfaceOnBody] | None = None) -> dict[str, SurfaceContactSpec]:
+    """name -> :class:`SurfaceContactSpec` for every ``[[contacts]]`` table (``surfaces`` from
+    :func:`surfaces_of`, read when not given)."""
+    surfaces = surfaces_of(loaded) if surfaces is None else surfaces
+    out: dict[str, SurfaceContactSpec] = {}
+    for i in range(len(loaded.tables.get("contacts", []))):
+        ctx = loaded.context("contacts", i)
+        ctx.check_keys({"name", "surface_a", "surface_b", "parameters_a", "parameters_b"},
+                       ("name", "surface_a", "surface_b"))
+        name = ctx.string("name")
+        if name in out:
+            raise ctx.error("name", f"a contact named {name!r} is already defined")
+        a = ctx.ref("surface_a", surfaces, what="surface", ground=False)
+        b = ctx.ref("surface_b", surfaces, what="surface", ground=False)
+        if surfaces[a].body == surfaces[b].body:
+            raise ctx.error("surface_b", f"surfaces {a!r} and {b!r} are both on {surfaces[a].body!r}; a contact "
+                                         "joins surfaces on two different bodies")
+        out[name] = SurfaceContactSpec(name, surfaces[a], surfaces[b], _parameters(ctx, "parameters_a", surfaces[a]),
+                                       _parameters(ctx, "parameters_b", surfaces[b]))
+    return out
+

@@ -1,0 +1,119 @@
+"""The ``[realtime]`` table of a model file: the default coupling point, coupler gains, device, loop rate and the
+simulated hand's path, so that ``kane realtime MODEL --device sim`` runs with no other option.
+
+Keys (all optional; a command-line option given overrides the file)::
+
+    [realtime]
+    body = "B"                 # the coupled body (required when the command has no --couple)
+    point = [-0.3, 0, 0]       # the coupled point in body axes [m] (default the body's origin)
+    stiffness = 500.0          # coupler K [N/m]
+    damping = 5.0              # coupler B [N s/m] (default K T, twice the sampled-data passivity bound)
+    max_force = 40.0           # the device's force limit [N]
+    device = "sim"             # sim, udp or replay
+    udp_port = 5005            # the UDP device's port
+    rate = 1000.0              # loop rate [Hz]
+    duration = 10.0            # run time [s]
+    substeps = 1               # dynamics steps per period
+    workspace = 2.0            # half-width [m] of the box around the coupled point the handle may reach
+    hand_path = "circle"       # the simulated hand's target: circle (radius, period) or line (direction, speed)
+    hand_radius = 0.05         # [m]
+    hand_period = 2.0          # [s] once round the circle
+    hand_direction = [1, 0, 0] # ground axes, normalised
+    hand_speed = 0.2           # [m/s] along the line (reached smoothly over the first 0.5 s)
+
+Values are TOML numbers (no expressions). Errors are :class:`kane.io.model_context.ModelFileError` naming the file,
+the table, the key and its line; a body that does not exist is named with the bodies there are.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["RealtimeSettings", "realtime_settings", "DEVICES", "HAND_PATHS"]
+
+DEVICES = ("sim", "udp", "replay")
+HAND_PATHS = ("circle", "line")
+_NUMBERS = ("stiffness", "damping", "max_force", "rate", "duration", "workspace", "hand_radius", "hand_period",
+            "hand_speed")
+_KEYS = {"body", "point", "device", "udp_port", "substeps", "hand_path", "hand_direction", *_NUMBERS}
+_NONNEGATIVE = ("damping", "hand_speed")
+
+
+@dataclass(frozen=True)
+class RealtimeSettings:
+    """What a ``[realtime]`` table sets (None where it does not): ``body`` and ``point`` (3,) [m] of the coupling,
+    gains ``stiffness`` [N/m] and ``damping`` [N s/m], ``max_force`` [N], ``device``, ``udp_port``, ``rate`` [Hz],
+    ``duration`` [s], ``substeps``, ``workspace`` [m], and the hand's path: ``hand_path``, ``hand_radius`` [m],
+    ``hand_period`` [s], ``hand_direction`` (3,), ``hand_speed`` [m/s]."""
+
+    body: str | None = None
+    point: tuple | None = None
+    stiffness: float | None = None
+    damping: float | None = None
+    max_force: float | None = None
+    device: str | None = None
+    udp_port: int | None = None
+    rate: float | None = None
+    duration: float | None = None
+    substeps: int | None = None
+    workspace: float | None = None
+    hand_path: str | None = None
+    hand_radius: float | None = None
+    hand_period: float | None = None
+    hand_direction: tuple | None = None
+    hand_speed: float | None = None
+
+
+def _number(ctx, key, nonnegative=False) -> float | None:
+    v = ctx.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise ctx.error(key, f"expected a finite number, got {v!r}")
+    if (v < 0) if nonnegative else (v <= 0):
+        raise ctx.error(key, f"expected a number {'>= 0' if nonnegative else '> 0'}, got {v!r}")
+    return float(v)
+
+
+def _integer(ctx, key, low, high) -> int | None:
+    v = ctx.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+        raise ctx.error(key, f"expected an integer from {low} to {high}, got {v!r}")
+    return v
+
+
+def _triple(ctx, key) -> tuple | None:
+    v = ctx.get(key)
+    if v is None:
+        return None
+    if not (isinstance(v, list) and len(v) == 3 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                         and math.isfinite(x) for x in v)):
+        raise ctx.error(key, f"expected a list of 3 finite numbers, got {v!r}")
+    return tuple(float(x) for x in v)
+
+
+def realtime_settings(loaded) -> RealtimeSettings:
+    """The ``[realtime]`` table of ``loaded`` (a :class:`kane.io.model_file.LoadedModel`), checked; all None when
+    the file has none."""
+    if not loaded.tables.get("realtime"):
+        return RealtimeSettings()
+    ctx = loaded.context("realtime")
+    ctx.check_keys(_KEYS)
+    body = None
+    if ctx.get("body") is not None:
+        bodies = {b.name for b in loaded.system.compile().bodies}
+        body = ctx.ref("body", bodies, ground=False)
+    direction = _triple(ctx, "hand_direction")
+    if direction is not None:
+        norm = math.sqrt(sum(x * x for x in direction))
+        if norm == 0:
+            raise ctx.error("hand_direction", "expected a nonzero direction")
+        direction = tuple(x / norm for x in direction)
+    return RealtimeSettings(
+        body=body, point=_triple(ctx, "point"), device=ctx.string("device", choices=DEVICES),
+        udp_port=_integer(ctx, "udp_port", 0, 65535), substeps=_integer(ctx, "substeps", 1, 10000),
+        hand_path=ctx.string("hand_path", choices=HAND_PATHS), hand_direction=direction,
+        **{k: _number(ctx, k, k in _NONNEGATIVE) for k in _NUMBERS})

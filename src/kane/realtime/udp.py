@@ -1,0 +1,198 @@
+"""A haptic device behind a UDP bridge (issue 14): a little binary protocol, little-endian, one datagram each way.
+
+Device -> kane, a *state packet* of :data:`STATE_SIZE` = 72 bytes (``struct`` format :data:`STATE_FORMAT`)::
+
+    magic    4 bytes  b"KRTS"
+    version  uint16   1
+    flags    uint16   0 (reserved)
+    seq      uint64   sequence number, +1 per packet sent
+    stamp    float64  the device's own clock [s] (not synchronised with kane's; logged only)
+    position 3 float64  handle position [m], ground axes
+    velocity 3 float64  handle velocity [m/s], ground axes
+
+kane -> device, a *force packet* of :data:`FORCE_SIZE` = 48 bytes (:data:`FORCE_FORMAT`), sent to the address the
+newest state came from, once per loop period::
+
+    magic    4 bytes  b"KRTF"
+    version  uint16   1
+    flags    uint16   0
+    seq      uint64   the sequence number of the state this force answers (echoed)
+    t        float64  the loop's time [s]
+    force    3 float64  the force the device displays [N], ground axes
+
+Each period :meth:`UdpDevice.read` drains the socket without blocking. A datagram longer than a state packet is
+*oversized*, a shorter one or one with the wrong magic or version *malformed*; a sequence number already received
+is *replayed*; one older than the newest but never received arrived *late* (out of order); all these are refused
+and counted, the loop goes on. A gap in the sequence counts its packets *lost* (a late one found afterwards is
+moved from lost to late). Of several fresh packets in one period only the newest is used (the others counted
+*superseded*). With no fresh packet, the newest sample is used again while it is younger than ``hold`` [s]; after
+that the device has stopped answering (read returns None and the loop stops after its ``device_timeout``).
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import socket
+import struct
+import time
+
+from ..errors import ArgumentError, KaneError
+from .devices import DeviceSample, Workspace
+
+__all__ = ["STATE_FORMAT", "STATE_SIZE", "FORCE_FORMAT", "FORCE_SIZE", "STATE_MAGIC", "FORCE_MAGIC",
+           "PROTOCOL_VERSION", "pack_state", "unpack_force", "UdpDevice"]
+
+STATE_MAGIC, FORCE_MAGIC, PROTOCOL_VERSION = b"KRTS", b"KRTF", 1
+STATE_FORMAT = "<4sHHQd3d3d"
+FORCE_FORMAT = "<4sHHQd3d"
+STATE_SIZE, FORCE_SIZE = struct.calcsize(STATE_FORMAT), struct.calcsize(FORCE_FORMAT)
+_STATE, _FORCE = struct.Struct(STATE_FORMAT), struct.Struct(FORCE_FORMAT)
+_SEEN = 4096  # sequence numbers remembered to tell a replayed packet from a late one
+
+
+def pack_state(seq: int, stamp: float, position, velocity) -> bytes:
+    """A state packet (what a device bridge sends): ``seq``, ``stamp`` [s], position [m] and velocity [m/s] (3)."""
+    return _STATE.pack(STATE_MAGIC, PROTOCOL_VERSION, 0, seq, stamp, *position, *velocity)
+
+
+def unpack_force(data: bytes) -> tuple:
+    """(seq, t [s], (fx, fy, fz) [N]) of a force packet; ArgumentError when it is not one."""
+    if len(data) != FORCE_SIZE:
+        raise ArgumentError(f"force packet: {len(data)} bytes, expected {FORCE_SIZE}")
+    magic, version, _, seq, t, fx, fy, fz = _FORCE.unpack(data)
+    if magic != FORCE_MAGIC or version != PROTOCOL_VERSION:
+        raise ArgumentError(f"force packet: magic {magic!r} version {version}, expected {FORCE_MAGIC!r} "
+                            f"version {PROTOCOL_VERSION}")
+    return seq, t, (fx, fy, fz)
+
+
+class UdpDevice:
+    """A device bridge sending state packets to ``host``:``port`` (UDP; port 0: any free port, see ``port`` after
+    :meth:`open`). ``max_force`` [N], ``workspace``; ``hold`` [s]: how long the newest sample stands in for missing
+    packets; ``connect_timeout`` [s]: how long :meth:`open` waits for the first packet. ``counts`` (dict): received,
+    used, lost, late, replayed, malformed, oversized, superseded, replies (force packets sent)."""
+
+    def __init__(self, port: int, *, host: str = "127.0.0.1", max_force: float = 20.0,
+                 workspace: Workspace = Workspace(), hold: float = 0.005, connect_timeout: float = 5.0):
+        if not (isinstance(port, int) and 0 <= port <= 65535):
+            raise ArgumentError(f"UdpDevice: port must be an integer 0..65535, got {port!r}")
+        for name, value in (("max_force", max_force), ("hold", hold), ("connect_timeout", connect_timeout)):
+            if not (math.isfinite(value) and value > 0):
+                raise ArgumentError(f"UdpDevice: {name} must be a finite number > 0, got {value!r}")
+        self.host, self.port, self.max_force, self.workspace = host, port, float(max_force), workspace
+        self.hold, self.connect_timeout = float(hold), float(connect_timeout)
+        self.sock: socket.socket | None = None
+        self._reset()
+        self._bind()
+
+    def _reset(self) -> None:
+        self.counts = dict.fromkeys(("received", "used", "lost", "late", "replayed", "malformed", "oversized",
+                                     "superseded", "replies"), 0)
+        self.last_seq = -1
+        self.stamp = math.nan
+        self._seen: collections.deque = collections.deque(maxlen=_SEEN)
+        self._seen_set: set = set()
+        self._sample: DeviceSample | None = None
+        self._fresh_at = -math.inf
+        self._peer = None
+        self._buf = bytearray(STATE_SIZE + 1)
+
+    def _bind(self) -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+            sock.bind((self.host, self.port))
+        except OSError as exc:
+            sock.close()
+            raise ArgumentError(f"UdpDevice: cannot listen on udp {self.host}:{self.port}: {exc}") from exc
+        sock.setblocking(False)
+        self.sock = sock
+        self.port = sock.getsockname()[1]
+
+    def open(self) -> None:
+        """Start counting afresh and wait (up to ``connect_timeout``) for the device's first valid packet;
+        KaneError when none came."""
+        if self.sock is None:
+            self._bind()
+        self._reset()
+        end = time.perf_counter() + self.connect_timeout
+        while self.read(0.0) is None:
+            if time.perf_counter() > end:
+                raise KaneError(f"UdpDevice: no valid state packet on udp {self.host}:{self.port} within "
+                                      f"{self.connect_timeout:g} s (is the device bridge running?)")
+            time.sleep(2e-4)
+
+    def _remember(self, seq: int) -> None:
+        if len(self._seen) == self._seen.maxlen:
+            self._seen_set.discard(self._seen[0])
+        self._seen.append(seq)
+        self._seen_set.add(seq)
+
+    def _drain(self):
+        """Read every waiting datagram; the newest valid state as (seq, stamp, position, velocity), or None."""
+        c, newest, buf = self.counts, None, self._buf
+        while True:
+            try:
+                n, addr = self.sock.recvfrom_into(buf)
+            except (BlockingIOError, InterruptedError):
+                return newest
+            except OSError:  # an ICMP error of an earlier reply (the bridge went away): nothing to read
+                continue
+            c["received"] += 1
+            if n > STATE_SIZE:
+                c["oversized"] += 1
+                continue
+            if n < STATE_SIZE:
+                c["malformed"] += 1
+                continue
+            magic, version, _, seq, stamp, x, y, z, vx, vy, vz = _STATE.unpack_from(buf)
+            if magic != STATE_MAGIC or version != PROTOCOL_VERSION:
+                c["malformed"] += 1
+                continue
+            if seq in self._seen_set:
+                c["replayed"] += 1
+                continue
+            self._remember(seq)
+            if seq < self.last_seq:
+                c["late"] += 1
+                c["lost"] -= 1
+                continue
+            if self.last_seq >= 0:
+                c["lost"] += seq - self.last_seq - 1
+            if newest is not None:
+                c["superseded"] += 1
+            self.last_seq, self._peer = seq, addr
+            newest = (seq, stamp, (x, y, z), (vx, vy, vz))
+
+    def read(self, t: float) -> DeviceSample | None:
+        """The newest valid state (stamped with the loop's time ``t`` [s]), the previous one while younger than
+        ``hold``, else None."""
+        fresh = self._drain()
+        now = time.perf_counter()
+        if fresh is not None:
+            self.counts["used"] += 1
+            _, self.stamp, x, v = fresh
+            self._sample, self._fresh_at = DeviceSample(t, x, v), now
+            return self._sample
+        if self._sample is not None and now - self._fresh_at <= self.hold:
+            return DeviceSample(t, self._sample.position, self._sample.velocity)
+        return None
+
+    def write_force(self, t: float, force) -> None:
+        """Send ``force`` (three floats [N]) to the device, echoing the newest sequence number."""
+        if self._peer is None or self.sock is None:
+            return
+        fx, fy, fz = force
+        try:
+            self.sock.sendto(_FORCE.pack(FORCE_MAGIC, PROTOCOL_VERSION, 0, max(self.last_seq, 0), t, fx, fy, fz),
+                             self._peer)
+            self.counts["replies"] += 1
+        except OSError:  # a full send buffer or a bridge gone: the next period sends again
+            pass
+
+    def close(self) -> None:
+        """Close the socket (the loop has written zero force before)."""
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None

@@ -1,0 +1,68 @@
+"""The ``kane view`` command: ``kane view RUN.h5`` plays a run back (:mod:`kane.viz.viewer`), ``kane view MODEL
+--live`` simulates a model live with the drag gizmo (:mod:`kane.viz.live`, :mod:`kane.viz.live_view`). The
+click command is registered in cli.py."""
+
+from __future__ import annotations
+
+import time
+
+from ..errors import ArgumentError
+from ..realtime.command import parse_couple
+from .gif import write_gif
+from .live import LiveOptions, LiveSimulation
+from .live_view import LiveViewer
+from .viewer import Viewer, ViewOptions, open_run
+
+__all__ = ["parse_trace", "view_command"]
+
+
+def parse_trace(text: str) -> tuple[str, tuple]:
+    """``--trace BODY:X,Y,Z`` (or BODY: its origin) -> (body, point (3,) [m] in body axes)."""
+    try:
+        return parse_couple(text)
+    except ArgumentError as exc:
+        raise ArgumentError(str(exc).replace("--couple", "--trace", 1)) from None
+
+
+def view_command(load_model, errors):
+    """The click command ``kane view RUN.h5 [--model MODEL] [--host H] [--port P] [--speed S] [--trace B:X,Y,Z]
+    [--gif OUT.gif --frames N]`` (or ``kane view MODEL --live [--couple BODY:X,Y,Z] [--record RUN.h5]``);
+    ``load_model`` reads a model file or script, ``errors`` turns a KaneError into one line and exit status 2."""
+    import click
+
+    @click.command(short_help="Play a run back in the browser (viser), or simulate a model live (--live).")
+    @click.argument("run", type=click.Path(dir_okay=False))
+    @click.option("--model", "model", type=click.Path(dir_okay=False),
+                  help="The run's model file [default: the file named in the run, as `kane simulate` writes it].")
+    @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+    @click.option("--port", default=8080, show_default=True, type=int, help="Port (the next free one if taken).")
+    @click.option("--speed", default=1.0, show_default=True, type=float, help="Playback speed.")
+    @click.option("--live", is_flag=True, help="RUN is a model file: simulate it live, dragged by the gizmo.")
+    @click.option("--couple", metavar="BODY:X,Y,Z", help="With --live: the body point the gizmo pulls "
+                  "[default: the heaviest body's centre of mass].")
+    @click.option("--record", default="live.h5", show_default=True, type=click.Path(dir_okay=False),
+                  help="With --live: the run file the record checkbox writes.")
+    @click.option("--trace", multiple=True, metavar="BODY:X,Y,Z", help="Playback: draw the path of this body point (repeatable).")
+    @click.option("--gif", type=click.Path(dir_okay=False), help="Write the run as an animated GIF and exit.")
+    @click.option("--frames", default=40, show_default=True, type=int, help="With --gif: the number of frames.")
+    @errors
+    def view(run, model, host, port, speed, live, couple, record, trace, gif, frames):
+        """Show RUN (an HDF5 file from `kane simulate`; with --live, a model file) in the browser until Ctrl-C."""
+        if live:
+            viewer = LiveViewer(LiveSimulation(load_model(run), LiveOptions(couple)), ViewOptions(host, port), record)
+        else:
+            scene = open_run(run, model, load_model).scene()
+            if gif:
+                done = write_gif(scene, gif, frames, speed)
+                return click.echo(f"wrote {done.path}: {done.frames} frames of {done.frame_ms} ms")
+            viewer = Viewer(scene, ViewOptions(host, port, speed, traces=tuple(map(parse_trace, trace))))
+        if viewer.port != port:
+            click.echo(f"port {port} is in use; serving on port {viewer.port}")
+        click.echo(f"kane view: open {viewer.url} (Ctrl-C to stop)")
+        try:
+            while True:
+                time.sleep(1.0)
+        except KeyboardInterrupt:
+            viewer.close()
+
+    return view

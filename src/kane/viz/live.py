@@ -1,0 +1,225 @@
+"""Live mode of the browser viewer (``kane view MODEL.toml --live``): the model simulated as it is drawn, a body
+point tied by the virtual coupler of :mod:`kane.realtime.coupler` (a spring K and damper B, seed 000 Step 3) to
+the viewer's drag gizmo, which is a :class:`kane.realtime.Device` (:class:`GizmoDevice`): its handle is where
+the gizmo is. Dragging the gizmo pulls the body; pause, reset, record to HDF5 and parameter sliders sit in the
+side panel. Parameters change without re-deriving: the compiled dynamics take them as arguments.
+
+Each period T = 1 / ``rate`` [s] (default 200 Hz): read the gizmo, compute the coupler force on the body point,
+hold it as the coupler's three System inputs over ``substeps`` RK4 steps of the step-wise
+:class:`kane.simulate.Simulator`. The handle's velocity is taken as 0 (a mouse drag gives no usable velocity), so
+the damper B acts on the body point's velocity. Default gains put the whole model's mass m on a 1 Hz spring
+(K = m (2 pi)^2 [N/m], B = 1.4 sqrt(K m) [N s/m], at least the sampled-data passivity bound K T / 2) and limit the
+force to 30 m [N].
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ArgumentError, KaneError
+from ..io.trajectory import TrajectoryWriter
+from ..model.model import float_value
+from ..options import Method
+from ..realtime.command import parse_couple
+from ..realtime.coupler import CouplerGains, VirtualCoupler, add_coupler, passivity_bound
+from ..realtime.devices import DeviceSample, Workspace, check_sample
+from ..simulate import Simulator, make_projection
+
+__all__ = ["GizmoDevice", "LiveOptions", "LiveSimulation", "default_couple"]
+
+
+class GizmoDevice:
+    """The drag gizmo as a :class:`kane.realtime.Device`: ``read(t)`` returns the gizmo's ``position`` (3,) [m]
+    (ground axes) at rest; :meth:`move_to` is what dragging it (or a test) does; ``force`` (3,) [N] is the last
+    force written to it (the opposite of the coupler's pull on the body)."""
+
+    def __init__(self, position, *, max_force: float, workspace: Workspace):
+        self.max_force, self.workspace = float(max_force), workspace
+        self.position = self._checked(position)
+        self.force = np.zeros(3)
+
+    @staticmethod
+    def _checked(position) -> np.ndarray:
+        x = np.array(position, dtype=float).reshape(-1)
+        if x.shape != (3,) or not np.all(np.isfinite(x)):
+            raise ArgumentError(f"gizmo: a position is three finite numbers [m], got {position!r}")
+        return x
+
+    def move_to(self, position) -> None:
+        """Put the handle at ``position`` (3,) [m], ground axes."""
+        self.position = self._checked(position)
+
+    def open(self) -> None:
+        self.force = np.zeros(3)
+
+    def read(self, t: float) -> DeviceSample:
+        return DeviceSample(float(t), self.position.copy(), np.zeros(3))
+
+    def write_force(self, t: float, force) -> None:
+        self.force = np.array(force, dtype=float).reshape(3)
+
+    def close(self) -> None:
+        self.force = np.zeros(3)
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    """``couple``: "BODY" or "BODY:X,Y,Z" (point in body axes [m]; default :func:`default_couple`); coupler
+    ``stiffness`` K [N/m], ``damping`` B [N s/m] and ``max_force`` [N] (None: the defaults of the module text);
+    ``rate`` [Hz] of the coupler's periods and ``substeps`` RK4 steps per period."""
+
+    couple: str | None = None
+    stiffness: float | None = None
+    damping: float | None = None
+    max_force: float | None = None
+    rate: float = 200.0
+    substeps: int = 1
+
+    def __post_init__(self):
+        if not (math.isfinite(self.rate) and self.rate > 0):
+            raise ArgumentError(f"live options: rate must be a finite frequency > 0 Hz, got {self.rate!r}")
+        if int(self.substeps) != self.substeps or self.substeps < 1:
+            raise ArgumentError(f"live options: substeps must be an integer >= 1, got {self.substeps!r}")
+
+
+def _masses(model, params) -> list:
+    values = dict(zip(model.parameters, model.parameter_values(params)))
+    return [float_value(b.mass, values) for b in model.bodies]
+
+
+def default_couple(model, params=None) -> tuple[str, tuple]:
+    """(body, point (3,) in body axes [m]) coupled by default: the heaviest body (the last one of equal mass, so
+    the tip of a chain), at its centre of mass."""
+    masses = _masses(model, params)
+    i = max(range(len(masses)), key=lambda k: (masses[k], k))
+    values = dict(zip(model.parameters, model.parameter_values(params)))
+    return model.bodies[i].name, tuple(float_value(e, values) for e in model.bodies[i].com)
+
+
+class LiveSimulation:
+    """The live model: ``loaded`` (a :class:`kane.io.model_file.LoadedModel`, read fresh: the coupler is added
+    to its system) derived once, with a :class:`GizmoDevice` ``device`` coupled to ``port``'s body point.
+    :meth:`advance` runs periods; :meth:`reset`, :meth:`set_parameter`, :meth:`start_recording` and
+    :meth:`stop_recording` may be called from another thread (the GUI's)."""
+
+    def __init__(self, loaded, options: LiveOptions = LiveOptions()):
+        self.loaded, self.options = loaded, options
+        model = loaded.system.compile()
+        self.params = {k: float(v) for k, v in loaded.parameters.items()}
+        body, point = parse_couple(options.couple) if options.couple else default_couple(model, self.params)
+        self.port = add_coupler(loaded.system, body, point)
+        self.equations = loaded.derive()
+        self.dynamics = dyn = self.equations.compile()
+        self.q0, self.u0 = loaded.initial_state(dyn)
+        self.period = 1.0 / options.rate
+        mass = sum(_masses(model, self.params)) or 1.0
+        k = options.stiffness if options.stiffness is not None else mass * (2 * math.pi) ** 2
+        b = options.damping if options.damping is not None else max(1.4 * math.sqrt(k * mass),
+                                                                      passivity_bound(k, self.period))
+        self.gains = CouplerGains(float(k), float(b))
+        self.max_force = float(options.max_force if options.max_force is not None else 30.0 * mass)
+        self._laws = loaded.input_function(dyn)
+        holonomic = any(c.holonomic is not None and not c.transient for c in self.equations.constraint_layout.values())
+        self._holonomic = holonomic
+        self._lock = threading.RLock()
+        self._pull = {n: 0.0 for n in self.port.inputs}
+        self.recording: Path | None = None
+        self._bind(0.0, self.q0, self.u0)
+        self.home = self.point()
+        self.device = GizmoDevice(self.home, max_force=self.max_force,
+                                  workspace=Workspace(tuple(self.home - 100.0), tuple(self.home + 100.0), 1e9))
+
+    # ---- the simulation ------------------------------------------------------------------------------------
+    def _bind(self, t, q, u, writer=None) -> None:
+        """A coupler and a Simulator for the current parameters, from (t, q, u)."""
+        self.coupler = VirtualCoupler(self.dynamics, self.port, self.gains, max_force=self.max_force,
+                                      params=dict(self.params))
+        proj = make_projection(self.dynamics, params=dict(self.params)) if self._holonomic else None
+        self.sim = Simulator(self.dynamics, t0=t, q0=q, u0=u, method=Method.RK4,
+                             dt=self.period / self.options.substeps, params=dict(self.params), inputs=self._inputs,
+                             record=False, record_energy=writer is not None, writer=writer, projection=proj,
+                             project_every=10, description=f"{self.loaded.name} live ({self.loaded.path})")
+
+    def _inputs(self, t, q, u) -> dict:
+        out = dict(self._laws(t, q, u)) if self._laws is not None else {}
+        out.update(self._pull)
+        return out
+
+    @property
+    def state(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """(t [s], q (n_q,), independent u) now."""
+        with self._lock:
+            q, u = self.sim.state
+            return self.sim.t, q, u
+
+    def point(self) -> np.ndarray:
+        """The coupled body point's position (3,) [m], ground axes, now."""
+        t, q, u = self.state
+        return self.coupler.point_state(t, q, u)[0]
+
+    def advance(self, periods: int = 1) -> None:
+        """Run ``periods`` coupler periods: read the gizmo, hold the coupler force over the period's steps."""
+        for _ in range(int(periods)):
+            with self._lock:
+                t, (q, u) = self.sim.t, self.sim.state
+                sample = self.device.read(t)
+                if check_sample(sample, self.device.workspace) is None:
+                    force = self.coupler.force(t, q, u, sample.position, sample.velocity).force
+                else:
+                    force = np.zeros(3)
+                self.device.write_force(t, -force)
+                self._pull = {n: float(f) for n, f in zip(self.port.inputs, force)}
+                for _ in range(self.options.substeps):
+                    self.sim.step()
+
+    def reset(self) -> None:
+        """Back to the model's initial state at t = 0, the gizmo at the coupled point (a recording is closed)."""
+        with self._lock:
+            self.stop_recording()
+            self._pull = {n: 0.0 for n in self.port.inputs}
+            self._bind(0.0, self.q0, self.u0)
+            self.device.move_to(self.home)
+
+    def set_parameter(self, name: str, value: float) -> None:
+        """Set parameter ``name`` to ``value`` from now on (no re-derivation; a recording is closed, since a run
+        file holds one set of parameters). An :class:`ArgumentError` names an unknown parameter; the old value
+        is kept when the dynamics refuse the new one."""
+        with self._lock:
+            if name not in self.params:
+                raise ArgumentError(f"live model {self.loaded.name!r}: no parameter {name!r} (parameters: "
+                                    f"{', '.join(self.params) or 'none'})")
+            old = self.params[name]
+            self.stop_recording()
+            t, q, u = self.state
+            self.params[name] = float(value)
+            try:
+                self._bind(t, q, u)
+            except KaneError:
+                self.params[name] = old
+                self._bind(t, q, u)
+                raise
+
+    def start_recording(self, path) -> None:
+        """Write every step from now on to the HDF5 run file ``path`` (:class:`kane.io.trajectory.TrajectoryWriter`,
+        safe on interruption) until :meth:`stop_recording`."""
+        with self._lock:
+            self.stop_recording()
+            t, q, u = self.state
+            self._bind(t, q, u, TrajectoryWriter(path))
+            self.recording = Path(path)
+
+    def stop_recording(self) -> Path | None:
+        """Close the recording (its file renamed to the final path); the path, or None when none was open."""
+        with self._lock:
+            path, self.recording = self.recording, None
+            if path is None:
+                return None
+            t, q, u = self.state
+            self.sim.finish("stopped")
+            self._bind(t, q, u)
+            return path

@@ -1,0 +1,264 @@
+"""Visual geometry of bodies, from model files (``[[visuals]]`` tables) and URDF ``<visual>`` elements: boxes,
+cylinders, spheres, capsules and mesh files (read with trimesh), each placed in its body's axes with a colour.
+
+A model file's table::
+
+    [[visuals]]
+    body = "B"                  # the body it is fixed in
+    shape = "box"               # box | cylinder | sphere | capsule | mesh
+    size = [0.8, 0.5, 0.3]      # box sides [m]; for a mesh, its scale (default [1, 1, 1])
+    radius = 0.05               # cylinder, sphere, capsule [m]
+    length = 0.2                # cylinder (along z), capsule (its straight part, along z) [m]
+    position = [0.4, 0, 0.2]    # centre in body axes [m] (default 0)
+    rotation = [0, 0, 0.3]      # roll, pitch, yaw [rad] as URDF's rpy: R = Rz(yaw) Ry(pitch) Rx(roll)
+    color = [0.8, 0.2, 0.2]     # RGB 0-1, or "#cc3333"
+    file = "meshes/basket.stl"  # a mesh, relative to the model file
+
+Numbers may be expressions of the parameters. A body with no visual is drawn with its default shape
+(:func:`kane.viz.scene.default_shapes`). A mesh file that is missing or that trimesh cannot read falls back to the
+body's default shape with a :class:`VisualWarning` naming the file; for a URDF link, its ``<collision>`` mesh is
+tried first (a COLLADA visual needs pycollada, which kane does not require; the STL collision mesh stands in).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ModelError
+from ..spatial import rotation_rpy, rotation_to_quaternion
+from .scene import PALETTE, BodyShape, ShapeKind, default_shapes
+
+__all__ = ["VisualWarning", "SHAPES", "load_mesh", "model_visuals", "urdf_visuals", "shape_mesh", "body_shapes",
+           "loaded_shapes"]
+
+SHAPES = {"box": ({"size"}, set()), "cylinder": ({"radius", "length"}, set()), "sphere": ({"radius"}, set()),
+          "capsule": ({"radius", "length"}, set()), "mesh": ({"file"}, {"size"})}
+_COMMON = {"body", "shape", "position", "rotation", "color"}
+_GREY = (170, 170, 170)
+
+
+class VisualWarning(UserWarning):
+    """A visual could not be drawn as given (a mesh file missing or unreadable); the message names the file and
+    what is drawn instead."""
+
+
+def load_mesh(path, scale=(1.0, 1.0, 1.0)):
+    """The mesh in file ``path`` (any format trimesh reads without extras: STL, OBJ, PLY, GLB...) scaled by
+    ``scale`` (3,), as a ``trimesh.Trimesh``; None with a :class:`VisualWarning` naming the file when it is
+    missing or cannot be read."""
+    import trimesh
+
+    path = Path(path)
+    if not path.is_file():
+        warnings.warn(f"visual mesh {path}: no such file; drawing the body's default shape", VisualWarning,
+                      stacklevel=2)
+        return None
+    try:
+        mesh = trimesh.load(str(path), force="mesh")
+        if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
+            raise ValueError("no triangles in it")
+    except Exception as exc:  # trimesh raises many kinds (ImportError for a missing reader, ValueError, ...)
+        warnings.warn(f"visual mesh {path}: cannot be read ({type(exc).__name__}: {exc}); drawing the body's "
+                      "default shape", VisualWarning, stacklevel=2)
+        return None
+    mesh.apply_scale(np.asarray(scale, dtype=float))
+    return mesh
+
+
+def _wxyz(R) -> tuple:
+    return tuple(float(x) for x in rotation_to_quaternion(np.asarray(R, dtype=float)))
+
+
+def _shape(body, kind, size, position, rpy, color, file=None, mesh=None) -> BodyShape:
+    return BodyShape(body, kind, tuple(float(s) for s in size), tuple(float(x) for x in position),
+                     _wxyz(rotation_rpy(rpy)), color, None if file is None else str(file), mesh)
+
+
+def _color(ctx, key="color"):
+    value = ctx.get(key)
+    if value is None:
+        return _GREY
+    if isinstance(value, str) and re.fullmatch(r"#[0-9a-fA-F]{6}", value):
+        return tuple(int(value[i:i + 2], 16) for i in (1, 3, 5))
+    if (isinstance(value, list) and len(value) == 3 and all(isinstance(c, (int, float)) and not isinstance(c, bool)
+                                                            and 0 <= c <= 1 for c in value)):
+        return tuple(int(round(255 * c)) for c in value)
+    raise ctx.error(key, f"expected [r, g, b] with each in 0-1, or '#rrggbb', got {value!r}")
+
+
+def model_visuals(loaded) -> tuple[BodyShape, ...]:
+    """The shapes of the ``[[visuals]]`` tables of ``loaded`` (a :class:`kane.io.model_file.LoadedModel`);
+    errors (a :class:`kane.io.model_file.ModelFileError`) name the file, the table, the key and the line."""
+    bodies = {b.name for b in loaded.system.compile().bodies}
+    out = []
+    for i in range(len(loaded.tables.get("visuals", []))):
+        ctx = loaded.context("visuals", i)
+        params = ctx.loader.params
+        shape = ctx.string("shape", choices=list(SHAPES))
+        if shape is None:
+            raise ctx.error("shape", f"missing required key 'shape' (one of: {', '.join(SHAPES)})")
+        required, optional = SHAPES[shape]
+        ctx.check_keys(_COMMON | required | optional, ("body", *sorted(required)), f" for a {shape} visual")
+        body = ctx.ref("body", bodies, ground=False)
+        vec = {k: [ctx.evaluate(k, e) for e in ctx.vector(k, params, value=ctx.get(k, default))]
+               for k, default in (("position", [0, 0, 0]), ("rotation", [0, 0, 0]), ("size", [1, 1, 1]))}
+        radius = ctx.number("radius", params, positive=True) if "radius" in required else 0.0
+        length = ctx.number("length", params) if "length" in required else 0.0
+        if length < 0:
+            raise ctx.error("length", f"expected a length >= 0 [m], got {length:g}")
+        color = _color(ctx)
+        if shape == "box":
+            if min(vec["size"]) <= 0:
+                raise ctx.error("size", f"expected three box sides > 0 [m], got {vec['size']}")
+            out.append(_shape(body, ShapeKind.BOX, vec["size"], vec["position"], vec["rotation"], color))
+        elif shape == "mesh":
+            base = loaded.path.parent if loaded.path is not None else Path(".")
+            file = base / ctx.string("file")
+            mesh = load_mesh(file, vec["size"])
+            if mesh is not None:
+                out.append(_shape(body, ShapeKind.MESH, vec["size"], vec["position"], vec["rotation"], color,
+                                  file, mesh))
+        else:
+            kind = {"cylinder": ShapeKind.CYLINDER, "sphere": ShapeKind.SPHERE, "capsule": ShapeKind.CAPSULE}[shape]
+            size = (2 * radius, 2 * radius, 2 * radius if shape == "sphere" else length)
+            out.append(_shape(body, kind, size, vec["position"], vec["rotation"], color))
+    return tuple(out)
+
+
+def _resolve(filename: str, urdf_dir: Path) -> Path:
+    """A URDF mesh filename as a path: ``package://PKG/rest`` found in the nearest folder named PKG above the
+    URDF (as example-robot-data lays its robots out), ``file://`` absolute, anything else relative to the URDF."""
+    if filename.startswith("package://"):
+        package, _, rest = filename[len("package://"):].partition("/")
+        for folder in (urdf_dir, *urdf_dir.parents):
+            if folder.name == package:
+                return folder / rest
+            if (folder / package).is_dir():
+                return folder / package / rest
+        return urdf_dir / rest
+    if filename.startswith("file://"):
+        return Path(filename[len("file://"):])
+    return urdf_dir / filename
+
+
+def _floats(text, n, where, default):
+    if text is None:
+        return default
+    try:
+        values = [float(x) for x in text.split()]
+    except ValueError:
+        values = []
+    if len(values) != n or not all(math.isfinite(v) for v in values):
+        raise ModelError(f"{where}: expected {n} finite numbers, got {text!r}")
+    return values
+
+
+def _urdf_geometry(el, link, where, urdf_dir, color):
+    """The BodyShape of one <visual> or <collision> element of ``link``, or None (a mesh unread, warned)."""
+    origin = el.find("origin")
+    xyz = _floats(None if origin is None else origin.get("xyz"), 3, f"{where}: link {link!r} <origin xyz>", [0, 0, 0])
+    rpy = _floats(None if origin is None else origin.get("rpy"), 3, f"{where}: link {link!r} <origin rpy>", [0, 0, 0])
+    geometry = el.find("geometry")
+    shape = None if geometry is None or len(geometry) == 0 else geometry[0]
+    what = f"{where}: link {link!r} <{el.tag}>"
+    if shape is None:
+        raise ModelError(f"{what}: no <geometry> shape")
+    if shape.tag == "box":
+        return _shape(link, ShapeKind.BOX, _floats(shape.get("size"), 3, f"{what} <box size>", None), xyz, rpy, color)
+    if shape.tag in ("cylinder", "capsule", "sphere"):
+        r = _floats(shape.get("radius"), 1, f"{what} <{shape.tag} radius>", None)[0]
+        length = 2 * r if shape.tag == "sphere" else _floats(shape.get("length"), 1, f"{what} <{shape.tag} length>",
+                                                              None)[0]
+        kind = {"cylinder": ShapeKind.CYLINDER, "capsule": ShapeKind.CAPSULE, "sphere": ShapeKind.SPHERE}[shape.tag]
+        return _shape(link, kind, (2 * r, 2 * r, length), xyz, rpy, color)
+    if shape.tag == "mesh":
+        scale = _floats(shape.get("scale"), 3, f"{what} <mesh scale>", [1.0, 1.0, 1.0])
+        file = _resolve(shape.get("filename", ""), urdf_dir)
+        mesh = load_mesh(file, scale)
+        return None if mesh is None else _shape(link, ShapeKind.MESH, scale, xyz, rpy, color, file, mesh)
+    raise ModelError(f"{what}: geometry <{shape.tag}>; expected box, cylinder, sphere, capsule or mesh")
+
+
+def urdf_visuals(path, renamed=None) -> tuple[BodyShape, ...]:
+    """The shapes of the ``<visual>`` elements of the URDF file ``path``, on the bodies named as the links (or
+    as ``renamed``: link -> body, :attr:`kane.io.urdf.UrdfModel.renamed`); colours from ``<material>`` (inline
+    or named at the top level; else the link's colour of :data:`kane.viz.scene.PALETTE`). A link whose visual
+    mesh cannot be read takes its ``<collision>`` geometry, else its default shape (warnings name the files)."""
+    path = Path(path)
+    try:
+        robot = ET.fromstring(path.read_text(encoding="utf-8"))
+    except (OSError, ET.ParseError) as exc:
+        raise ModelError(f"{path}: cannot read the URDF's visuals ({exc})") from None
+    renamed = renamed or {}
+    palette = {}
+    for m in robot.findall("material"):
+        c = m.find("color")
+        if m.get("name") and c is not None:
+            palette[m.get("name")] = c.get("rgba")
+
+    def color(el, k):
+        m = el.find("material")
+        rgba = None if m is None else (m.find("color").get("rgba") if m.find("color") is not None
+                                       else palette.get(m.get("name")))
+        if rgba is None:
+            return PALETTE[k % len(PALETTE)]
+        values = _floats(rgba, 4, f"{path}: <material> rgba", None)
+        return tuple(int(round(255 * min(max(c, 0.0), 1.0))) for c in values[:3])
+
+    out = []
+    for k, link in enumerate(robot.findall("link")):
+        name = link.get("name")
+        for visual in link.findall("visual"):
+            shape = _urdf_geometry(visual, name, path, path.parent, color(visual, k))
+            if shape is None:
+                for collision in link.findall("collision"):
+                    shape = _urdf_geometry(collision, name, path, path.parent, color(visual, k))
+                    if shape is not None:
+                        warnings.warn(f"{path}: link {name!r}: drawing its <collision> geometry "
+                                      f"({shape.file or shape.kind.value}) for the visual it could not read",
+                                      VisualWarning, stacklevel=2)
+                        break
+            if shape is not None:
+                out.append(BodyShape(renamed.get(name, name), *[getattr(shape, f) for f in (
+                    "kind", "size", "position", "wxyz", "color", "file", "mesh")]))
+    return tuple(out)
+
+
+def shape_mesh(shape: BodyShape):
+    """(vertices (n, 3) [m], faces (m, 3)) of a cylinder, capsule or mesh ``shape`` in its own axes (the
+    cylinder's and capsule's axis along z, centred)."""
+    import trimesh
+
+    r, length = 0.5 * shape.size[0], shape.size[2]
+    if shape.kind is ShapeKind.CYLINDER:
+        mesh = trimesh.creation.cylinder(radius=r, height=length, sections=32)
+    elif shape.kind is ShapeKind.CAPSULE:
+        mesh = trimesh.creation.capsule(height=length, radius=r, count=(16, 16))
+    elif shape.kind is ShapeKind.MESH and shape.mesh is not None:
+        mesh = shape.mesh
+    else:
+        raise ValueError(f"shape_mesh: a {shape.kind.value} shape of body {shape.body!r} has no mesh")
+    return np.asarray(mesh.vertices, dtype=np.float32), np.asarray(mesh.faces, dtype=np.uint32)
+
+
+def body_shapes(model, visuals=(), params=None) -> tuple[BodyShape, ...]:
+    """``visuals`` (BodyShapes) and the default shape (:func:`default_shapes`) of every body of ``model`` that
+    has none of them."""
+    drawn = {s.body for s in visuals}
+    return tuple(visuals) + tuple(s for s in default_shapes(model, params) if s.body not in drawn)
+
+
+def loaded_shapes(loaded, params=None) -> tuple[BodyShape, ...]:
+    """Every body's shapes for ``loaded`` (a :class:`kane.io.model_file.LoadedModel`): its ``[[visuals]]``, the
+    ``<visual>`` elements when it was read from a URDF file (``loaded.path`` ending in .urdf), defaults for the
+    rest."""
+    visuals = model_visuals(loaded)
+    if loaded.path is not None and Path(loaded.path).suffix.lower() == ".urdf":
+        visuals += urdf_visuals(loaded.path)
+    return body_shapes(loaded.system.compile(), visuals, params)

@@ -1,0 +1,63 @@
+"""UdpDevice against a fake device bridge in its own process on 127.0.0.1: 10,000 state packets at 1 kHz with lost,
+late, replayed, malformed and oversized packets injected; the counts equal what was injected and the loop goes on."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from kane import realtime as rt
+from kane.errors import ArgumentError, KaneError
+from kane.realtime.udp import FORCE_SIZE, STATE_SIZE, UdpDevice, pack_state, unpack_force
+
+FAKE = Path(__file__).with_name("_fake_udp_device.py")
+
+
+def test_packet_layout():
+    assert (STATE_SIZE, FORCE_SIZE) == (72, 48)  # 4 + 2 + 2 + 8 + 8 + 6 * 8 and 4 + 2 + 2 + 8 + 8 + 3 * 8
+    data = pack_state(7, 1.5, (1.0, 2.0, 3.0), (4.0, 5.0, 6.0))
+    assert data[:4] == b"KRTS" and int.from_bytes(data[8:16], "little") == 7
+    assert np.frombuffer(data[24:], dtype="<f8").tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    with pytest.raises(ArgumentError, match="expected 48"):
+        unpack_force(data)
+
+
+def test_udp_device_against_a_fake_device_process(wall, tmp_path):
+    dyn, port = wall
+    cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(2e4, 12.0), max_force=1e3)
+    dev = UdpDevice(0, max_force=1e3, workspace=rt.Workspace((-1, -1, -1), (1, 1, 1)), connect_timeout=10.0)
+    fake = subprocess.Popen([sys.executable, str(FAKE), str(dev.port), "10000"], stdout=subprocess.PIPE, text=True)
+    try:
+        # real clock at 1 kHz; the loop ends when the device has been silent for device_timeout after its last packet
+        options = rt.LoopOptions(rate=1000.0, duration=60.0, device_timeout=1.0, flush_every=2000)
+        result = rt.RealtimeLoop(cp, dev, [0.0], [0.0], options=options, log=tmp_path / "udp.h5").run()
+        out, _ = fake.communicate(timeout=30)
+    finally:
+        fake.kill()
+    sent = json.loads(out)
+    c = dev.counts
+    assert result.status.startswith("device stopped answering")
+    assert (c["lost"], c["late"], c["replayed"], c["malformed"], c["oversized"]) == \
+        (sent["lost"], sent["late"], sent["replayed"], sent["malformed"], sent["oversized"]) == (14, 8, 11, 4, 3)
+    assert c["received"] == sent["sent"]
+    assert c["used"] + c["superseded"] + c["late"] + c["replayed"] + c["malformed"] + c["oversized"] == c["received"]
+    valid = 10000 - 14
+    assert c["used"] + c["superseded"] + c["late"] == valid
+    # the replies: well formed, one per period while the device was there, echoing sequence numbers it sent
+    assert sent["bad_replies"] == 0 and sent["replies"] > 5000 and sent["echoed_skipped"] == 0
+    assert sent["max_echoed"] == 9999
+    assert result.refused == 0 and result.deadlines.periods >= 9000
+    with h5py.File(result.log, "r") as f:
+        assert json.loads(f.attrs["counts"])["device"] == c
+        assert int(f["n_committed"][0]) == result.deadlines.periods
+
+
+def test_no_device_is_a_clear_error():
+    dev = UdpDevice(0, connect_timeout=0.05)
+    with pytest.raises(KaneError, match=rf"no valid state packet on udp 127.0.0.1:{dev.port} within 0.05 s"):
+        dev.open()
+    dev.close()
