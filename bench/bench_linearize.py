@@ -1,24 +1,32 @@
 """Linearization benchmark: kane.analysis.linearize (exact forward-mode derivatives, compiled once) against
-sympy.physics.mechanics' Linearizer (``KanesMethod.linearize``) on the same n-link 3D pendulum, in one process.
+sympy.physics.mechanics' Linearizer (``KanesMethod.linearize``), in one process (sympy's bicycle in a child).
 
-For each n it prints sympy's time (symbolic linearization, then M, A evaluated at the point and A = M^-1 A solved
-numerically, its cheapest route), kane's time for the first linearization (Jacobian program formed and compiled)
-and for each further point, the ratio sympy / kane (first), and the largest difference between the two A's. Both
-exclude the derivation of the equations. Then the benchmark Whipple bicycle (Meijaard et al. 2007): derivation,
-first linearization, time per point, a sweep of 1,000 forward speeds (one by one, and batched), and the weave and
-capsize speeds against the published 4.292382 and 6.024262 m/s and against the eigenvalues of the paper's own
-linear model (its published M, C1, K0, K2) to 1e-8. The first linearization is split into forming the Jacobian
-program (kane.codegen.forward) and printing/compiling it (the numpy backend).
+For each n of the n-link 3D pendulum it prints sympy's time (symbolic linearization, then M, A evaluated at the
+point and A = M^-1 A solved numerically, its cheapest route), kane's time for the first linearization (Jacobian
+program formed and compiled) and for each further point, the ratio sympy / kane (first), and the largest difference
+between the two A's. Both exclude the derivation of the equations. Then the benchmark Whipple bicycle (Meijaard et
+al. 2007): derivation, first linearization (in all, then its parts: forming the Jacobian program in
+kane.codegen.forward, printing and compiling it in the numpy backend), time per point, a sweep of 1,000 forward
+speeds (one by one, and batched), the weave and capsize speeds against the published 4.292382 and 6.024262 m/s and
+against the paper's own linear model, and the ratio against sympy's ``linearize`` of sympy's own Whipple bicycle
+(sympy/physics/mechanics/tests/test_kane3.py, with its fastest options: constraint_solver and linear_solver
+"CRAMER"), run in a subprocess with a time limit (``--sympy-timeout``): if it does not finish, the ratio is a
+lower bound "> N x". The eigenvalues of both bicycles at 5 m/s are printed side by side.
 
-Recorded (bicycle, one shared 2-core machine under load, so compare within a row): forming the Jacobian program
-1.93 s with sympy's ``diff`` per assignment, 0.57-0.68 s with forward.py's own rules for sums, products, powers
-and sin/cos (same 24,038 operations); printing it 3.3-3.9 s, unchanged (numpy_backend's sympy printer, the
-remaining cost); first linearization in all 4.1 s -> 3.0-3.5 s (target 0.5 s: not reached).
+Recorded (bicycle, one shared 2-core machine under load, so compare within a row): first linearization 4.1 s
+(sympy's printer and ``diff``) -> 3.0 s (forward.py's own rules) -> 0.31 s (0.31 s CPU): forming the Jacobian
+program 0.09 s (was 0.5-0.6 s: sums and products built without sympy's constructors; ~19,000 operations), printing
+and compiling it 0.12 s (was 2.5-3.9 s: the direct printer PyCode instead of sympy's); 0.76 ms per further point;
+1,000 speeds 0.40 s batched (was 0.67 s), 1.15 s one by one. sympy's linearize of its bicycle (CRAMER solvers):
+160 s (84 s CPU), 519 x kane's first linearization (274 x in CPU time); both give the benchmark's eigenvalues at
+5 m/s (-14.0784, -0.7753 +- 4.4649j, -0.3229).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -46,7 +54,7 @@ def _sympy_A(km, q, u, params, qv, uv):
     return A, time.perf_counter() - t0
 
 
-def run(sizes=(2, 3, 4), sweep_points=1000) -> dict:
+def run(sizes=(2, 3, 4), sweep_points=1000, sympy_timeout=600.0) -> dict:
     rng = np.random.default_rng(1)
     print(f"{'n':>3} {'sympy [s]':>10} {'kane first [s]':>15} {'kane/point [ms]':>16} {'ratio':>8} {'max |dA|':>10}")
     out = {}
@@ -68,7 +76,7 @@ def run(sizes=(2, 3, 4), sweep_points=1000) -> dict:
         err = float(np.max(np.abs(lin.A - A_ref)))
         out[n] = (t_sym, first, per, t_sym / first, err)
         print(f"{n:>3} {t_sym:>10.3f} {first:>15.3f} {per * 1e3:>16.3f} {t_sym / first:>8.1f} {err:>10.2e}")
-    out["bicycle"] = bicycle(sweep_points)
+    out["bicycle"] = bicycle(sweep_points, sympy_timeout)
     return out
 
 
@@ -91,22 +99,32 @@ def _benchmark_speeds():
                                                                          xtol=1e-14)
 
 
-def bicycle(points=1000) -> dict:
+def bicycle(points=1000, sympy_timeout=600.0) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "analysis"))
     from _analysis_models import BICYCLE_DEPENDENT, whipple_bicycle
+
+    from kane.codegen.forward import jacobian_name, jacobian_program
+    from kane.codegen.numpy_backend import compile_program
 
     t0 = time.perf_counter()
     eqs = kane.derive(whipple_bicycle(), dependent=BICYCLE_DEPENDENT)
     t_derive = time.perf_counter() - t0
-    from kane.codegen.forward import jacobian_program
-
+    op_q, op_u = {"z": 0.3}, [0, 5 / 0.3, 0]
+    t0, c0 = time.perf_counter(), time.process_time()
+    lz = Linearizer(eqs)
+    lin = lz.at(op_q, op_u, warn=False)
+    t_first, c_first = time.perf_counter() - t0, time.process_time() - c0
+    outs = ["M", "f", "qdot", "C"]
     t0 = time.perf_counter()
-    jacobian_program(eqs.program, ["M", "f", "qdot", "C"], wrt=("q", "u", "inputs"))
+    jac = jacobian_program(eqs.program, outs, wrt=("q", "u", "inputs"))
     t_form = time.perf_counter() - t0
     t0 = time.perf_counter()
-    lz = Linearizer(eqs)
-    lz.at({"z": 0.3}, [0, 5 / 0.3, 0], warn=False)
-    t_first = time.perf_counter() - t0
+    compile_program(jac, outs + [jacobian_name(o, g) for o in outs for g in ("q", "u", "inputs")])
+    t_print = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for _ in range(50):
+        lz.at(op_q, op_u, warn=False)
+    t_point = (time.perf_counter() - t0) / 50
     speeds = np.linspace(0.1, 10.0, points) / 0.3  # rear wheel rate [rad/s] = forward speed / rR
     t0 = time.perf_counter()
     sw = eigenvalue_sweep(eqs, "w_rear", speeds, {"z": 0.3}, [0, 1, 0])
@@ -118,15 +136,141 @@ def bicycle(points=1000) -> dict:
     weave, capsize = (c.value * 0.3 for c in sw.crossings)
     ref_w, ref_c = _benchmark_speeds()
     print(f"bicycle: derive {t_derive:.2f} s, {eqs.count_ops()['M+f'].total} operations in M and f; first "
-          f"linearization {t_first:.2f} s (Jacobian program formed and compiled; forming it alone {t_form:.2f} s)")
+          f"linearization {t_first:.3f} s ({c_first:.3f} s CPU); its parts: forming the Jacobian program "
+          f"{t_form:.3f} s ({jac.count_ops().total} operations), printing and compiling it {t_print:.3f} s; "
+          f"then {t_point * 1e3:.2f} ms per point")
     print(f"bicycle: sweep of {points} speeds {t_sweep:.2f} s one by one, {t_batch:.2f} s batched (after its compile)")
     print(f"bicycle: weave speed {weave:.10f} m/s (paper 4.292382, its linear model {ref_w:.10f}); capsize speed "
           f"{capsize:.10f} m/s (paper 6.024262, its linear model {ref_c:.10f})")
-    return {"derive_s": t_derive, "form_s": t_form, "first_s": t_first, "sweep_s": t_sweep, "batch_s": t_batch, "weave": weave,
-            "capsize": capsize, "weave_ref": ref_w, "capsize_ref": ref_c}
+    t_sympy, c_sympy, lam_sympy = _sympy_bicycle(sympy_timeout)
+    lam = lin.eigenvalues(reduced=True)
+    lam = lam[np.abs(lam) > 1e-9]
+    if lam_sympy is None:
+        print(f"bicycle: sympy's linearize did not finish ({t_sympy:.0f} s of it before the {sympy_timeout:.0f} s "
+              f"limit on the child): ratio > {t_sympy / t_first:.0f} x")
+    else:
+        print(f"bicycle: sympy's linearize {t_sympy:.1f} s ({c_sympy:.1f} s CPU), ratio {t_sympy / t_first:.0f} x "
+              f"({c_sympy / c_first:.0f} x in CPU time); eigenvalues at 5 m/s: kane {np.sort_complex(lam)}, sympy "
+              f"{np.sort_complex(lam_sympy)}")
+    return {"derive_s": t_derive, "form_s": t_form, "print_s": t_print, "first_s": t_first, "first_cpu_s": c_first,
+            "point_s": t_point, "sweep_s": t_sweep, "batch_s": t_batch, "weave": weave, "capsize": capsize,
+            "weave_ref": ref_w, "capsize_ref": ref_c, "sympy_s": t_sympy, "sympy_cpu_s": c_sympy,
+            "sympy_finished": lam_sympy is not None, "ratio": t_sympy / t_first}
+
+
+def _sympy_bicycle(timeout) -> tuple:
+    """(seconds, CPU seconds, eigenvalues at 5 m/s) of sympy's linearize on its Whipple bicycle in a child
+    process, or (the seconds its linearize had run when stopped, None, None) when the child does not finish in
+    ``timeout`` seconds."""
+    try:
+        done = subprocess.run([sys.executable, __file__, "--sympy-bicycle-child", "5.0"], capture_output=True,
+                              text=True, timeout=timeout, check=True)
+    except subprocess.TimeoutExpired as stopped:
+        out = stopped.stdout.decode() if isinstance(stopped.stdout, bytes) else (stopped.stdout or "")
+        started = [json.loads(line)["linearize_started"] for line in out.splitlines() if "linearize_started" in line]
+        return (time.time() - started[0] if started else 0.0), None, None
+    res = json.loads(done.stdout.strip().splitlines()[-1])
+    return res["seconds"], res["cpu_seconds"], np.array([complex(*z) for z in res["eigenvalues"]])
+
+
+def sympy_whipple():
+    """sympy's own Whipple bicycle (sympy/physics/mechanics/tests/test_kane3.py, after Meijaard et al. 2007):
+    (KanesMethod with its equations formed, the linearization's operating point at forward speed v, the
+    benchmark's parameter values, v). Coordinates q1 yaw, q2 roll, q4 pitch (dependent), q5 steer."""
+    from sympy import acos, cos, pi, sin, sqrt, symbols
+    from sympy.physics.mechanics import KanesMethod, Point, ReferenceFrame, RigidBody, dot, dynamicsymbols, inertia
+
+    q1, q2, q4, q5 = dynamicsymbols("q1 q2 q4 q5")
+    u1, u2, u3, u4, u5, u6 = dynamicsymbols("u1 u2 u3 u4 u5 u6")
+    names = ("WFrad WRrad htangle forkoffset forklength framelength forkcg1 forkcg3 framecg1 framecg3 Iwr11 Iwr22 "
+             "Iwf11 Iwf22 Iframe11 Iframe22 Iframe33 Iframe31 Ifork11 Ifork22 Ifork33 Ifork31 g mframe mfork mwf mwr")
+    (WFrad, WRrad, htangle, forkoffset, forklength, framelength, forkcg1, forkcg3, framecg1, framecg3, Iwr11, Iwr22,
+     Iwf11, Iwf22, Iframe11, Iframe22, Iframe33, Iframe31, Ifork11, Ifork22, Ifork33, Ifork31, g, mframe, mfork, mwf,
+     mwr) = sym = symbols(names)
+    N = ReferenceFrame("N")
+    Y = N.orientnew("Y", "Axis", [q1, N.z])
+    R = Y.orientnew("R", "Axis", [q2, Y.x])
+    Frame = R.orientnew("Frame", "Axis", [q4 + htangle, R.y])
+    WR = ReferenceFrame("WR")
+    TempFrame = Frame.orientnew("TempFrame", "Axis", [-htangle, Frame.y])
+    Fork = Frame.orientnew("Fork", "Axis", [q5, Frame.x])
+    TempFork = Fork.orientnew("TempFork", "Axis", [-htangle, Fork.y])
+    WF = ReferenceFrame("WF")
+    WR_cont = Point("WR_cont")
+    WR_mc = WR_cont.locatenew("WR_mc", WRrad * R.z)
+    Steer = WR_mc.locatenew("Steer", framelength * Frame.z)
+    Frame_mc = WR_mc.locatenew("Frame_mc", -framecg1 * Frame.x + framecg3 * Frame.z)
+    Fork_mc = Steer.locatenew("Fork_mc", -forkcg1 * Fork.x + forkcg3 * Fork.z)
+    WF_mc = Steer.locatenew("WF_mc", forklength * Fork.x + forkoffset * Fork.z)
+    WF_cont = WF_mc.locatenew("WF_cont", WFrad * (dot(Fork.y, Y.z) * Fork.y - Y.z).normalize())
+    Y.set_ang_vel(N, u1 * Y.z)
+    R.set_ang_vel(Y, u2 * R.x)
+    WR.set_ang_vel(Frame, u3 * Frame.y)
+    Frame.set_ang_vel(R, u4 * Frame.y)
+    Fork.set_ang_vel(Frame, u5 * Fork.x)
+    WF.set_ang_vel(Fork, u6 * Fork.y)
+    WR_cont.set_vel(N, 0)
+    WR_mc.v2pt_theory(WR_cont, N, WR)
+    Steer.v2pt_theory(WR_mc, N, Frame)
+    Frame_mc.v2pt_theory(WR_mc, N, Frame)
+    Fork_mc.v2pt_theory(Steer, N, Fork)
+    WF_mc.v2pt_theory(Steer, N, Fork)
+    WF_cont.v2pt_theory(WF_mc, N, WF)
+    bodies = [RigidBody("BodyFrame", Frame_mc, Frame, mframe,
+                        (inertia(TempFrame, Iframe11, Iframe22, Iframe33, 0, 0, Iframe31), Frame_mc)),
+              RigidBody("BodyFork", Fork_mc, Fork, mfork, (inertia(TempFork, Ifork11, Ifork22, Ifork33, 0, 0, Ifork31),
+                                                           Fork_mc)),
+              RigidBody("BodyWR", WR_mc, WR, mwr, (inertia(Frame, Iwr11, Iwr22, Iwr11), WR_mc)),
+              RigidBody("BodyWF", WF_mc, WF, mwf, (inertia(Fork, Iwf11, Iwf22, Iwf11), WF_mc))]
+    kd = [q1.diff() - u1, q2.diff() - u2, q4.diff() - u4, q5.diff() - u5]
+    speed = [WF_cont.vel(N) & Y.x, WF_cont.vel(N) & Y.y, WF_cont.vel(N) & Y.z]
+    loads = [(Frame_mc, -mframe * g * Y.z), (Fork_mc, -mfork * g * Y.z), (WF_mc, -mwf * g * Y.z),
+             (WR_mc, -mwr * g * Y.z)]
+    km = KanesMethod(N, q_ind=[q1, q2, q5], q_dependent=[q4],
+                     configuration_constraints=[WF_cont.pos_from(WR_cont) & Y.z], u_ind=[u2, u3, u5],
+                     u_dependent=[u1, u4, u6], velocity_constraints=speed, kd_eqs=kd, constraint_solver="CRAMER")
+    km.kanes_equations(bodies, loads)
+    HTA = (pi / 2 - pi / 10).evalf()
+    rake = (-(0.08 * sin(HTA) - (0.35 * cos(HTA)))).evalf()
+    tempa, tempb = 0.7 - 0.35, 1.02 - 0.9
+    tempc = sqrt(tempa ** 2 + tempb ** 2).evalf()
+    fork_l = (1.02 * cos(HTA) - (0.35 - 0.3) * sin(HTA)).evalf()
+    values = [0.35, 0.3, HTA, rake, fork_l, (1.02 * sin(HTA) - (rake - (0.35 - 0.3) * cos(HTA))).evalf(),
+              (tempc * cos((pi / 2 - HTA) - acos(tempa / tempc)) - fork_l).evalf(),
+              (rake + (tempc * sin(pi / 2 - HTA - acos(tempa / tempc)))).evalf(),
+              ((0.9 - 0.3 - (0.3 / sin(HTA)) * cos(HTA)) * sin(HTA)).evalf(),
+              (0.3 / sin(HTA) + (0.9 - 0.3 - 0.3 / sin(HTA) * cos(HTA)) * cos(HTA)).evalf(),
+              0.0603, 0.12, 0.1405, 0.28, 9.2, 11, 2.8, -2.4, 0.05892, 0.06, 0.00708, 0.00756, 9.81, 85, 4, 3, 2]
+    v = symbols("v")
+    op = {s.diff(): 0 for s in (u1, u2, u3, u4, u5, u6)}
+    op |= {u1: 0, u2: 0, u3: v / 0.3, u4: 0, u5: 0, u6: v / 0.35, q1: 0, q2: 0, q4: 0, q5: 0}
+    return km, op, dict(zip(sym, values)), v
+
+
+def _sympy_bicycle_child(speed):
+    """Run in a subprocess: sympy's linearize of its Whipple bicycle (derivation excluded), A evaluated at
+    ``speed`` [m/s]; prints the time and the eigenvalues of the lean/steer block as JSON."""
+    km, op, values, v = sympy_whipple()
+    print(json.dumps({"linearize_started": time.time()}), flush=True)
+    t0, c0 = time.perf_counter(), time.process_time()
+    A, _, _ = km.linearize(A_and_B=True, op_point=op, linear_solver="CRAMER")
+    A = np.array(A.xreplace(values).xreplace({v: speed}).evalf(), dtype=float)[np.ix_([1, 2, 3, 5], [1, 2, 3, 5])]
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+    lam = np.linalg.eigvals(A)
+    print(json.dumps({"seconds": elapsed, "cpu_seconds": cpu, "eigenvalues": [[z.real, z.imag] for z in lam]}))
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="*", default=[2, 3, 4])
-    run(tuple(ap.parse_args().sizes))
+    ap.add_argument("--sympy-timeout", type=float, default=600.0,
+                    help="seconds sympy's linearize of the bicycle may take (default 600)")
+    ap.add_argument("--quick", action="store_true", help="pendulums n = 2, 3, 200 sweep points, sympy 60 s")
+    ap.add_argument("--sympy-bicycle-child", type=float, metavar="SPEED", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.sympy_bicycle_child is not None:
+        _sympy_bicycle_child(a.sympy_bicycle_child)
+    elif a.quick:
+        run((2, 3), 200, 60.0)
+    else:
+        run(tuple(a.sizes), 1000, a.sympy_timeout)

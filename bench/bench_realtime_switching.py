@@ -5,8 +5,11 @@ impulses), pushed round a circle by the simulated hand through the virtual coupl
 Printed: missed deadlines, p50 / p99 / max compute time per period and wake-up lateness of (1) the switching cart
 (kane.realtime.switching_plant: SwitchingSimulator with on-line embedding, RK4 at the period) and (2) its peer in
 the same process, the same cart with the caster always free on the plain Python engine (kane.simulate.Simulator,
-constraints embedded once), with the ratio of their p50 compute times; the number of mode changes of (1).
-Run: ``python bench/bench_realtime_switching.py [--duration 60] [--quick]`` (``--quick``: 5 s), or
+constraints embedded once), with the ratio of their p50 compute times; the number of mode changes of (1); (3) the
+free cart on the compiled engine (C stepper; the coupler's dependent speeds and point in two C calls on the
+stepper's buffers) when a C compiler exists. ``--virtual``: the same runs on the virtual clock (no waiting: compute
+times only, free of the scheduler's wake-ups).
+Run: ``python bench/bench_realtime_switching.py [--duration 60] [--quick] [--virtual]`` (``--quick``: 5 s), or
 ``python bench/run.py realtime_switching``.
 """
 
@@ -22,7 +25,8 @@ import numpy as np
 import kane
 from kane import realtime as rt
 from kane.realtime.command import circle_path
-from kane.realtime.switching_plant import SwitchingDynamics
+from kane.codegen.c_backend import compiler_available
+from kane.realtime import SwitchingDynamics
 from kane.switching import Lock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
@@ -39,8 +43,9 @@ def _lock_intervals(duration: float) -> list:
     return [(k + 0.3005, k + 0.8003) for k in range(int(np.ceil(duration)))]
 
 
-def one_run(duration: float, switching: bool = True, log=None, clock=rt.ClockMode.REAL):
-    """One run of ``duration`` [s] at 1 kHz; returns (LoopResult, number of mode changes or None)."""
+def one_run(duration: float, switching: bool = True, log=None, clock=rt.ClockMode.REAL, engine=rt.Engine.PYTHON):
+    """One run of ``duration`` [s] at 1 kHz; returns (LoopResult, number of mode changes or None). The free cart
+    (``switching`` False) runs on ``engine`` (COMPILED: the C backend's stepper)."""
     s = build()
     if switching:
         s.add_joint_lock("caster_stick", "swivel", transient=True)
@@ -50,13 +55,13 @@ def one_run(duration: float, switching: bool = True, log=None, clock=rt.ClockMod
         dyn = SwitchingDynamics(eqs, [Lock("caster_stick", on=_lock_intervals(duration))])
         u0 = np.zeros(4)
     else:
-        dyn = eqs.compile("numpy")
+        dyn = eqs.compile("c" if engine is rt.Engine.COMPILED else "numpy")
         u0 = np.zeros(dyn.n_u)
     cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(2000.0, 20.0), max_force=50.0)
     x0, _ = cp.point_state(0.0, Q0, u0)
     hand = rt.SimulatedHand(circle_path(x0, radius=0.15, period=2.0), max_force=50.0,
                             workspace=rt.Workspace(tuple(x0 - 2), tuple(x0 + 2)))
-    opts = rt.LoopOptions(rate=1000.0, duration=duration, clock=clock, engine=rt.Engine.PYTHON)
+    opts = rt.LoopOptions(rate=1000.0, duration=duration, clock=clock, engine=engine)
     loop = rt.RealtimeLoop(cp, hand, Q0, u0, options=opts, log=log)
     result = loop.run()
     return result, (len(loop.plant.events) if switching else None)
@@ -66,14 +71,21 @@ def _show(label: str, r: rt.LoopResult) -> None:
     print(f"{label}: {r.status}; " + "; ".join(r.deadlines.lines()), flush=True)
 
 
-def run(duration: float = 60.0) -> dict:
+def run(duration: float = 60.0, virtual: bool = False) -> dict:
     out = {}
+    clock = rt.ClockMode.VIRTUAL if virtual else rt.ClockMode.REAL
+    where = f"{duration:g} s at 1 kHz" + (" (virtual clock)" if virtual else "")
     with tempfile.TemporaryDirectory() as tmp:
-        sw, n_events = one_run(duration, True, log=Path(tmp) / "switching.h5")
-        _show(f"cart with switching caster, {duration:g} s at 1 kHz", sw)
+        sw, n_events = one_run(duration, True, log=Path(tmp) / "switching.h5", clock=clock)
+        _show(f"cart with switching caster, {where}", sw)
         print(f"  mode changes: {n_events} (lock / unlock with impulses)")
-        plain, _ = one_run(duration, False, log=Path(tmp) / "plain.h5")
-        _show(f"peer: cart with free caster, Python engine, {duration:g} s at 1 kHz", plain)
+        plain, _ = one_run(duration, False, log=Path(tmp) / "plain.h5", clock=clock)
+        _show(f"peer: cart with free caster, Python engine, {where}", plain)
+        if compiler_available()[0]:
+            compiled, _ = one_run(duration, False, log=Path(tmp) / "compiled.h5", clock=clock,
+                                  engine=rt.Engine.COMPILED)
+            _show(f"cart with free caster, compiled engine, {where}", compiled)
+            out["compiled"] = compiled.deadlines.as_dict()
     ratio = sw.deadlines.compute_p50 / plain.deadlines.compute_p50
     print(f"p50 compute time per period, switching / plain Python engine: {ratio:.2f}")
     out.update(switching=sw.deadlines.as_dict(), plain=plain.deadlines.as_dict(), mode_changes=n_events,
@@ -85,5 +97,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--duration", type=float, default=60.0, help="duration of each 1 kHz run [s]")
     ap.add_argument("--quick", action="store_true", help="5 s runs")
+    ap.add_argument("--virtual", action="store_true", help="the virtual clock: compute times without waiting")
     args = ap.parse_args()
-    run(5.0 if args.quick else args.duration)
+    run(5.0 if args.quick else args.duration, args.virtual)

@@ -29,6 +29,7 @@ SECTIONS = [
     ("sweep", "sweeps: in-process against Dask with one and two workers", "bench_sweep", {}),
     ("surfaces", "NURBS evaluation against geomdl", "bench_surfaces", {}),
     ("assembly", "a drag-assembly frame of a 10-body linkage with a surface contact vs scipy", "bench_assembly", {}),
+    ("terrain", "rolling on NURBS terrain: embedded Kane against the Cartesian rolling joint", "bench_terrain", {}),
 ]
 
 if __name__ == "__main__":

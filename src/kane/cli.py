@@ -240,6 +240,8 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
            err):
     """Load, derive and compile MODEL, check its initial state and make the Simulator writing to ``path``."""
     lm = load_model_or_script(model)
+    if lm.tables.get("contacts"):
+        raise ModelError(f"{model}: [[contacts]] are simulated by kane.io.model_surfaces.rolling_dynamics")
     overrides = {k: v for k, v in (("t_end", t_end), ("method", method), ("rtol", rtol), ("atol", atol),
                                    ("dt", dt), ("output_dt", output_dt)) if v is not None}
     s = replace(lm.simulation, **overrides)

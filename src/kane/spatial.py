@@ -29,6 +29,9 @@ __all__ = [
 def skew(v) -> np.ndarray:
     """The cross-product matrix (..., 3, 3) of v (..., 3): skew(a) @ b = a x b."""
     v = np.asarray(v, dtype=float)
+    if v.shape == (3,):  # one vector: without the batch bookkeeping
+        x, y, z = v.tolist()
+        return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
     out = np.zeros(v.shape[:-1] + (3, 3))
     out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
     out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
@@ -154,6 +157,11 @@ def quaternion_to_rotation(e) -> np.ndarray:
     """R (..., 3, 3) of scalar-first quaternions e (..., 4) (normalized here)."""
     e = np.asarray(e, dtype=float)
     e = e / np.sqrt((e * e).sum(-1))[..., None]
+    if e.shape == (4,):  # one quaternion: the same arithmetic on floats, without the batch bookkeeping
+        w, x, y, z = e.tolist()
+        return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                         [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
     w, x, y, z = e[..., 0], e[..., 1], e[..., 2], e[..., 3]
     R = np.empty(e.shape[:-1] + (3, 3))
     R[..., 0, 0], R[..., 0, 1], R[..., 0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)

@@ -258,6 +258,8 @@ def test_bad_operating_points_are_named(disk):
         linearize(eqs, {"z": 0.4}, {"vx": 0.2})
     with pytest.raises(kane.KaneError, match="unknown coordinate 'tilt'; known: x, y, z, heading, lean, spin"):
         linearize(eqs, {"tilt": 0.1}, [0, 0, 1])
+    with pytest.raises(kane.KaneError, match="unknown speed 'w_tilt'; known: vx, vy, vz, w_heading, w_lean, w_spin"):
+        linearize(eqs, {"z": 0.4}, {"w_tilt": 1.0})
     with pytest.raises(kane.KaneError, match="unknown parameter 'mass'; known: g, r, m"):
         linearize(eqs, {"z": 0.4}, [0, 0, 1], params={"mass": 2})
     with pytest.raises(kane.KaneError, match="no second-order form"):

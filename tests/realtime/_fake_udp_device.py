@@ -9,7 +9,25 @@ import struct
 import sys
 import time
 
-from kane.realtime.udp import FORCE_SIZE, pack_state, unpack_force
+# the packets as kane.realtime.udp's docstring documents them, written here from that text (not imported from kane:
+# an independent encoding, and a process that starts in milliseconds)
+_STATE = struct.Struct("<4sHHQd3d3d")  # b"KRTS", version 1, flags, seq, stamp, position (3), velocity (3)
+_FORCE = struct.Struct("<4sHHQd3d")  # b"KRTF", version 1, flags, echoed seq, t, force (3)
+FORCE_SIZE = _FORCE.size
+
+
+def pack_state(seq, stamp, position, velocity):
+    return _STATE.pack(b"KRTS", 1, 0, seq, stamp, *position, *velocity)
+
+
+def unpack_force(data):
+    if len(data) != FORCE_SIZE:
+        raise ValueError(f"force packet of {len(data)} bytes")
+    magic, version, flags, seq, t, *force = _FORCE.unpack(data)
+    if (magic, version, flags) != (b"KRTF", 1, 0):
+        raise ValueError(f"force packet header {magic!r} {version} {flags}")
+    return seq, t, force
+
 
 SKIPPED = set(range(300, 10000, 700))  # never sent: lost
 SWAPPED = set(range(450, 10000, 1300))  # k + 1 sent before k: k arrives late

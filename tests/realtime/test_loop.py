@@ -1,6 +1,7 @@
 """The fixed-rate loop in virtual-clock mode (no result depends on the machine's timing): passivity of the coupled
 system, the work-energy balance, the compiled and Python engines, the stiff wall, bad device samples, the log."""
 
+import json
 import warnings
 
 import h5py
@@ -20,7 +21,7 @@ def _virtual(duration, substeps=1, engine=rt.Engine.AUTO, **kw):
 def _read(path):
     with h5py.File(path, "r") as f:  # plain h5py: the log is an ordinary HDF5 file
         n = int(f["n_committed"][0])
-        data = {k: f[k][:n] for k in f if k != "n_committed"}
+        data = {k: f[k][:n] for k in f if k not in ("n_committed", "events")}
         data["attrs"] = dict(f.attrs)
     return data
 
@@ -46,6 +47,7 @@ def test_chain_is_passive_over_a_closed_hand_path(chain, closed_path, tmp_path):
     assert result.status == "completed" and log["attrs"]["status"] == "completed"
     assert result.deadlines.periods == 2500 and log["t"].shape == (2500,)
     assert result.refused == result.missing == 0
+    assert json.loads(log["attrs"]["modes"]) == ["single"] and np.all(log["mode"] == 0)  # no switching
     # the hand did work on the virtual side: never negative at any period, positive at the end
     assert log["port_energy"].min() >= 0.0
     assert log["port_energy"][-1] > 0.5
@@ -234,8 +236,9 @@ def test_stop_ends_with_zero_force_and_the_log_saved(wall, tmp_path):
 
 def test_the_log_writer_process_writes_what_the_thread_writes(tmp_path):
     rng = np.random.default_rng(3)
-    rows = rng.normal(size=(2600, 22))
+    rows = rng.normal(size=(2600, 23))
     rows[:, 19] = rng.integers(0, 3, 2600)  # sample_status
+    rows[:, 20] = rng.integers(0, 4, 2600)  # mode
     q, u = rng.normal(size=(2600, 2)), rng.normal(size=(2600, 1))
 
     def energy(t, q, u):  # any batch function of the block: here sum q^2 + u^2 + t
@@ -246,8 +249,8 @@ def test_the_log_writer_process_writes_what_the_thread_writes(tmp_path):
         log = rt.RealtimeLog(tmp_path / f"p{process}.h5", ["a", "b"], ["c"], flush_every=1000, energy=energy,
                              process=process)
         for k in range(2600):
-            log.record([*rows[k, :20], 0.0, 0.0], q[k], u[k])
-            log.set_timing(*rows[k, 20:])
+            log.record([*rows[k, :21], 0.0, 0.0], q[k], u[k])
+            log.set_timing(*rows[k, 21:])
         log.close("completed", {}, {})
         data.append(_read(tmp_path / f"p{process}.h5"))
     a, b = data
@@ -256,6 +259,7 @@ def test_the_log_writer_process_writes_what_the_thread_writes(tmp_path):
         if key != "attrs":
             np.testing.assert_array_equal(a[key], b[key])
     np.testing.assert_array_equal(a["force"], rows[:, 13:16])
-    np.testing.assert_array_equal(a["compute_time"], rows[:, 20])
+    np.testing.assert_array_equal(a["compute_time"], rows[:, 21])
     np.testing.assert_allclose(a["energy"], np.sum(q * q, axis=1) + u[:, 0] ** 2 + rows[:, 0], rtol=1e-15)
     assert a["sample_status"].tolist() == rows[:, 19].astype(int).tolist()
+    assert a["mode"].tolist() == rows[:, 20].astype(int).tolist()

@@ -3,15 +3,19 @@
 Seed 000's examples felt through the coupler: the simulated hand pushes the shopping cart whose caster locks and
 unlocks inside a period (checked against an independent closed loop of offline ``simulate_switching`` runs, one per
 period, with the coupler force computed from a hand-derived kinematics of the cart and held per period), and the
-disk on the ramp held by a brake, released, then held and lowered by the hand (checked against statics).
+disk on the ramp held by a brake, released, then held and lowered by the hand (checked against statics). The cart
+with its caster free: passive over a closed hand path, its coupler point (dependent speeds) hand-derived, the
+compiled and Python periods equal.
 Multi-rate: sub-steps checked against an offline RK4 replay, slow dynamics converge to the single-rate run as
 k -> 1 and stay passive over a closed hand path.
 """
 
+import json
 import math
 import sys
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pytest
 
@@ -20,7 +24,8 @@ import kane.switching.online as online_module
 from kane import realtime as rt
 from kane.errors import ArgumentError
 from kane.io import load_model
-from kane.realtime.switching_plant import SwitchingDynamics, SwitchingOptions
+from kane.io.trajectory import _json_default
+from kane.realtime import SwitchingDynamics, SwitchingOptions  # the public names
 from kane.switching import Coulomb, Lock, SwitchingSimulator, simulate_switching
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -127,6 +132,17 @@ def test_hand_pushes_the_cart_and_feels_the_caster_lock_and_unlock(cart, cached_
     assert [(e.kind, round(e.t, 12)) for e in loop.plant.events] == [("lock", 0.1005), ("unlock", 0.2003)]
     assert loop.plant.mode == "free"
     log = _read(tmp_path / "cart.h5")
+    # the mode and the events in the log, read with plain h5py: the caster is locked from the period after the
+    # lock (0.1005 s, inside period 100) to the period of the unlock (0.2003 s, inside period 200)
+    with h5py.File(tmp_path / "cart.h5", "r") as f:
+        modes = json.loads(f.attrs["modes"])
+        mode = [modes[i] for i in f["mode"][:]]
+        logged = list(zip(f["events/t"][:], f["events/kind"].asstr()[:], f["events/constraint"].asstr()[:]))
+        impulse = json.loads(f["events/data"].asstr()[0])
+    assert mode == ["free"] * 101 + ["caster_stick"] * 100 + ["free"] * 99
+    assert [(round(t, 12), kind, name) for t, kind, name in logged] == [(0.1005, "lock", "caster_stick"),
+                                                                         (0.2003, "unlock", "caster_stick")]
+    assert impulse == json.loads(json.dumps(loop.plant.events[0].data, default=_json_default))
 
     f_ref, q_ref, u_ref, events, jumps = _offline(eqs, rules, rt.SimulatedHand(path, max_force=200.0),
                                                   _cart_point, q0, u0, n)
@@ -151,6 +167,70 @@ def test_hand_pushes_the_cart_and_feels_the_caster_lock_and_unlock(cart, cached_
     # locked: the swivel rate is zero inside the interval, nonzero outside
     w4 = log["u"][:, 3]
     assert np.max(np.abs(w4[102:200])) < 1e-9 and np.max(np.abs(w4[50:100])) > 1e-2
+
+
+@pytest.fixture(scope="module")
+def plain_cart():
+    """The cart with its caster always free on the C backend: two independent speeds (u1, w4), the dependent ones
+    (v2, u2) from the rolling constraints."""
+    s = build_cart()
+    port = rt.add_coupler(s, "B", CART_POINT)
+    return kane.derive(s).compile("c"), port
+
+
+def _plain_cart_run(plain_cart, closed_path, path_, substeps, engine=rt.Engine.AUTO, duration=3.5):
+    dyn, port = plain_cart
+    coupler = rt.VirtualCoupler(dyn, port, rt.CouplerGains(K, B), max_force=200.0)
+    q0, u0 = np.array([0.0, 0.0, 0.0, 0.3]), np.zeros(2)
+    x0, _ = coupler.point_state(0.0, q0, u0)
+    hand = rt.SimulatedHand(closed_path(x0, period=3.0, radius=0.1), max_force=200.0,
+                            workspace=rt.Workspace((-3, -3, -3), (3, 3, 3)))
+    loop = rt.RealtimeLoop(coupler, hand, q0, u0, options=_virtual(duration, substeps=substeps, engine=engine),
+                           log=path_)
+    return loop.run(), _read(path_)
+
+
+def test_the_cart_is_passive_over_a_closed_hand_path(plain_cart, closed_path, tmp_path):
+    """The hand pushes the cart round a closed path and back to rest: the energy that flowed in through the port is
+    never negative and never less than what the virtual side keeps (cart + coupler spring); the work of the held
+    coupler force on the handle point equals the change of the cart's energy as the RK4 step shrinks (the light
+    caster's swivel makes a 1 ms step dissipative); the coupler's point (dependent speeds compiled with it, bound to
+    the C stepper's state) is the hand-derived one."""
+    dyn, _ = plain_cart
+    if dyn.backend != "c":
+        pytest.skip("no C compiler")
+    gaps = {}
+    for n in (10, 40):
+        result, log = _plain_cart_run(plain_cart, closed_path, tmp_path / f"cart{n}.h5", n)
+        assert result.status == "completed" and result.engine is rt.Engine.COMPILED and result.saturated == 0
+        port_energy = log["port_energy"]
+        assert port_energy.min() >= 0.0 and port_energy[-1] > 1.0
+        stored = log["energy"] - log["energy"][0] + log["spring_energy"]
+        assert np.all(port_energy >= stored - 1e-9)
+        work = np.sum(np.einsum("ki,ki->k", log["force"][:-1], np.diff(log["point_position"], axis=0)))
+        assert work > 1.0
+        gaps[n] = abs(work - (log["energy"][-1] - log["energy"][0])) / work
+    assert gaps[40] < 1e-2 and gaps[40] < gaps[10] / 2
+    u_full = dyn.full_speeds(0.0, log["q"], log["u"])  # (N, 4): u1, v2, u2, w4 in the model's order
+    assert [str(s) for s in dyn.model.u] == ["u1", "v2", "u2", "w4"]
+    hand_derived = [_cart_point(q, u) for q, u in zip(log["q"], u_full)]
+    np.testing.assert_allclose(log["point_position"], [x for x, _ in hand_derived], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(log["point_velocity"], [v for _, v in hand_derived], rtol=0, atol=1e-12)
+    assert np.max(np.abs(log["point_velocity"])) > 0.05
+
+
+def test_the_cart_on_the_compiled_and_python_engines_agree(plain_cart, closed_path, tmp_path):
+    """The compiled period (C stepper, dependent speeds and point in two C calls on bound buffers) and the Python
+    one (kane.simulate.Simulator, the coupler's checked point_state calls on fresh arrays) give one motion."""
+    if plain_cart[0].backend != "c":
+        pytest.skip("no C compiler")
+    a, log_a = _plain_cart_run(plain_cart, closed_path, tmp_path / "c.h5", 4, rt.Engine.COMPILED, 1.0)
+    b, log_b = _plain_cart_run(plain_cart, closed_path, tmp_path / "py.h5", 4, rt.Engine.PYTHON, 1.0)
+    assert (a.engine, b.engine) == (rt.Engine.COMPILED, rt.Engine.PYTHON)
+    assert np.max(np.abs(log_a["force"])) > 5.0
+    np.testing.assert_allclose(log_a["q"], log_b["q"], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(log_a["point_velocity"], log_b["point_velocity"], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(log_a["force"], log_b["force"], rtol=0, atol=1e-7)
 
 
 def test_disk_on_ramp_held_by_a_brake_released_then_held_and_lowered_by_the_hand(tmp_path):
@@ -327,8 +407,6 @@ def test_bad_multirate_and_switching_options_are_refused(cart):
 
 
 def _read(path):
-    import h5py
-
     with h5py.File(path, "r") as f:
         n = int(f["n_committed"][0])
-        return {k: f[k][:n] for k in f if k != "n_committed"}
+        return {k: f[k][:n] for k in f if k not in ("n_committed", "events")}

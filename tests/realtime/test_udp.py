@@ -12,7 +12,7 @@ import pytest
 
 from kane import realtime as rt
 from kane.errors import ArgumentError, KaneError
-from kane.realtime.udp import FORCE_SIZE, STATE_SIZE, UdpDevice, pack_state, unpack_force
+from kane.realtime import FORCE_SIZE, STATE_SIZE, UdpDevice, pack_state, unpack_force
 
 FAKE = Path(__file__).with_name("_fake_udp_device.py")
 

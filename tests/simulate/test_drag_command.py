@@ -1,6 +1,8 @@
 """``kane assemble``: scripted drags of a slider-crank written as a model file; the frames file holds
 configurations that satisfy the closure and follow the closed-form position analysis."""
 
+import re
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -201,6 +203,7 @@ degree_v = 1
 name = "foot"
 surface_a = "ball"
 surface_b = "floor"
+parameters_a = [-1.5, 0]    # the ball's lowest point (the common normal also holds at its top)
 parameters_b = [0.5, 0.7]
 '''
 
@@ -217,6 +220,15 @@ def test_the_model_files_sphere_contact_holds_while_the_ball_is_dragged_into_the
     assert np.abs(centre[:, 1] - (-0.5 + 0.1)).max() < 1e-10  # resting on the floor y = -0.5 every frame
     targets = np.linspace(centre[0], [0.5, -1.0], 11)
     assert np.abs(centre[:, 0] - targets[:, 0]).max() < 1e-9  # straight above each target
-    path.write_text(ARM_ON_FLOOR.replace('body = "ground"', 'body = "upper"'))
-    res = CliRunner().invoke(main, ["assemble", str(path), "--drag", "fore", "-o", str(tmp_path / "bad.h5")])
-    assert res.exit_code == 2 and "contact 'foot': kane assemble keeps a sphere on a body touching" in res.output
+    # the floor cut to x >= 0.8: the ball's contact leaves the patch on the way to x = 0.5, named with its value
+    path.write_text(ARM_ON_FLOOR.replace("[[[-3, -0.5, -1], [3, -0.5, -1]], [[-3, -0.5, 1], [3, -0.5, 1]]]",
+                                         "[[[0.8, -0.5, -1], [3, -0.5, -1]], [[0.8, -0.5, 1], [3, -0.5, 1]]]"))
+    bad = tmp_path / "bad.h5"
+    res = CliRunner().invoke(main, ["assemble", str(path), "--drag", "fore", "--point", "1", "0", "0", "--path",
+                                    "line", "--to", "0.5", "-1", "0", "--frames", "11", "-o", str(bad)])
+    assert res.exit_code == 2
+    assert re.search(r"surface contact 'foot': parameter v2 of surface 'floor' = -[0-9.e-]+ left the patch "
+                     r"\[0.0, 1.0\]", " ".join(res.output.split())), res.output
+    kept = load_trajectory(bad)  # the frames before the ball reached the edge x = 0.8 are kept
+    x_kept = np.cos(kept.q[:, 0]) + np.cos(kept.q[:, 0] + kept.q[:, 1])
+    assert len(kept.t) == int(np.sum(targets[:, 0] >= 0.8)) and x_kept.min() >= 0.8

@@ -25,3 +25,21 @@ def make_cart_run(tmp_path_factory):
         return run
 
     return make
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """One headless Debian Chromium (Playwright with ``executable_path``; never Playwright's own download) for a
+    module's browser tests; a failure, never a skip, when it is not installed."""
+    from playwright.sync_api import sync_playwright
+
+    from kane.viz.screenshots import chromium_path, launch_chromium
+
+    path = chromium_path()
+    if path is None:
+        pytest.fail("Debian's chromium is not installed: apt-get install -y chromium (.ci/run and `make install` "
+                    "install it); the browser tests are never skipped")
+    with sync_playwright() as p:
+        browser = launch_chromium(p, path)
+        yield browser
+        browser.close()

@@ -44,5 +44,7 @@ def test_the_example_opens_live_and_from_a_run_file(path, tmp_path):
     finally:
         playback.close()
     assert scene.position.shape == (6, len(scene.bodies), 3) and np.all(np.isfinite(scene.position))
+    if scene.forces is not None:  # the constraint forces drawn as arrows at finite points
+        assert np.all(np.isfinite(scene.forces.force)) and np.all(np.isfinite(scene.forces.point))
     np.testing.assert_allclose(scene.position[0], start.position[0], atol=1e-12)
     np.testing.assert_allclose(np.abs(np.sum(scene.wxyz[0] * start.wxyz[0], axis=1)), 1.0, atol=1e-12)

@@ -109,3 +109,33 @@ def test_a_wrong_coupled_body_is_one_line_and_status_2():
 def test_live_options_are_checked():
     with pytest.raises(ArgumentError, match="substeps must be an integer >= 1"):
         LiveOptions(substeps=0)
+
+
+def test_a_live_trace_follows_the_body_point(tmp_path):
+    from kane.viz.live_view import LiveViewer
+    from kane.viz.viewer import ViewOptions
+
+    live = LiveSimulation(puck())
+    viewer = LiveViewer(live, ViewOptions(port=8740, traces=(("puck", (0.1, 0.0, 0.0)),)), record=tmp_path / "l.h5")
+    try:
+        viewer.pause.value = True  # the test steps the model itself
+        live.device.move_to(live.home + [0.2, 0.1, 0.0])
+        shown = []
+        for _ in range(5):
+            live.advance(10)
+            viewer.show()
+            x, y, th = live.state[1]
+            shown.append([x + 0.1 * np.cos(th), y + 0.1 * np.sin(th), 0.0])  # the planar joint's pose, by hand
+        trail, line = np.array(viewer.trails[0]), viewer._trail_lines[0].points
+    finally:
+        viewer.close()
+    np.testing.assert_allclose(trail[-5:], shown, atol=1e-12)
+    np.testing.assert_allclose(trail[0], [0.1, 0.0, 0.0], atol=1e-12)  # where it started
+    np.testing.assert_allclose(line[:, 1], trail[1:], atol=1e-6)  # the drawn segments join the trail's points
+    assert np.linalg.norm(trail[-1] - trail[0]) > 0.05
+
+
+def test_a_live_trace_on_a_missing_body_is_one_line_and_status_2():
+    result = CliRunner().invoke(main, ["view", str(EXAMPLES / "planar_chain.toml"), "--live", "--trace", "nobody:0,0,0"])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and "no body named 'nobody'" in lines[0], result.output

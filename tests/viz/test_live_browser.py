@@ -9,7 +9,7 @@ import pytest
 from kane.spatial import quaternion_to_rotation
 from kane.viz.live import LiveSimulation
 from kane.viz.live_view import LiveViewer
-from kane.viz.screenshots import chromium_path, launch_chromium, wait_until
+from kane.viz.screenshots import wait_until
 from kane.viz.viewer import ViewOptions
 
 from .test_live import puck
@@ -27,49 +27,41 @@ def _pixel(camera, point) -> np.ndarray:
     return np.array([0.5 * camera.image_width + f * c[0] / c[2], 0.5 * camera.image_height + f * c[1] / c[2]])
 
 
-def test_dragging_the_gizmo_with_the_mouse_pulls_the_body(tmp_path):
-    from playwright.sync_api import sync_playwright
-
-    path = chromium_path()
-    if path is None:
-        pytest.fail("Debian's chromium is not installed: apt-get install -y chromium (the browser tests are never "
-                    "skipped)")
+def test_dragging_the_gizmo_with_the_mouse_pulls_the_body(chromium, tmp_path):
     live = LiveSimulation(puck())
     viewer = LiveViewer(live, ViewOptions(port=8710), record=tmp_path / "live.h5")
     try:
-        with sync_playwright() as p:
-            browser = launch_chromium(p, path)
-            try:
-                page = browser.new_page(viewport={"width": 800, "height": 600})
-                page.goto(viewer.url, timeout=WAIT_S * 1000)
-                page.get_by_role("checkbox", name="pause").wait_for(timeout=WAIT_S * 1000)
-                client = wait_until(lambda: list(viewer.server.get_clients().values()), "the page", WAIT_S)[0]
-                wait_until(lambda: client.camera.image_width > 0, "the page's camera", WAIT_S)
-                x0, g0 = live.point(), live.device.position.copy()
-                a = _pixel(client.camera, g0)
-                tip = _pixel(client.camera, g0 + [viewer.gizmo_scale, 0.0, 0.0])  # the x arrow's end
-                start, along = a + 0.6 * (tip - a), (tip - a) / np.linalg.norm(tip - a)
-                page.mouse.move(*start)
-                page.mouse.down()
-                for k in range(1, 11):
-                    page.mouse.move(*(start + 12 * k * along))
-                page.mouse.up()
-                moved = wait_until(lambda: np.linalg.norm(live.device.position - g0) > 0.05,
-                                   "the server to hear the drag", WAIT_S)
-                last = [live.device.position.copy()]
+        page = chromium.new_page(viewport={"width": 800, "height": 600})
+        try:
+            page.goto(viewer.url, timeout=WAIT_S * 1000)
+            page.get_by_role("checkbox", name="pause").wait_for(timeout=WAIT_S * 1000)
+            client = wait_until(lambda: list(viewer.server.get_clients().values()), "the page", WAIT_S)[0]
+            wait_until(lambda: client.camera.image_width > 0, "the page's camera", WAIT_S)
+            x0, g0 = live.point(), live.device.position.copy()
+            a = _pixel(client.camera, g0)
+            tip = _pixel(client.camera, g0 + [viewer.gizmo_scale, 0.0, 0.0])  # the x arrow's end
+            start, along = a + 0.6 * (tip - a), (tip - a) / np.linalg.norm(tip - a)
+            page.mouse.move(*start)
+            page.mouse.down()
+            for k in range(1, 11):
+                page.mouse.move(*(start + 12 * k * along))
+            page.mouse.up()
+            moved = wait_until(lambda: np.linalg.norm(live.device.position - g0) > 0.05,
+                               "the server to hear the drag", WAIT_S)
+            last = [live.device.position.copy()]
 
-                def still():  # unchanged over a 0.1 s poll: the drag's last update arrived
-                    now = live.device.position.copy()
-                    same, last[0] = np.array_equal(now, last[0]), now
-                    return same
+            def still():  # unchanged over a 0.1 s poll: the drag's last update arrived
+                now = live.device.position.copy()
+                same, last[0] = np.array_equal(now, last[0]), now
+                return same
 
-                wait_until(still, "the gizmo to stop", WAIT_S)
-                goal = last[0]
-                d0 = np.linalg.norm(goal - x0)
-                near = wait_until(lambda: np.linalg.norm(live.point() - goal) < 0.2 * d0, "the body to follow",
-                                  WAIT_S)
-            finally:
-                browser.close()
+            wait_until(still, "the gizmo to stop", WAIT_S)
+            goal = last[0]
+            d0 = np.linalg.norm(goal - x0)
+            near = wait_until(lambda: np.linalg.norm(live.point() - goal) < 0.2 * d0, "the body to follow",
+                              WAIT_S)
+        finally:
+            page.close()
     finally:
         viewer.close()
     assert moved and near

@@ -5,7 +5,7 @@ differs from the empty scene where the bodies are drawn, and moving the time sli
 import numpy as np
 import pytest
 
-from kane.viz.screenshots import changed, chromium_path, launch_chromium, settled, wait_until
+from kane.viz.screenshots import changed, settled, wait_until
 from kane.viz.viewer import Viewer, ViewOptions, open_run
 
 pytestmark = pytest.mark.browser
@@ -14,29 +14,16 @@ CLIP = {"x": 0, "y": 150, "width": 460, "height": 450}  # the 3D view below the 
 WAIT_S = 20.0  # bounded waits, generous for a loaded 2-core machine
 
 
-def _chromium() -> str:
-    path = chromium_path()
-    if path is None:
-        pytest.fail("Debian's chromium is not installed: apt-get install -y chromium (.ci/run and `make install` "
-                    "install it); the browser tests are never skipped")
-    return path
-
-
 @pytest.fixture(scope="module")
-def viewer(make_cart_run):
-    run = make_cart_run(2.0, 0.02)
-    v = Viewer(open_run(run).scene(), ViewOptions(port=8690))  # the model found from the path the run records
-    yield v
-    v.close()
+def cart_scene(make_cart_run):
+    return open_run(make_cart_run(2.0, 0.1)).scene()  # the model found from the path the run records
 
 
-def test_the_cart_is_drawn_and_the_time_slider_moves_it(viewer):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = launch_chromium(p, _chromium())
+def test_the_cart_is_drawn_and_the_time_slider_moves_it(cart_scene, chromium):
+    viewer = Viewer(cart_scene, ViewOptions(port=8690))
+    try:
+        page = chromium.new_page(viewport={"width": 800, "height": 600})
         try:
-            page = browser.new_page(viewport={"width": 800, "height": 600})
             page.goto(viewer.url, timeout=WAIT_S * 1000)
             slider = page.get_by_role("slider")
             slider.wait_for(timeout=WAIT_S * 1000)  # the panel arrived over the websocket
@@ -56,24 +43,49 @@ def test_the_cart_is_drawn_and_the_time_slider_moves_it(viewer):
             wait_until(lambda: viewer.current == last, "the slider to reach the last sample", WAIT_S)
             moved = settled(page, CLIP, again, WAIT_S)
         finally:
-            browser.close()
+            page.close()
+    finally:
+        viewer.close()
     assert viewer.slider.value == pytest.approx(viewer.scene.t[-1])
     assert np.linalg.norm(viewer.scene.position[-1, 0] - viewer.scene.position[0, 0]) > 0.1  # the cart went
     assert changed(again, moved) > 2000, "the drawn pose did not change with the time slider"
 
 
-def test_a_run_exported_as_a_gif(make_cart_run, tmp_path):
+def test_a_run_exported_as_a_gif_and_its_frames_as_an_mp4(cart_scene, chromium, tmp_path):
+    import imageio_ffmpeg
     from PIL import Image
 
     from kane.viz.gif import write_gif
+    from kane.viz.mp4 import encode_mp4
 
-    _chromium()
-    scene = open_run(make_cart_run(2.0, 0.1)).scene()
-    done = write_gif(scene, tmp_path / "cart.gif", frames=3, speed=2.0, size=(400, 300), wait_s=WAIT_S)
+    done = write_gif(cart_scene, tmp_path / "cart.gif", frames=3, speed=2.0, size=(320, 240), wait_s=WAIT_S,
+                     browser=chromium)
     assert done.frames == 3 and done.frame_ms == 500  # 1 s of the run between frames, played twice as fast
     with Image.open(done.path) as gif:
-        assert gif.n_frames == 3 and gif.size == (400, 300) and gif.info["duration"] == 500
-        first = np.asarray(gif.convert("RGB")).astype(int)
-        gif.seek(2)
-        last = np.asarray(gif.convert("RGB")).astype(int)
-    assert changed(first, last) > 500, "the cart does not move between the first and the last frame"
+        assert gif.n_frames == 3 and gif.size == (320, 240) and gif.info["duration"] == 500
+        frames = []
+        for k in range(3):
+            gif.seek(k)
+            frames.append(np.asarray(gif.convert("RGB")).astype(int))
+    assert changed(frames[0], frames[-1]) > 300, "the cart does not move between the first and the last frame"
+
+    # the MP4 export encodes the same rendered frames (write_mp4 = render_frames + encode_mp4): read back
+    mp4 = encode_mp4(frames, tmp_path / "cart.mp4", fps=2.0)
+    reader = imageio_ffmpeg.read_frames(str(mp4))
+    meta = next(reader)
+    video = [np.frombuffer(f, dtype=np.uint8).reshape(240, 320, 3).astype(int) for f in reader]
+    assert meta["size"] == (320, 240) and meta["fps"] == pytest.approx(2.0) and len(video) == 3
+    for picture, drawn in zip(video, frames):  # lossy, but the same pictures: a few levels of 255 on average
+        assert np.mean(np.abs(picture - drawn)) < 4.0 and changed(picture, drawn) < 0.02 * picture.size / 3
+
+
+def test_kane_view_mp4_checks_its_frames_before_drawing(make_cart_run, tmp_path):
+    from click.testing import CliRunner
+
+    from kane.cli import main
+
+    result = CliRunner().invoke(main, ["view", str(make_cart_run(0.2, 0.1)), "--mp4", str(tmp_path / "a.mp4"),
+                                       "--frames", "1"])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and lines == ["error: mp4: frames must be an integer >= 2, got 1"], result.output
+    assert not (tmp_path / "a.mp4").exists()

@@ -5,6 +5,7 @@ are errors naming the file, the table, the key and the line."""
 import math
 import textwrap
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -161,3 +162,27 @@ def test_urdf_visuals_with_materials_origins_and_a_missing_mesh(tmp_path):
     assert arm.kind is ShapeKind.CYLINDER and arm.size == (0.06, 0.06, 0.5) and arm.color == (255, 0, 0)
     np.testing.assert_allclose(arm.wxyz, [math.cos(math.pi / 4), math.sin(math.pi / 4), 0, 0], atol=1e-12)  # roll
     assert stand_in.body == "arm" and stand_in.kind is ShapeKind.SPHERE and stand_in.size == (0.08, 0.08, 0.08)
+
+
+def test_the_ur5s_collada_visuals_are_drawn_as_authored():
+    """example-robot-data's UR5 has .dae visuals: each link is drawn with its own COLLADA mesh (no fallback
+    warning), and the mesh's extent is the one pycollada reads from the file's bound triangles directly."""
+    import sysconfig
+
+    import collada
+
+    from kane.viz.screenshots import UR5
+
+    urdf = Path(sysconfig.get_paths()["purelib"]) / UR5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", VisualWarning)
+        shapes = urdf_visuals(urdf)
+    assert [s.body for s in shapes] == ["base_link", "shoulder_link", "upper_arm_link", "forearm_link",
+                                       "wrist_1_link", "wrist_2_link", "wrist_3_link"]
+    assert all(s.kind is ShapeKind.MESH and s.file.endswith(".dae") for s in shapes)
+    for s in shapes:
+        doc = collada.Collada(s.file)
+        points = np.concatenate([t.vertex[t.vertex_index].reshape(-1, 3) for g in doc.scene.objects("geometry")
+                                 for t in g.primitives() if isinstance(t, collada.triangleset.BoundTriangleSet)])
+        np.testing.assert_allclose(s.mesh.bounds, [points.min(axis=0), points.max(axis=0)], atol=1e-6)  # float32 in the file
+        assert len(s.mesh.faces) == len(points) // 3

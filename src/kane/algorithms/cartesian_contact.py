@@ -149,15 +149,15 @@ class RollingContactDynamics(CartesianDynamics):
                 z[k, 2 * side:2 * side + 2] = keep_in_bounds(surface, z[k, 2 * side:2 * side + 2])[0]
         return z
 
-    def _pose(self, qb, i):
-        if i is None:
-            return np.eye(3), np.zeros(3)
-        return quaternion_to_rotation(qb[i, 3:] / np.linalg.norm(qb[i, 3:])), qb[i, :3]
-
     def _moved(self, k, qb):
         """(R_AB, o, surface 2 seen from A's axes)."""
-        (RA, pA), (RB, pB) = (self._pose(qb, i) for i in self._pairs[k])
-        RAB, o = RA.T @ RB, RA.T @ (pB - pA)
+        ia, ib = self._pairs[k]
+        if ia is None:  # on the ground (the common case): R_AB = R_B, o = p_B
+            RAB, o = quaternion_to_rotation(qb[ib, 3:]), qb[ib, :3].copy()
+        else:
+            RA = quaternion_to_rotation(qb[ia, 3:])
+            RB = np.eye(3) if ib is None else quaternion_to_rotation(qb[ib, 3:])
+            RAB, o = RA.T @ RB, RA.T @ ((np.zeros(3) if ib is None else qb[ib, :3]) - qb[ia, :3])
         return RAB, o, MovedSurface(self.contacts[k].surface2, RAB, o)
 
     def _contact(self, k, qb, z, nu):
@@ -279,15 +279,18 @@ class RollingContactDynamics(CartesianDynamics):
                 tw[3:, 6 * ib:6 * ib + 3] = tangency @ RAB
             if ia is not None:
                 tw[3:, 6 * ia:6 * ia + 3] = -tangency
-            for i in range(nb):
+            for i in (ia, ib):  # the other bodies' columns are zero
+                if i is None:
+                    continue
                 e = qb[i, 3:]
-                w, x, y, zz = e / np.linalg.norm(e)
+                size = float(e @ e) ** 0.5
+                w, x, y, zz = (e / size).tolist()
                 E = 0.5 * np.array([[-x, -y, -zz], [w, -zz, y], [zz, w, -x], [-y, x, w]])
-                R = quaternion_to_rotation(e / np.linalg.norm(e))
+                R = RAB if ia is None else quaternion_to_rotation(e)  # on the ground, R_AB is B's rotation
                 jac[5 * k:5 * k + 5, 7 * i:7 * i + 3] = tw[:, 6 * i + 3:6 * i + 6] @ R.T
-                jac[5 * k:5 * k + 5, 7 * i + 3:7 * i + 7] = 4.0 * tw[:, 6 * i:6 * i + 3] @ E.T / np.linalg.norm(e)
+                jac[5 * k:5 * k + 5, 7 * i + 3:7 * i + 7] = 4.0 * tw[:, 6 * i:6 * i + 3] @ E.T / size
             cz = self.n_body_q + 4 * k
-            jac[5 * k:5 * k + 3, cz:cz + 4] = np.stack([-d1.d_s, -d1.d_t, d2.d_s, d2.d_t], axis=1)
+            jac[5 * k:5 * k + 3, cz:cz + 4] = np.array([-d1.d_s, -d1.d_t, d2.d_s, d2.d_t]).T
             jac[5 * k + 3:5 * k + 5, cz:cz + 4] = g["J"][2:]  # d(n1 . S2_u, n1 . S2_v)/dz
         return ContactJacobian(values, jac)
 

@@ -29,6 +29,7 @@ from ..errors import ArgumentError
 from ..mechanics.arguments import state_arrays
 from ..mechanics.kinematics import TreeKinematics, matvec
 from ..spatial import rotation_to_quaternion
+from .constraint_forces import ConstraintForces
 from .outputs import speed_rates
 
 __all__ = ["KinematicOutputs", "kinematic_outputs"]
@@ -51,7 +52,10 @@ class KinematicOutputs:
     * for each named point of ``points`` (name -> (body, (x, y, z) in body axes [m])): ``"<point>.position"``,
       ``"<point>.velocity"``, ``"<point>.acceleration"`` (3,) in ground axes;
     * for every speed of the model: ``"<speed>"`` its value and ``"<speed>.rate"`` its rate (dependent speeds
-      from the embedded constraints).
+      from the embedded constraints);
+    * for every permanent constraint: ``"<constraint>.force"`` (m,), the force that maintains it, one value per
+      constraint row (:mod:`kane.analysis.constraint_forces`: for a rolling contact or a loop closure the force
+      on the body at the point along the row's direction [N]).
 
     Accelerations and rates are those of the motion M u' = f + tau (``tau`` (p,) extra generalized forces along
     the independent speeds, default none).
@@ -84,6 +88,8 @@ class KinematicOutputs:
             shapes.update({f"{p}.{k}": (3,) for k in _POINT})
         for s in self.speed_names:
             shapes[s] = shapes[f"{s}.rate"] = ()
+        self._forces = ConstraintForces(equations)
+        shapes.update({f"{c}.force": shape for c, shape in self._forces.shapes.items()})
         self.shapes = shapes
         self.names = tuple(shapes)
         self._program = self._build()
@@ -140,13 +146,15 @@ class KinematicOutputs:
         p, w = model.parameter_values(params), model.input_values(inputs)
         u_full = self._u_full(float(t), q, u, p, w)[0]
         vals = dict(zip(self._key, self._fn(float(t), q, u_full, p, w)))
-        need_rates = any(n.endswith((".acceleration", ".angular_acceleration", ".rate")) for n in names)
+        need_rates = any(n.endswith((".acceleration", ".angular_acceleration", ".rate", ".force")) for n in names)
         if need_rates:
             rates = speed_rates(self.equations, t, q, u, params, inputs, tau)
             u_full_dot = rates.u_full_dot
         if any(n.endswith("acceleration") for n in names):
             fn, jnames = self._rates()
             J = dict(zip(jnames, fn(float(t), q, u_full, p, w)))
+        if any(n.endswith(".force") for n in names):
+            forces = self._forces(t, q, u_full, u_full_dot, p, w, tau)
         out = {}
         for name in names:
             head, _, kind = name.rpartition(".")
@@ -154,6 +162,8 @@ class KinematicOutputs:
                 out[name] = float(u_full[self.speed_names.index(name)])
             elif kind == "rate":
                 out[name] = float(u_full_dot[self.speed_names.index(head)])
+            elif kind == "force" and head in forces:
+                out[name] = forces[head]
             elif kind == "quaternion":
                 out[name] = rotation_to_quaternion(vals[f"{head}.rotation"])
             elif kind in _RATE_OF:
@@ -171,8 +181,11 @@ class KinematicOutputs:
     # ---- recording and plotting ----------------------------------------------------------------------------
     def component_names(self, name: str) -> tuple:
         """The monitor names of output ``name``'s components: ``name`` itself for a scalar, else
-        ``"<name>.x"`` ... (``.w .x .y .z`` of a quaternion, ``.11`` ... ``.33`` of a rotation matrix)."""
+        ``"<name>.x"`` ... (``.w .x .y .z`` of a quaternion, ``.11`` ... ``.33`` of a rotation matrix, ``.1`` ...
+        ``.m`` of a constraint force, by row)."""
         size = int(np.prod(self.shapes[self.check(name)[0]]))
+        if name.endswith(".force") and name[:-6] in self._forces.shapes:
+            return tuple(f"{name}.{k + 1}" for k in range(size))
         return (name,) if size == 1 and self.shapes[name] == () else tuple(f"{name}.{c}" for c in _COMPONENTS[size])
 
     def monitors(self, names, params=None, inputs=None, tau=None) -> dict:

@@ -1,16 +1,21 @@
 """Numpy backend: turn a :class:`Program` into Python functions, for one state or a batch of states.
 
-The generated source is straight-line code printed from the program's own expressions (sympy's code printers),
-compiled once with ``compile``; nothing from a user's text is evaluated. The scalar variant uses ``math`` on
-floats (fast for one state); the batch variant uses numpy ufuncs on arrays with a leading batch axis.
+The generated source is straight-line code printed from the program's own expressions by a direct printer
+(:class:`PyCode`; sympy's code printers only for rare functions), compiled once with ``compile``; nothing from a
+user's text is evaluated. The scalar variant uses ``math`` on floats (fast for one state); the batch variant uses
+numpy ufuncs on arrays with a leading batch axis. Complex arguments (the complex step) run the same code in
+complex arithmetic (``cmath``, numpy's complex ufuncs) and give complex outputs.
 ``linear_solve`` appends an unrolled LDL^T factorization of a symmetric positive-definite output (a mass matrix)
 that skips its structural zeros, so u' = M^-1 f is solved in the generated code, never by a symbolic inverse.
 """
 
 from __future__ import annotations
 
+import cmath
 import functools
 import itertools
+import math
+import types
 
 import numpy as np
 import sympy as sp
@@ -21,7 +26,8 @@ from ..errors import SingularStateError
 from ..model.model import KaneSymbol
 from .program import Program
 
-__all__ = ["CompiledFunction", "compile_program", "print_assignments", "solve_lines", "GROUPS", "ScalarPrinter"]
+__all__ = ["CompiledFunction", "compile_program", "print_assignments", "solve_lines", "GROUPS", "ScalarPrinter",
+           "PyCode", "namespace"]
 
 GROUPS = ("t", "q", "u", "params", "inputs")
 
@@ -43,6 +49,7 @@ class CompiledFunction:
         self.outputs, self.batch = tuple(outputs), batch
         self._key, self._consts = None, None
         self._program, self._scalar, self._full = program, scalar, full or program
+        self._complex = None
 
     def constants(self, params):
         if self.batch:
@@ -52,11 +59,26 @@ class CompiledFunction:
             self._consts, self._key = self.prelude(params), key
         return self._consts
 
+    def complex_call(self, t, q, u, params, inputs):
+        """The same function in complex arithmetic (cmath or numpy's complex ufuncs, complex outputs): for the
+        complex step, d f/d x = Im f(x + i h) / h. :meth:`__call__` turns to it for complex arguments."""
+        if self._complex is None:
+            ns = namespace(self.batch, complex_=True)
+            self._complex = tuple(types.FunctionType(f.__code__, ns) for f in (self.main, self.prelude))
+        main, prelude = self._complex
+        return main(t, q, u, prelude(params), inputs)
+
     def __call__(self, t, q, u, params, inputs):
         if self.batch:
+            if any(np.iscomplexobj(x) for x in (t, q, u, params, inputs)):
+                return self.complex_call(t, q, u, params, inputs)
             return self._call_batch(t, q, u, params, inputs)
         try:
             return self.main(t, q, u, self.constants(params), inputs)
+        except TypeError:  # math's functions and float arrays refuse complex numbers: the complex step
+            if not any(np.iscomplexobj(x) for x in (t, q, u, params, inputs)):
+                raise
+            return self.complex_call(t, q, u, params, inputs)
         except (ZeroDivisionError, ValueError, OverflowError) as exc:
             quantity = self._quantity(exc)
             if quantity is None:
@@ -171,6 +193,115 @@ class _BatchPrinter(_Squares, NumPyPrinter):
     pass
 
 
+_ADD, _MUL, _NEG, _POW, _ATOM = range(1, 6)  # Python's binding strengths: + -, * /, unary -, **, names and calls
+
+_FUNCS = {sp.sin: "sin", sp.cos: "cos", sp.tan: "tan", sp.asin: "asin", sp.acos: "acos", sp.atan: "atan",
+          sp.atan2: "atan2", sp.sinh: "sinh", sp.cosh: "cosh", sp.tanh: "tanh", sp.exp: "exp", sp.log: "log",
+          sp.Abs: "_abs", sp.sign: "_sign"}
+
+
+class PyCode:
+    """A direct printer of a Program's expressions as Python source: one recursive pass over sums, products,
+    powers and the elementary functions (tens of times faster than sympy's printers), each operation in the
+    expression's own order, squares as products and reciprocals as divisions. Symbols are printed by their names
+    in ``names`` (symbol -> str), functions by bare names that the namespace the code runs in binds (math
+    or numpy, real or complex: :func:`namespace`); anything else by ``fallback`` (a sympy code printer). After
+    each call ``used`` holds the symbols the expression reads."""
+
+    def __init__(self, names: dict, fallback):
+        self.names, self.fallback, self.used = names, fallback, set()
+
+    def __call__(self, expr) -> str:
+        self.used = set()
+        return self._p(expr)[0]
+
+    def _wrap(self, expr, least: int) -> str:
+        text, prec = self._p(expr)
+        return text if prec >= least else f"({text})"
+
+    def _p(self, e):
+        """(source, binding strength) of ``e``."""
+        if e.is_Symbol:
+            self.used.add(e)
+            return self.names[e], _ATOM
+        if e.is_Number or e.is_NumberSymbol:
+            if not e.is_finite:
+                return self._other(e)
+            v = int(e) if e.is_Integer else e.p / e.q if e.is_Rational else float(e)
+            return repr(v), (_NEG if v < 0 else _ATOM)
+        if e.is_Add:  # a nested sum is parenthesized: it keeps its own association
+            parts = [self._wrap(a, _MUL) for a in e.args]
+            return parts[0] + "".join(f" - {t[1:]}" if t[0] == "-" else f" + {t}" for t in parts[1:]), _ADD
+        if e.is_Mul:
+            return self._mul(e.args)
+        if e.is_Pow:
+            return self._pow(*e.args)
+        name = _FUNCS.get(e.func)
+        if name is None:
+            return self._other(e)
+        return f"{name}({', '.join(self._p(a)[0] for a in e.args)})", _ATOM
+
+    def _other(self, e):
+        free = e.free_symbols
+        self.used |= free
+        return f"({self.fallback.doprint(e.xreplace({x: sp.Symbol(self.names[x]) for x in free}))})", _ATOM
+
+    def _mul(self, args):
+        negative, num, den = False, [], []
+        for a in args:
+            if a is sp.S.NegativeOne:
+                negative = not negative
+            elif a.is_Pow and a.exp.is_Number and a.exp < 0:
+                den.append(self._p(a.base) if a.exp == -1 else self._pow(a.base, -a.exp))
+            else:  # a nested product (strength _MUL) is parenthesized: it keeps its own association
+                num.append(self._p(a))
+        parts = [t if p >= _NEG else f"({t})" for t, p in num] or ["1.0"]
+        text = "*".join(parts) + "".join(f"/{t}" if p >= _NEG else f"/({t})" for t, p in den)
+        prec = num[0][1] if len(num) == 1 and not den else _MUL
+        if not negative:
+            return text, prec
+        if prec >= _POW or prec == _MUL:  # -a*b is (-a)*b: the same number as -(a*b), sign changes being exact
+            return "-" + text, min(prec, _NEG)
+        return f"-({text})", _NEG
+
+    def _pow(self, base, exp):
+        if exp == 2:
+            b = self._wrap(base, _NEG)
+            return f"{b}*{b}", _MUL
+        if exp == sp.S.Half:
+            return f"sqrt({self._p(base)[0]})", _ATOM
+        if exp.is_Number and exp < 0:
+            inner, prec = self._pow(base, -exp) if exp != -1 else self._p(base)
+            return (f"1.0/{inner}" if prec >= _NEG else f"1.0/({inner})"), _MUL
+        return f"{self._wrap(base, _ATOM)}**{self._wrap(exp, _NEG)}", _POW
+
+
+def _complex_atan2(y, x):
+    """atan2 for the complex step: the real atan2 plus i times its first-order change (exact for an imaginary
+    part of the size of a complex step)."""
+    xr, yr = np.real(x), np.real(y)
+    return np.arctan2(yr, xr) + 1j * (xr * np.imag(y) - yr * np.imag(x)) / (xr * xr + yr * yr)
+
+
+def namespace(batch: bool, complex_: bool = False) -> dict:
+    """The globals that generated code runs in: the functions :class:`PyCode` names, from math (one state) or
+    numpy (a batch), in their complex forms for complex arguments (``abs`` and ``sign`` continued analytically
+    from the real axis, as the complex step needs), and ``_F``, the type of the output arrays."""
+    if batch:
+        fns = {n: getattr(np, n) for n in ("sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "log", "sqrt")}
+        fns |= {"asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "atan2": np.arctan2, "_abs": np.abs,
+                "_sign": np.sign}
+    else:
+        lib = cmath if complex_ else math
+        fns = {n: getattr(lib, n) for n in ("sin", "cos", "tan", "sinh", "cosh", "tanh", "exp", "log", "sqrt",
+                                            "asin", "acos", "atan")}
+        fns |= {"atan2": math.atan2, "_abs": abs, "_sign": lambda x: (x > 0) - (x < 0)}
+    if complex_:
+        fns |= {"atan2": _complex_atan2, "_abs": lambda x: np.where(np.real(x) >= 0, x, -x),
+                "_sign": lambda x: np.sign(np.real(x))}
+    return fns | {"math": math, "np": np, "numpy": np, "_F": complex if complex_ else float}
+
+
 def _ldlt_lines(n, zero, mname, fname, indent):
     """Unrolled LDL^T of the symmetric n x n matrix named by ``mname(i, j)`` (structural zeros given by
     ``zero(i, j)``) and solve with right-hand side ``fname(i)``; the solution is left in x0 ... x{n-1}."""
@@ -209,30 +340,37 @@ def solve_lines(M, f, show) -> list[str]:
 
 
 def print_assignments(prog: Program, printer, rename: dict):
-    """Name every assignment ``z_k`` (recorded in ``rename``) and print it; returns the lines of quantities of
-    parameters only (computed once per parameter set), the state-dependent lines, the names of the former and
-    the state-dependent (symbol, expression) pairs."""
+    """Name every assignment ``z_k`` (recorded in ``rename``: as a string for a :class:`PyCode` ``printer``, which
+    prints through it, as a sympy Symbol for a sympy code printer) and print it; returns the lines of quantities
+    of parameters only (computed once per parameter set), the state-dependent lines, the names of the former and
+    the state-dependent (symbol, symbols read) pairs."""
     constant = set(prog.inputs.get("params", ()))
+    direct = isinstance(printer, PyCode)
     pre, body, const_names, state = [], [], [], []
     for k, (s, e) in enumerate(prog.assignments):
-        rename[s] = sp.Symbol(f"z_{k}")
-        line = f"    z_{k} = {printer.doprint(e.xreplace(rename))}"
-        if e.free_symbols <= constant:
+        rename[s] = f"z_{k}" if direct else sp.Symbol(f"z_{k}")
+        if direct:
+            text = printer(e)
+            free = printer.used
+        else:
+            text, free = printer.doprint(e.xreplace(rename)), e.free_symbols
+        line = f"    z_{k} = {text}"
+        if free <= constant:
             constant.add(s)
             pre.append(line)
             const_names.append(f"z_{k}")
         else:
             body.append(line)
-            state.append((s, e))
+            state.append((s, free))
     return pre, body, const_names, state
 
 
-def _with_deletions(body, state, prog, rename):
-    """Insert ``del`` statements after the last use of every state-dependent intermediate."""
-    kept = {x for m in prog.outputs.values() for e in m for x in e.free_symbols}
+def _with_deletions(body, state, kept, rename):
+    """Insert ``del`` statements after the last use of every state-dependent intermediate (``kept``: the symbols
+    the outputs read)."""
     last = {}
-    for k, (_, e) in enumerate(state):
-        for x in e.free_symbols:
+    for k, (_, free) in enumerate(state):
+        for x in free:
             last[x] = k
     defined = {s for s, _ in state}
     dead = {}
@@ -259,13 +397,13 @@ def compile_program(program: Program, outputs, *, batch: bool = False, linear_so
     if linear_solve is not None:
         needed += [linear_solve[0], linear_solve[1]]
     prog = program.select(dict.fromkeys(needed))
-    printer = _BatchPrinter() if batch else ScalarPrinter()
-    rename = {}
+    rename = {}  # symbol -> its name in the generated code
+    printer = PyCode(rename, _BatchPrinter() if batch else ScalarPrinter())
     head, pre = [], []
     for g in GROUPS:
         syms = prog.inputs.get(g, ())
         names = [f"{g}_{k}" for k in range(len(syms))]
-        rename.update({s: sp.Symbol(n) for s, n in zip(syms, names)})
+        rename.update(zip(syms, names))
         if not syms:
             continue
         if g == "t":
@@ -284,53 +422,50 @@ def compile_program(program: Program, outputs, *, batch: bool = False, linear_so
             head += unpack(g)
     const_lines, body, const_names, state = print_assignments(prog, printer, rename)
     pre += const_lines
-    if batch:  # free each batch-sized intermediate after its last use, so the working set stays in cache
-        body = _with_deletions(body, state, prog, rename)
     if const_names:
         head.append(f"    {', '.join(const_names)}, = consts[:-1]")
-    lines = head + body
     shape_lead = "B, " if batch else ""
-    if batch:
-        lines.insert(0, "    B = q.shape[0] if q.ndim == 2 else u.shape[0]")
-    ret = []
+    tail, ret, kept = [], [], set()
+
+    def show(e):
+        text = printer(e)
+        kept.update(printer.used)
+        return text
     for name in outputs:
         if name not in prog.outputs:
             continue
         m = prog.outputs[name]
         var = f"out_{name}"
-        if name in prog.vectors:
-            lines.append(f"    {var} = np.zeros(({shape_lead}{m.shape[0]},))")
-            for i in range(m.shape[0]):
-                if m[i] != 0:
-                    idx = f"..., {i}" if batch else f"{i}"
-                    lines.append(f"    {var}[{idx}] = {printer.doprint(m[i].xreplace(rename))}")
-        else:
-            lines.append(f"    {var} = np.zeros(({shape_lead}{m.shape[0]}, {m.shape[1]}))")
-            for i in range(m.shape[0]):
-                for j in range(m.shape[1]):
-                    if m[i, j] != 0:
-                        idx = f"..., {i}, {j}" if batch else f"{i}, {j}"
-                        lines.append(f"    {var}[{idx}] = {printer.doprint(m[i, j].xreplace(rename))}")
+        shape = m.shape[:1] if name in prog.vectors else m.shape
+        tail.append(f"    {var} = np.zeros(({shape_lead}{', '.join(map(str, shape))},), dtype=_F)")
+        for index in itertools.product(*map(range, shape)):
+            e = m[index if len(index) > 1 else index[0]]
+            if e != 0:
+                tail.append(f"    {var}[{'..., ' if batch else ''}{', '.join(map(str, index))}] = {show(e)}")
         ret.append(var)
     if linear_solve is not None:
         Mname, fname, xname = linear_solve
         M, f = prog.outputs[Mname], prog.outputs[fname]
         n = M.shape[0]
-        lines += ["    " + ln for ln in solve_lines(M, f, lambda e: printer.doprint(e.xreplace(rename)))]
+        tail += ["    " + ln for ln in solve_lines(M, f, show)]
         if batch:
-            lines.append(f"    out_{xname} = np.empty((B, {n}))")
-            lines += [f"    out_{xname}[:, {i}] = x{i}" for i in range(n)]
+            tail.append(f"    out_{xname} = np.empty((B, {n}), dtype=_F)")
+            tail += [f"    out_{xname}[:, {i}] = x{i}" for i in range(n)]
         else:
-            lines.append(f"    out_{xname} = np.array([{', '.join(f'x{i}' for i in range(n))}])")
+            tail.append(f"    out_{xname} = np.array([{', '.join(f'x{i}' for i in range(n))}])")
         ret.append(f"out_{xname}")
+    if batch:  # free each batch-sized intermediate after its last use, so the working set stays in cache
+        body = _with_deletions(body, state, kept, rename)
+        head.insert(0, "    B = q.shape[0] if q.ndim == 2 else u.shape[0]")
+    lines = head + body + tail
     name = f"_kane_generated_{next(_counter)}"
     src = (f"def {name}_prelude(params):\n" + "\n".join(pre or ["    pass"])
            + f"\n    return ({''.join(c + ', ' for c in const_names)}params,)\n\n"
            + f"def {name}(t, q, u, consts, inputs):\n" + "\n".join(lines) + f"\n    return ({', '.join(ret)},)\n")
-    namespace = {"math": __import__("math"), "np": np, "numpy": np}
+    namespace_ = namespace(batch)
     code = compile(src, f"<kane generated {name}>", "exec")
-    exec(code, namespace)  # noqa: S102 - executes source generated from the program IR, never user text
+    exec(code, namespace_)  # noqa: S102 - executes source generated from the program IR, never user text
     out_names = tuple(o for o in outputs if o in prog.outputs) + ((linear_solve[2],) if linear_solve else ())
     scalar = (lambda: compile_program(program, outputs, linear_solve=linear_solve)) if batch else None
-    return CompiledFunction(namespace[name], namespace[f"{name}_prelude"], src, out_names, batch, prog,
+    return CompiledFunction(namespace_[name], namespace_[f"{name}_prelude"], src, out_names, batch, prog,
                             functools.cache(scalar) if scalar else None, program)

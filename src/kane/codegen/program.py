@@ -219,12 +219,16 @@ class ProgramBuilder:
             return e
         if self._is_const(e):
             return e if e.is_Number else self._name(e)
-        if e.is_Add:
-            return sp.Add(*[self._hoist(a) for a in e.args])
+        if e.is_Add:  # rebuilt (re-canonicalized by sympy) only where a part was named
+            args = [self._hoist(a) for a in e.args]
+            return e if all(x is y for x, y in zip(args, e.args)) else sp.Add(*args)
         if e.is_Mul:
             consts = [f for f in e.args if self._is_const(f)]
-            others = [self._hoist(f) for f in e.args if not self._is_const(f)]
+            vary = [f for f in e.args if not self._is_const(f)]
+            others = [self._hoist(f) for f in vary]
             c = sp.Mul(*consts)
+            if c.is_Atom and all(x is y for x, y in zip(others, vary)):
+                return e
             if not c.is_Atom:
                 coeff, rest = c.as_coeff_Mul()
                 c = coeff * (rest if rest.is_Atom else self._name(rest))

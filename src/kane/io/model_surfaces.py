@@ -19,6 +19,9 @@ Schema::
     [[contacts]]            name (str), surface_a, surface_b (names of [[surfaces]] on different bodies),
                             parameters_a = [s, t], parameters_b = [s, t] (optional: the middle of the bounds)
 
+A file with contacts is simulated through :func:`rolling_dynamics` (the rolling joint of seed 003 in absolute
+Cartesian coordinates, :class:`kane.algorithms.cartesian_contact.RollingContactDynamics`).
+
 Sizes may be expressions of the parameters; control points, weights and knots are plain numbers. Every error is a
 :class:`~kane.io.model_context.ModelFileError` naming the file, the table, the key and the line; kane.surfaces'
 own checks (degenerate knots, zero weights, repeated control points) are reported on the key they concern.
@@ -31,9 +34,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..algorithms.cartesian_contact import RollingContact, RollingContactDynamics
+from ..errors import ModelError
 from ..surfaces import Cylinder, Ellipsoid, NurbsSurface, Plane, Sphere, Surface, Torus
 
-__all__ = ["SurfaceOnBody", "SurfaceContactSpec", "surfaces_of", "contacts_of"]
+__all__ = ["SurfaceOnBody", "SurfaceContactSpec", "RollingModel", "surfaces_of", "contacts_of", "rolling_dynamics"]
 
 _PLACED = {"origin", "rotation"}
 # primitive -> (required size keys, optional keys)
@@ -182,3 +187,38 @@ def contacts_of(loaded, surfaces: dict[str, SurfaceOnBody] | None = None) -> dic
                                        _parameters(ctx, "parameters_b", surfaces[b]))
     return out
 
+
+
+@dataclass(frozen=True)
+class RollingModel:
+    """``dynamics``: the :class:`RollingContactDynamics` of a model file; ``q0`` (7 Nb + 4 Nc,) and ``u0`` (6 Nb,):
+    its consistent start (the joints' q0, u0 by forward kinematics, each contact's parameters solved from its
+    ``parameters_a``, ``parameters_b``, u projected onto the no-slip rows)."""
+
+    dynamics: RollingContactDynamics
+    q0: np.ndarray
+    u0: np.ndarray
+
+
+def rolling_dynamics(loaded, *, alpha: float = 1.0, beta: float = 1.0, tol: float = 1e-9) -> RollingModel:
+    """The model file ``loaded`` (a :class:`kane.io.model_file.LoadedModel`) with every ``[[contacts]]`` pair as
+    a rolling joint (surface_a on its body rolls on surface_b), in absolute Cartesian coordinates with Baumgarte
+    gains ``alpha``, ``beta`` [1/s], started from the joints' q0, u0; a contact whose surfaces are apart at the
+    start by more than ``tol`` [m] raises ModelError naming the file, the contact and the gap. Simulate with
+    ``kane.simulate(model.dynamics, span, model.q0, model.u0, projection=model.dynamics.make_projection())``."""
+    specs = contacts_of(loaded)
+    if not specs:
+        raise ModelError(f"{loaded.path}: rolling_dynamics needs at least one [[contacts]] table")
+    contacts = [RollingContact(name, c.surface_a.body, c.surface_a.surface, c.surface_b.body, c.surface_b.surface,
+                               (*c.parameters_a, *c.parameters_b)) for name, c in specs.items()]
+    params = dict(loaded.parameters)
+    dyn = RollingContactDynamics(loaded.system, contacts, alpha=alpha, beta=beta)
+    model = dyn.model
+    q = [loaded.q0.get(str(n), 0.0) for n in model.q]
+    u = [loaded.u0.get(str(n), 0.0) for n in model.u]
+    qc, uc = dyn.from_joint_state(q, u, params=params)
+    try:
+        q0, u0 = dyn.initial_state(qc, uc, params=params, tol=tol)
+    except ModelError as exc:
+        raise ModelError(f"{loaded.path}: [[contacts]]: {exc}") from None
+    return RollingModel(dyn, q0, u0)

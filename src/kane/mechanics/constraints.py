@@ -16,9 +16,9 @@ import sympy as sp
 
 from ..errors import DerivationError, ModelError
 from ..model.elements import ConstraintKind
-from .kinematics import TreeKinematics, dot, matvec
+from .kinematics import TreeKinematics, cross, dot, matvec
 
-__all__ = ["ConstraintRows", "constraint_rows", "select_dependent", "EmbeddingChoice"]
+__all__ = ["ConstraintRows", "constraint_bias", "constraint_rows", "select_dependent", "EmbeddingChoice"]
 
 
 @dataclass(frozen=True)
@@ -66,16 +66,8 @@ def constraint_rows(model, kin: TreeKinematics, constraint) -> ConstraintRows:
         V, rem = kin.point_partials_in_body(body, point)
         return _project(constraint.name, kin, V, rem, [list(direction)], None)
     if kind is ConstraintKind.ROLLING_DISK:
-        body, radius, axis, center, p0, normal = data
-        R0 = kin.rotation_to_ground(body)
-        ax = list(axis / sp.sqrt(dot(list(axis), list(axis))))
-        # in the disk's axes: the plane's normal n, and the unit vector k of the disk plane closest to it; the
-        # contact is the rim point nearest the plane, centre - r k
-        n_b = [a(dot(list(normal), list(R0[:, j]))) for j in range(3)]
-        na = a(dot(n_b, ax))
-        k = [a(n_b[j] - na * ax[j]) for j in range(3)]
-        norm = a(sp.sqrt(1 - na * na))
-        contact = [a(center[j] - radius * k[j] / norm) for j in range(3)]
+        body, p0, normal = data[0], data[4], data[5]
+        contact = _disk_contact(kin, data)[0]
         V, rem = kin.point_partials(body, contact)
         C = sp.Matrix([a(dot(list(normal), [x - y for x, y in zip(kin.point_in_ground(body, contact), p0)]))])
         rows = _project(constraint.name, kin, V, rem, [*plane_tangents(normal), list(normal)], C)
@@ -96,6 +88,67 @@ def constraint_rows(model, kin: TreeKinematics, constraint) -> ConstraintRows:
         b = sp.Matrix.vstack(rows.b, sp.Matrix([a(x - y) for x, y in zip(wa, wb)]))
         return ConstraintRows(constraint.name, A, b, rows.C, rows.C_rows)
     raise ModelError(f"constraint {constraint.name!r}: unknown kind {kind!r}")
+
+
+def _disk_contact(kin, data) -> tuple[list, list]:
+    """(contact, n_b): the contact point (3,) of a rolling disk in the disk's axes and the plane's normal n_b (3,)
+    in them; with k the unit vector of the disk plane closest to n_b, the contact is the rim point nearest the
+    plane, centre - r k."""
+    body, radius, axis, center, _, normal = data
+    a = kin.b.assign
+    R0 = kin.rotation_to_ground(body)
+    ax = list(axis / sp.sqrt(dot(list(axis), list(axis))))
+    n_b = [a(dot(list(normal), list(R0[:, j]))) for j in range(3)]
+    na = a(dot(n_b, ax))
+    k = [a(n_b[j] - na * ax[j]) for j in range(3)]
+    norm = a(sp.sqrt(1 - na * na))
+    return [a(center[j] - radius * k[j] / norm) for j in range(3)], n_b
+
+
+def constraint_bias(model, kin: TreeKinematics, constraint, rows: ConstraintRows) -> list:
+    """The velocity-product part A' u + b' (m,) of the rate of one constraint's rows (at u' = 0; seed 000 Eq. 44).
+
+    Rows that constrain a body point's velocity along constant directions (rolling disk, point velocity, no slip,
+    loop closure) take it from the bodies' accelerations (:meth:`TreeKinematics.point_velocity_rate`); the other
+    rows, and directions that change with q or t, by the builder's time derivative of A u + b."""
+    b, kind, data = kin.b, constraint.kind, constraint.data
+    u = sp.Matrix(model.u)
+    extra = []  # rows after the point rows (a loop closure's frame rows)
+
+    def generic():
+        return [b.time_derivative((rows.A[r, :] * u)[0] + rows.b[r]) for r in range(rows.A.shape[0])]
+
+    if kind is ConstraintKind.ROLLING_DISK:
+        normal = data[5]
+        contact, n_b = _disk_contact(kin, data)
+        if all(b.time_derivative(e) == 0 for e in normal):  # n_b = R0^T n, so n_b' = -w x n_b = n_b x w
+            for e, rate in zip(n_b, cross(n_b, kin.vel[data[0]][:3])):
+                _give_rate(b, e, rate)
+        dirs, rate = [*plane_tangents(normal), list(normal)], kin.point_velocity_rate(data[0], contact)
+    elif kind is ConstraintKind.POINT_VELOCITY:
+        dirs, rate = data[2], kin.point_velocity_rate(data[0], data[1])
+    elif kind is ConstraintKind.NO_SLIP:
+        dirs, rate = [data[2]], kin.point_velocity_rate(data[0], data[1], ground=False)
+    elif kind is ConstraintKind.LOOP_CLOSURE:
+        ba, pa, bb, pb, frames, dirs = data
+        ra, rb = (kin.point_velocity_rate(i, p) if i >= 0 else [0, 0, 0] for i, p in ((ba, pa), (bb, pb)))
+        rate = [x - y for x, y in zip(ra, rb)]
+        if frames:  # relative angular velocity in ground axes: (R0 w)' = R0 w' (as R0' w = R0 (w x w) = 0)
+            wa, wb = (matvec(kin.rotation_to_ground(i), kin.acc[i][:3]) if i >= 0 else [0, 0, 0] for i in (ba, bb))
+            extra = [b.assign(x - y) for x, y in zip(wa, wb)]
+    else:
+        return generic()
+    if any(b.time_derivative(e) != 0 for d in dirs for e in d):
+        return generic()
+    return [b.assign(dot(list(d), rate)) for d in dirs] + extra
+
+
+def _give_rate(b, e, rate) -> None:
+    """Tell the builder the time derivative of the named quantity ``e`` (a symbol or a negated symbol), unless it
+    has one already: the chain rule through its definition is then never formed."""
+    coeff, sym = e.as_coeff_Mul() if e.is_Mul else (sp.S.One, e)
+    if sym.is_Symbol and coeff in (1, -1) and b.definition(sym) is not None and sym not in b.rates:
+        b.rates[sym] = b.assign(coeff * rate)
 
 
 def plane_tangents(normal) -> list[list]:

@@ -13,23 +13,55 @@ import sympy as sp
 from ..codegen.program import ProgramBuilder
 from ..model.model import Model
 
-__all__ = ["TreeKinematics", "cross", "dot", "matvec", "matTvec", "crm", "crf"]
+__all__ = ["TreeKinematics", "cross", "dot", "matvec", "matTvec", "matmul3", "sum_products", "exact_zero", "crm",
+           "crf"]
+
+_ZERO = sp.S.Zero
+
+
+def exact_zero(x) -> bool:
+    """x is sympy's exact zero or the integer 0 (a product with it is 0 and can be left out)."""
+    return x is _ZERO or (type(x) is int and x == 0)
+
+
+def sum_products(pairs, signs=None):
+    """sum of s x y over the pairs (x, y) and signs s (default all +1), formed as one sympy Add with the products
+    that have an exact zero factor left out: the same expression as the chained arithmetic, without its
+    intermediate sums."""
+    if signs is None:
+        terms = [x * y for x, y in pairs if not (exact_zero(x) or exact_zero(y))]
+    else:
+        terms = [x * y if s > 0 else -(x * y) for (x, y), s in zip(pairs, signs)
+                 if not (exact_zero(x) or exact_zero(y))]
+    if len(terms) < 2:
+        return terms[0] if terms else _ZERO
+    if any(isinstance(t, sp.Basic) for t in terms):
+        return sp.Add(*terms)
+    return sum(terms[1:], terms[0])  # plain numbers stay plain numbers
+
+
+def matmul3(A, B) -> sp.Matrix:
+    """A B of two 3 x 3 matrices, exact zeros skipped."""
+    return sp.Matrix(3, 3, [sum_products(((A[i, 0], B[0, j]), (A[i, 1], B[1, j]), (A[i, 2], B[2, j])))
+                            for i in range(3) for j in range(3)])
 
 
 def cross(a, b):
-    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    m = (1, -1)
+    return [sum_products(((a[1], b[2]), (a[2], b[1])), m), sum_products(((a[2], b[0]), (a[0], b[2])), m),
+            sum_products(((a[0], b[1]), (a[1], b[0])), m)]
 
 
 def dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+    return sum_products(((a[0], b[0]), (a[1], b[1]), (a[2], b[2])))
 
 
 def matvec(R, v):
-    return [R[i, 0] * v[0] + R[i, 1] * v[1] + R[i, 2] * v[2] for i in range(3)]
+    return [sum_products(((R[i, 0], v[0]), (R[i, 1], v[1]), (R[i, 2], v[2]))) for i in range(3)]
 
 
 def matTvec(R, v):
-    return [R[0, i] * v[0] + R[1, i] * v[1] + R[2, i] * v[2] for i in range(3)]
+    return [sum_products(((R[0, i], v[0]), (R[1, i], v[1]), (R[2, i], v[2]))) for i in range(3)]
 
 
 class TreeKinematics:
@@ -46,15 +78,19 @@ class TreeKinematics:
         self.qdot = [None] * model.n_q
         self.R_pc, self.r_pc, self.S, self.sigma, self.vel, self.acc = [], [], [], [], [], []
         self._R0, self._r0, self._partials = {}, {}, {}
-        u_all = sp.Matrix(model.u)
+        self.memo = {}  # quantities other modules form once from these kinematics (the body inertias)
         self.W_full = sp.zeros(model.n_q, model.n_u)  # q' = W_full u + X
+        joint_kin = []
         for pj in model.joints:  # kinematic differential equations first: time derivatives need them
             q_j = sp.Matrix(model.q[pj.q_slice])
             jk = pj.joint.kinematics(q_j, model.t)
+            joint_kin.append(jk)
             if pj.joint.nq:
                 W_j = builder.assign_matrix(jk.W)
                 self.W_full[pj.q_slice, pj.u_slice] = W_j
-                rates = W_j * u_all[pj.u_slice, :] + jk.X
+                u_j = list(model.u[pj.u_slice])
+                rates = [sum_products([(W_j[r, c], u_j[c]) for c in range(len(u_j))]) + jk.X[r]
+                         for r in range(W_j.shape[0])]
             else:
                 rates = sp.zeros(0, 1)
             for k, idx in enumerate(range(model.n_q)[pj.q_slice]):
@@ -63,12 +99,13 @@ class TreeKinematics:
         g0 = [-gk for gk in model.gravity]
         for i, pj in enumerate(model.joints):
             q_j = sp.Matrix(model.q[pj.q_slice])
-            jk = pj.joint.kinematics(q_j, model.t)
+            jk = joint_kin[i]
             R_FM, p_FM = pj.joint.transform(q_j)
             R_FM = builder.assign_matrix(R_FM)
-            R_pc = builder.assign_matrix(sp.Matrix(pj.R_parent_F) * R_FM * sp.Matrix(pj.R_child_M).T)
-            r_pc = [a(e) for e in (sp.Matrix(pj.r_parent_F) + sp.Matrix(pj.R_parent_F) * p_FM
-                                   - R_pc * sp.Matrix(pj.r_child_M))]
+            R_pF, R_cM = sp.Matrix(pj.R_parent_F), sp.Matrix(pj.R_child_M)
+            R_pc = builder.assign_matrix(matmul3(matmul3(R_pF, R_FM), R_cM.T))
+            r_F, r_M = matvec(R_pF, list(p_FM)), matvec(R_pc, list(pj.r_child_M))
+            r_pc = [a(pj.r_parent_F[k] + r_F[k] - r_M[k]) for k in range(3)]
             self.R_pc.append(R_pc)
             self.r_pc.append(r_pc)
             # motion subspace and velocity bias of the joint, moved from frame M to body axes
@@ -165,7 +202,8 @@ class TreeKinematics:
             return sp.eye(3)
         if i not in self._R0:
             p = self.model.parent[i]
-            self._R0[i] = self.R_pc[i] if p < 0 else self.b.assign_matrix(self.rotation_to_ground(p) * self.R_pc[i])
+            self._R0[i] = self.R_pc[i] if p < 0 else self.b.assign_matrix(matmul3(self.rotation_to_ground(p),
+                                                                                  self.R_pc[i]))
         return self._R0[i]
 
     def origin_in_ground(self, i):
@@ -201,6 +239,26 @@ class TreeKinematics:
         w, v = self.vel[i][:3], self.vel[i][3:]
         vp = [v[k] + e for k, e in enumerate(cross(w, list(point)))]
         return [self.b.assign(e) for e in matvec(self.rotation_to_ground(i), vp)]
+
+    def point_velocity_rate(self, i, point, ground: bool = True):
+        """The velocity-product part (at u' = 0) of d/dt of the velocity of body i's body-fixed point at ``point``
+        (3,) (body axes; it may move over the body with q, as a rolling contact does): in ground axes, the rate
+        of v_P = R0 (v + w x p); with ``ground=False`` the rate of its body-axis components v + w x p. It reuses
+        the bodies' accelerations ``acc`` (gravity removed), so the rates of constraint rows A u + b cost a few
+        operations instead of the chain rule through their partial velocities [m/s^2]."""
+        a = self.b.assign
+        w, v, wd = self.vel[i][:3], self.vel[i][3:], self.acc[i][:3]
+        g0 = [-gk for gk in self.model.gravity]
+        g_body = matTvec(self.rotation_to_ground(i), g0) if any(gk != 0 for gk in g0) else [0, 0, 0]
+        p = list(point)
+        pd = [self.b.time_derivative(e) for e in p]
+        wxp, wdxp, wxpd = cross(w, p), cross(wd, p), cross(w, pd)
+        rate = [a(self.acc[i][3 + k] - g_body[k] + wdxp[k] + wxpd[k]) for k in range(3)]
+        if not ground:
+            return rate
+        vp = [a(v[k] + wxp[k]) for k in range(3)]
+        wxvp = cross(w, vp)
+        return [a(e) for e in matvec(self.rotation_to_ground(i), [a(x + y) for x, y in zip(rate, wxvp)])]
 
     def ancestors(self, i):
         """Joint indices from body i up to the ground (body i's own joint first)."""

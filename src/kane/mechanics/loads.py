@@ -6,8 +6,8 @@ from __future__ import annotations
 import sympy as sp
 
 from ..model.model import Model, stretch, stretch_rate
-from .inertia import body_inertia
-from .kinematics import TreeKinematics, cross, dot
+from .inertia import body_inertias
+from .kinematics import TreeKinematics, cross, dot, exact_zero, sum_products
 
 __all__ = ["applied_body_forces", "joint_generalized_forces", "energy_expressions", "gravity_potential",
            "nonconservative_power", "spring_potential"]
@@ -68,7 +68,8 @@ def gravity_potential(model: Model, kin: TreeKinematics):
     pe = sp.S.Zero
     if any(gk != 0 for gk in model.gravity):
         for i, body in enumerate(model.bodies):
-            pe -= body.mass * dot(list(model.gravity), kin.point_in_ground(i, body.com))
+            if not exact_zero(body.mass):
+                pe -= body.mass * dot(list(model.gravity), kin.point_in_ground(i, body.com))
     return pe
 
 
@@ -99,7 +100,7 @@ def nonconservative_power(model: Model, kin: TreeKinematics):
     b = kin.b
     total = sum((dot(f[:3], v[:3]) + dot(f[3:], v[3:]) for f, v in zip(applied_body_forces(model, kin), kin.vel)),
                 sp.S.Zero)
-    total += sum((Q * u for Q, u in zip(joint_generalized_forces(model, kin), model.u)), sp.S.Zero)
+    total += sum_products(list(zip(joint_generalized_forces(model, kin), model.u)))
     return b.assign(total + (b.time_derivative(springs) if springs != 0 else 0))
 
 
@@ -108,8 +109,9 @@ def energy_expressions(model: Model, kin: TreeKinematics):
     springs and joint springs; potential is None when a load's potential is unknown."""
     b = kin.b
     ke = sp.S.Zero
+    inertias = body_inertias(model, kin)
     for i in range(model.n_bodies):
-        I = body_inertia(model, i)
+        I = inertias[i]
         v = kin.vel[i]
         h = I.apply(b, v)
         ke += dot(v[:3], h[:3]) + dot(v[3:], h[3:])

@@ -217,6 +217,8 @@ def _values(symbols, defaults, given, what, bounds=()) -> np.ndarray:
         if arr.shape != out.shape:
             raise ModelError(f"{what} values: expected {out.shape[0]} values in model order, got shape {arr.shape}")
         out = arr.astype(float)
+    if not bounds and np.isfinite(out).all():  # nothing to report (the simulators' per-evaluation path)
+        return out
     for k, value in enumerate(out):
         lo, hi = bounds[k] if k < len(bounds) else (-np.inf, np.inf)
         if not (np.isfinite(value) and lo <= value <= hi):

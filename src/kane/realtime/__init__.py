@@ -7,6 +7,10 @@ statistics, an HDF5 log written outside the periods, and the ``[realtime]`` tabl
     >>> coupler = kane.realtime.VirtualCoupler(dyn, port, kane.realtime.CouplerGains(2000.0, 5.0), max_force=20.0)
     >>> loop = kane.realtime.RealtimeLoop(coupler, hand, q0, u0, log="run.h5")
     >>> result = loop.run()
+
+Constraint changes inside the period: ``SwitchingDynamics(equations, rules)`` in place of the compiled dynamics (the
+loop then runs a :class:`SwitchingPlant`; the mode and the events go into the log); multi-rate:
+``LoopOptions(substeps=N)`` or ``LoopOptions(dynamics_every=k)`` (:class:`SlowDynamics`).
 """
 
 from .coupler import (
@@ -23,13 +27,16 @@ from .devices import Device, DeviceSample, Replay, SimulatedHand, Workspace, che
 from .log import LOG_FORMAT, RealtimeLog
 from .loop import ClockMode, Engine, LoopOptions, LoopResult, RealtimeLoop
 from .model_table import RealtimeSettings, realtime_settings
+from .multirate import SlowDynamics
 from .stats import JITTER_EDGES_S, DeadlineStats, DeadlineSummary
-from .udp import UdpDevice
+from .switching_plant import SwitchingDynamics, SwitchingOptions, SwitchingPlant
+from .udp import FORCE_SIZE, STATE_SIZE, UdpDevice, pack_state, unpack_force
 
 __all__ = [
     "CouplerForce", "CouplerGains", "CouplerPort", "PassivityWarning", "VirtualCoupler", "add_coupler",
     "check_gains", "passivity_bound", "Device", "DeviceSample", "Replay", "SimulatedHand", "Workspace",
     "check_sample", "LOG_FORMAT", "RealtimeLog", "ClockMode", "Engine", "LoopOptions", "LoopResult",
     "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats", "DeadlineSummary", "RealtimeSettings", "realtime_settings",
-    "UdpDevice",
+    "UdpDevice", "FORCE_SIZE", "STATE_SIZE", "pack_state", "unpack_force", "SlowDynamics", "SwitchingDynamics",
+    "SwitchingOptions", "SwitchingPlant",
 ]

@@ -130,18 +130,17 @@ class VirtualCoupler:
         b = ProgramBuilder(groups, prefix="c")
         kin = TreeKinematics(model, b)
         prog = b.build({"x": kin.point_in_ground(i, port.point), "v": kin.point_velocity_in_ground(i, port.point)})
-        self._fn = None
-        if dynamics.backend == "c":
-            try:
-                self._fn = CFunction(prog, ["x", "v"])
-            except CCompileError:
-                self._fn = None
-        if self._fn is None:
-            self._fn = compile_program(prog, ["x", "v"])
+        self._fn = _compiled(prog, ["x", "v"], dynamics.backend == "c")
         self._params = params
         self._p = model.parameter_values(params)
         self._w = model.input_values()
         self._full = len(dynamics.u_dependent_names) > 0
+        # the dependent speeds u_dep = D u + E, compiled here as the point's program is (C with the C backend):
+        # one call with no argument checks in the period, rather than Dynamics.full_speeds
+        program = getattr(getattr(dynamics, "equations", None), "program", None)
+        self._u_full = None
+        if self._full and program is not None and "u_full" in program.outputs:
+            self._u_full = _compiled(program, ["u_full"], isinstance(self._fn, CFunction))
         self._k, self._b = float(gains.stiffness), float(gains.damping)
         self._bound = None
 
@@ -149,7 +148,9 @@ class VirtualCoupler:
         """The body point's position (3,) [m] and velocity (3,) [m/s] in ground axes at (t, q, independent u)."""
         q = np.ascontiguousarray(q, dtype=float)
         u = np.ascontiguousarray(u, dtype=float)
-        if self._full:
+        if self._u_full is not None:
+            u = self._u_full(float(t), q, u, self._p, self._w)[0]
+        elif self._full:
             u = np.ascontiguousarray(self.dynamics.full_speeds(t, q, u, self._params))
         x, v = self._fn(float(t), q, u, self._p, self._w)
         return np.array(x, dtype=float).reshape(3), np.array(v, dtype=float).reshape(3)
@@ -166,25 +167,36 @@ class VirtualCoupler:
         ``q`` and ``u`` are the float64 buffers given to :meth:`bind` (the compiled stepper's state), one C call
         into a preallocated output and no numpy allocation (the real-time loop's period)."""
         if self._bound is not None and q is self._bound[0] and u is self._bound[1]:
-            self._kane_f(float(t), *self._bound_ptrs)
+            t = float(t)
+            if self._full_ptrs is not None:  # the dependent speeds into the bound full-speed buffer first
+                self._kane_u_full(t, *self._full_ptrs)
+            self._kane_f(t, *self._bound_ptrs)
             return self._out.tolist()
         x, v = self.point_state(t, q, u)
         return [*x.tolist(), *v.tolist()]
 
     def bind(self, q: np.ndarray, u: np.ndarray) -> None:
         """Evaluate :meth:`point_floats` straight from these buffers (float64 (n_q,), (n_u,) that keep their
-        identity, such as the compiled stepper's q and u) with one C call; a no-op without the C backend or with
-        dependent speeds (then every call goes through :meth:`point_state`)."""
-        fn = self._fn
-        if not isinstance(fn, CFunction) or self._full:
+        identity, such as the compiled stepper's q and u) with one C call (two with dependent speeds: u_full into a
+        preallocated buffer, then the point); a no-op without the C backend (then every call goes through
+        :meth:`point_state`)."""
+        fn, full = self._fn, self._u_full
+        if not isinstance(fn, CFunction) or (self._full and not isinstance(full, CFunction)):
             return
         ffi = fn.ffi
         self._out = np.zeros(6)
         self._w_c = np.ascontiguousarray(self._w, dtype=float)
         w = ffi.from_buffer(self._w_c) if self._w_c.size else ffi.new("double[1]")
+        p = np.ascontiguousarray(self._p, dtype=float)
+        q_ptr, u_ptr = ffi.from_buffer(q), ffi.from_buffer(u)
+        self._full_ptrs = None
+        if self._full:
+            self._u_full_buf = np.zeros(full.sizes["nout"])
+            u_full_ptr = ffi.from_buffer(self._u_full_buf)
+            self._full_ptrs = (q_ptr, u_ptr, w, full.constants(p), u_full_ptr)
+            self._kane_u_full, u_ptr = full.lib.kane_f, u_full_ptr
         self._bound = (q, u)
-        self._bound_ptrs = (ffi.from_buffer(q), ffi.from_buffer(u), w,
-                            fn.constants(np.ascontiguousarray(self._p, dtype=float)), ffi.from_buffer(self._out))
+        self._bound_ptrs = (q_ptr, u_ptr, w, fn.constants(p), ffi.from_buffer(self._out))
         self._keep = w
         self._kane_f = fn.lib.kane_f
 
@@ -205,3 +217,13 @@ class VirtualCoupler:
             fx, fy, fz = fx * s, fy * s, fz * s
         return (float(fx), float(fy), float(fz), saturated, float(fx * vxh + fy * vyh + fz * vzh),
                 float(0.5 * k * (dx * dx + dy * dy + dz * dz)))
+
+
+def _compiled(program, outputs: list, c: bool):
+    """``program``'s ``outputs`` compiled to C when ``c`` (and a compiler works), else by the numpy backend."""
+    if c:
+        try:
+            return CFunction(program, outputs)
+        except CCompileError:
+            pass
+    return compile_program(program, outputs)

@@ -7,7 +7,12 @@ Layout (HDF5 1.8 format, readable with plain ``h5py.File(path, "r")``): attribut
 point, ``force`` (N, 3) [N] on the body (the device displays -force), ``power`` [W] (force . hand velocity),
 ``port_energy`` [J] (the work the device did on the coupler up to the start of period k, force held over each
 period), ``spring_energy`` [J] of the coupler, ``energy`` [J] of the virtual system (NaN when unknown), ``q``,
-``u``, ``compute_time`` and ``lateness`` [s], ``sample_status`` (int8: 0 used, 1 refused, 2 missing);
+``u``, ``compute_time`` and ``lateness`` [s], ``sample_status`` (int8: 0 used, 1 refused, 2 missing), ``mode``
+(int16: the mode at the period's start, an index into the JSON list attribute ``modes``, e.g. ["free",
+"caster_stick"]; ["single"] for a system without switching); the group ``events`` (written at the close) of the
+mode changes inside the periods, one row each: ``t`` [s], ``kind`` ("lock", "unlock", "impact", "stick", "slip"...),
+``constraint`` (its name) and ``data`` (JSON: impulses, change of kinetic energy, new mode), strings as UTF-8
+(``f["events/kind"].asstr()[:]``);
 ``n_committed`` (1,) the rows known to be on disk, written last in each flush (the datasets of a partial
 file grow ahead of it, NaN-filled: read the first ``n_committed`` rows).
 
@@ -34,7 +39,7 @@ import h5py
 import numpy as np
 
 from ..errors import KaneError
-from ..io.trajectory import PARTIAL_SUFFIX, _series, check_output_path
+from ..io.trajectory import PARTIAL_SUFFIX, _json_default, _series, check_output_path
 from . import log_writer
 from .log_writer import write_block
 
@@ -48,7 +53,7 @@ _VECTORS = ("hand_position", "hand_velocity", "point_position", "point_velocity"
 _SCALARS = ("t", "power", "port_energy", "spring_energy", "energy", "compute_time", "lateness")
 # the floats of one row given to RealtimeLog.record, in this order (energy is computed by the writer)
 ROW_FIELDS = ("t", "hand_position", "hand_velocity", "point_position", "point_velocity", "force", "power",
-              "port_energy", "spring_energy", "sample_status", "compute_time", "lateness")
+              "port_energy", "spring_energy", "sample_status", "mode", "compute_time", "lateness")
 _WIDTH = {name: 3 if name in _VECTORS else 1 for name in ROW_FIELDS}
 _BLOCKS = 8  # the ring holds this many blocks of flush_every rows
 
@@ -109,6 +114,7 @@ class RealtimeLog:
             _series(f, "q", (self.nq,), 1024)
             _series(f, "u", (self.nu,), 1024)
             _series(f, "sample_status", (), 1024, "i1")
+            _series(f, "mode", (), 1024, "i2")
             f.create_dataset("n_committed", data=np.zeros(1, dtype=np.int64))
         self._writer = threading.Thread(target=self._write_blocks, name="kane-realtime-log", daemon=True)
         self._writer.start()
@@ -188,8 +194,10 @@ class RealtimeLog:
         if self._error is not None:
             raise self._error
 
-    def close(self, status: str, stats: dict, counts: dict) -> Path:
-        """Flush, write ``status`` and the JSON ``stats`` and ``counts``, rename to the final path; returns it."""
+    def close(self, status: str, stats: dict, counts: dict, modes=("single",), events=()) -> Path:
+        """Flush, write ``status``, the JSON ``stats`` and ``counts``, the ``modes`` names (the ``mode`` column's
+        indices) and the ``events`` (kane.io.trajectory EventRecord: t [s], name of the constraint, kind, data),
+        rename to the final path; returns it."""
         try:
             self.flush()
         finally:
@@ -204,8 +212,19 @@ class RealtimeLog:
                 del self._ring
                 os.close(self._ring_fd)
         with h5py.File(self.partial, "a", libver=_LIBVER) as f:
-            for name in (*_SCALARS, *_VECTORS, "q", "u", "sample_status"):
+            for name in (*_SCALARS, *_VECTORS, "q", "u", "sample_status", "mode"):
                 f[name].resize(self.n_committed, axis=0)  # the reserve beyond the rows goes
-            f.attrs.update({"status": status, "stats": json.dumps(stats), "counts": json.dumps(counts)})
+            f.attrs.update({"status": status, "stats": json.dumps(stats), "counts": json.dumps(counts),
+                            "modes": json.dumps(list(modes))})
+            _write_events(f.create_group("events"), list(events))
         os.replace(self.partial, self.path)
         return self.path
+
+
+def _write_events(group, events: list) -> None:
+    """The mode changes as datasets of ``group``: t (N,) [s], kind, constraint and JSON data (N,) UTF-8 strings."""
+    text = h5py.string_dtype("utf-8")
+    group.create_dataset("t", data=np.array([float(e.t) for e in events], dtype=float))
+    for name, values in (("kind", [e.kind for e in events]), ("constraint", [e.name for e in events]),
+                         ("data", [json.dumps(e.data, default=_json_default) for e in events])):
+        group.create_dataset(name, data=np.array(values, dtype=object), dtype=text, shape=(len(values),))

@@ -128,8 +128,8 @@ class _CompiledPlant:
 
 class _PythonPlant:
     def __init__(self, dynamics, t, q, u, params, names, dt):
-        self.w = dict(zip(dynamics.input_names, dynamics.model.input_values()))
-        self.names = names
+        self.w = dynamics.model.input_values()  # model order, written in place: no name look-ups per evaluation
+        self.index = tuple(dynamics.input_names.index(n) for n in names)
         self.sim = Simulator(dynamics, t0=t, q0=q, u0=u, method=Method.RK4, dt=dt, params=params,
                              inputs=lambda t, q, u: self.w, record=False, record_energy=False)
 
@@ -138,8 +138,9 @@ class _PythonPlant:
         return self.sim.t, q, u
 
     def advance(self, period, n, force):
-        for name, f in zip(self.names, force):
-            self.w[name] = float(f)
+        w = self.w
+        for i, f in zip(self.index, force):
+            w[i] = f
         for _ in range(n):
             self.sim.step()
 
@@ -265,6 +266,9 @@ class RealtimeLoop:
             cpl.bind(q, u)  # the compiled stepper's state buffers: one C call per period, no allocation
         t = t_start
         stop, plant, clock = self._stop, self.plant, time.perf_counter
+        has_mode, modes, mode = hasattr(plant, "mode"), {"single": 0}, 0  # mode name -> its index in the log
+        if has_mode:
+            modes = {}
         try:
             dev.open()
         except BaseException as exc:  # no period ran: the log is closed empty, saying why
@@ -314,7 +318,10 @@ class RealtimeLoop:
                 dev.write_force(t, (-force[0], -force[1], -force[2]))
                 prev_force = force
                 if log is not None:  # q, u before the step; the timing is filled in at the period's end
-                    log.record([t, *x_h, *v_h, *point, *force, power, port_energy, spring, flag, 0.0, 0.0], q, u)
+                    if has_mode:
+                        mode = modes.setdefault(plant.mode, len(modes))
+                    log.record([t, *x_h, *v_h, *point, *force, power, port_energy, spring, flag, mode, 0.0, 0.0],
+                               q, u)
                 k += 1
                 if bad_run >= timeout_periods and flag == SAMPLE_MISSING:
                     status = f"device stopped answering at t = {t - (bad_run - 1) * period:.6g} s"
@@ -340,7 +347,8 @@ class RealtimeLoop:
             path = log.close(status, summary.as_dict(),
                              {"refused": refused, "missing": missing, "saturated": int(saturated),
                               "engine": self.engine.value, "substeps": n_sub,
-                              "device": dict(getattr(dev, "counts", {}))})
+                              "device": dict(getattr(dev, "counts", {}))},
+                             modes=list(modes), events=getattr(plant, "events", ()))
         return LoopResult(status, summary, refused, missing, int(saturated), port_energy, float(t_end),
                           np.array(q), np.array(u), self.engine, path)
 

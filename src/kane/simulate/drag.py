@@ -32,6 +32,7 @@ from ..codegen.program import ProgramBuilder
 from ..errors import ArgumentError
 from ..mechanics.kinematics import TreeKinematics, matvec
 from ..options import parse_enum
+from .surface_pair import ContactPatchError
 
 __all__ = ["DragMethod", "DragOptions", "Target", "DragResult", "DragSolver", "orientation_error"]
 
@@ -95,7 +96,8 @@ class Target:
 class DragResult:
     """q (n_q,): the configuration; residual: max |C(q)| of the constraints and grasps [m]; distance: the
     remaining weighted target error |e| [m]; distances: per target, |position error| [m]; iterations: steps
-    taken; reachable: distance <= reach_tol; converged: the iteration stopped on step_tol (not on max_iter)."""
+    taken; reachable: distance <= reach_tol; converged: the iteration stopped on step_tol (not on max_iter);
+    contact_parameters: per surface-surface contact, its (u1, v1, u2, v2)."""
 
     q: np.ndarray
     residual: float
@@ -104,6 +106,7 @@ class DragResult:
     reachable: bool
     converged: bool
     distances: tuple = field(default_factory=tuple)
+    contact_parameters: tuple = field(default_factory=tuple)
 
 
 def orientation_error(R: np.ndarray, R_target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -116,17 +119,25 @@ def orientation_error(R: np.ndarray, R_target: np.ndarray) -> tuple[np.ndarray, 
 
 class DragSolver:
     """Per-frame assembly toward ``targets`` (a sequence of :class:`Target`) for the compiled dynamics ``dyn``
-    (anything with ``holonomic_rows``, ``model``, ``q_names``). ``contacts`` are extra hard constraints on body
+    (anything with ``holonomic_rows``, ``model``, ``q_names``). ``contacts`` are extra hard constraints: on body
     points (objects with ``body``, ``center`` and ``rows(x, J_x) -> (C, A)``, such as
-    :class:`kane.simulate.surface_contact.SphereOnSurface`). The kinematics of the targets' and contacts' body
-    points are compiled once; :meth:`solve` takes new target values each frame."""
+    :class:`kane.simulate.surface_contact.SphereOnSurface`), or between two bodies' surfaces with their contact
+    parameters as extra unknowns (objects with ``bodies``, ``params``, ``n_params``, ``settle(poses)`` and
+    ``rows(poses, z, n_u) -> (C, A_u, A_z)``, such as :class:`kane.simulate.surface_pair.SurfaceOnSurface`): the
+    iteration then runs on (q, z), z' = dz. The kinematics of the targets' and contacts' body points are compiled
+    once; :meth:`solve` takes new target values each frame."""
 
     def __init__(self, dyn, targets: Sequence[Target], options: DragOptions = DragOptions(), params=None,
                  inputs=None, contacts: Sequence = ()):
         self.dyn, self.model, self.options = dyn, dyn.model, options
         self.targets, self.contacts = tuple(targets), tuple(contacts)
         bodies = {b.name: i for i, b in enumerate(self.model.bodies)}
-        for tg in (*self.targets, *self.contacts):
+        for c in self.contacts:
+            for body in getattr(c, "bodies", ()):
+                if body not in bodies:
+                    raise ArgumentError(f"contact {c.name!r}: body {body!r} is not in the model; bodies: "
+                                        f"{', '.join(bodies)}, or 'ground'")
+        for tg in (*self.targets, *(c for c in self.contacts if not hasattr(c, "bodies"))):
             point = tg.point if isinstance(tg, Target) else tg.center
             if tg.body not in bodies:
                 raise ArgumentError(f"target body {tg.body!r} is not in the model; bodies: {', '.join(bodies)}")
@@ -138,12 +149,19 @@ class DragSolver:
         self._p = self.model.parameter_values(params)
         self._w = self.model.input_values(inputs)
         self._last_q = None  # where errors() was last evaluated (the contacts' coordinates belong to it)
+        self._patch = None  # the last trial that left a contact's patch in this iteration
         m = self.model
         b = ProgramBuilder({"t": (m.t,), "q": m.q, "u": m.u, "params": m.parameters, "inputs": m.inputs},
                            prefix="dg")
         kin = TreeKinematics(m.name_constants(b.assign), b)
         outs, names = {}, []
-        points = [(tg.body, tg.point) for tg in self.targets] + [(c.body, c.center) for c in self.contacts]
+        points, self._slots = [(tg.body, tg.point) for tg in self.targets], []
+        for c in self.contacts:
+            extra = [(b, (0.0, 0.0, 0.0)) for b in c.bodies] if hasattr(c, "bodies") else [(c.body, c.center)]
+            self._slots.append(range(len(points), len(points) + len(extra)))
+            points += extra
+        self._nz = sum(getattr(c, "n_params", 0) for c in self.contacts)
+        self._nv = m.n_u + self._nz  # the step's unknowns: the speeds and the contact parameters
         for k, (body, point) in enumerate(points):
             i, point = bodies[body], [float(c) for c in point]
             R = kin.rotation_to_ground(i)
@@ -175,10 +193,20 @@ class DragSolver:
         vals = self._fn(float(t), np.asarray(q, dtype=float), np.zeros(self.model.n_u), self._p, self._w)
         return np.array([np.asarray(vals[4 * k], dtype=float).reshape(3) for k in range(len(self.targets))])
 
+    def _poses(self, vals, slots):
+        """(o, R, J_v, J_w) of the compiled body points ``slots``."""
+        return [tuple(np.asarray(vals[4 * k + j], dtype=float).reshape(shape)
+                      for j, shape in enumerate(((3,), (3, 3), (3, -1), (3, -1)))) for k in slots]
+
     def errors(self, t: float, q: np.ndarray):
         """(e_soft, J_soft, e_hard, J_hard, distances): weighted target errors [m] and their rows in the full
-        speeds (hard: the grasps, then the surface contacts' rows), and the per-target position distances [m]."""
-        vals = self._fn(float(t), q, np.zeros(self.model.n_u), self._p, self._w)
+        speeds and the contact parameters (hard: the grasps, then the surface contacts' rows), and the per-target
+        position distances [m]. q: (n_q,), or (n_q + n_z,) with the surface-surface contacts' parameters."""
+        n, nq = self.model.n_u, self.model.n_q
+        q = np.asarray(q, dtype=float)
+        z = q[nq:] if q.size > nq else np.concatenate([np.asarray(c.params, float) for c in self.contacts
+                                                         if hasattr(c, "bodies")] or [np.zeros(0)])
+        vals = self._fn(float(t), q[:nq], np.zeros(n), self._p, self._w)
         self._last_q = np.array(q, dtype=float)
         soft, hard, dist = ([], []), ([], []), []
         for k, tg in enumerate(self.targets):
@@ -195,22 +223,40 @@ class DragSolver:
                 s = tg.weight * tg.length
                 into[0].append(s * e)
                 into[1].append(s * G @ Jw)
-        for k, contact in enumerate(self.contacts, len(self.targets)):
-            C, A = contact.rows(np.asarray(vals[4 * k], dtype=float).reshape(3),
-                                np.asarray(vals[4 * k + 2], dtype=float).reshape(3, -1))
+        soft = (soft[0], [np.hstack([J, np.zeros((J.shape[0], self._nz))]) for J in soft[1]])
+        hard = (hard[0], [np.hstack([J, np.zeros((J.shape[0], self._nz))]) for J in hard[1]])
+        col = n
+        for contact, slots in zip(self.contacts, self._slots):
+            if hasattr(contact, "bodies"):
+                k = contact.n_params
+                C, A_u, A_z = contact.rows(self._poses(vals, slots), z[col - n:col - n + k], n)
+                A = np.zeros((C.size, self._nv))
+                A[:, :n], A[:, col:col + k] = A_u, A_z
+                col += k
+            else:
+                k = slots[0]
+                C, A = contact.rows(np.asarray(vals[4 * k], dtype=float).reshape(3),
+                                    np.asarray(vals[4 * k + 2], dtype=float).reshape(3, -1))
+                A = np.hstack([A, np.zeros((A.shape[0], self._nz))])
             hard[0].append(C)
             hard[1].append(A)
-        n = self.model.n_u
-        stack = [(np.concatenate(v) if v else np.zeros(0), np.vstack(J) if J else np.zeros((0, n)))
+        stack = [(np.concatenate(v) if v else np.zeros(0), np.vstack(J) if J else np.zeros((0, self._nv)))
                  for v, J in (soft, hard)]
         return stack[0][0], stack[0][1], stack[1][0], stack[1][1], tuple(dist)
 
     def _state(self, t, q):
-        C, A_C, W = self.dyn.holonomic_rows(t, q, self._p)
+        """(C, A, W, e, J, distances) at q (n_q + n_z,); W (n_q + n_z, n_u + n_z) maps a step to dq (dz = its
+        last n_z entries)."""
+        nq, nz = self.model.n_q, self._nz
+        C, A_C, W = self.dyn.holonomic_rows(t, q[:nq], self._p)
         e, J, eh, Jh, dist = self.errors(t, q)
         C = np.concatenate([np.ravel(C), eh])
-        A = np.vstack([np.reshape(A_C, (-1, self.model.n_u)), Jh])
-        return C, A, np.asarray(W), e, J, dist
+        A_C = np.reshape(A_C, (-1, self.model.n_u))
+        A = np.vstack([np.hstack([A_C, np.zeros((A_C.shape[0], nz))]), Jh])
+        W = np.asarray(W)
+        if nz:
+            W = np.block([[W, np.zeros((nq, nz))], [np.zeros((nz, W.shape[1])), np.eye(nz)]])
+        return C, A, W, e, J, dist
 
     def _restore(self, t, q):
         """Minimum-norm Newton steps back onto C(q) = 0 (and the grasps) after a step along the manifold."""
@@ -226,7 +272,7 @@ class DragSolver:
     def _svd(self, A):
         """(U, s, Vt, rank) of the constraint rows A (m x n_u)."""
         if not A.size:
-            return np.zeros((0, 0)), np.zeros(0), np.eye(self.model.n_u), 0
+            return np.zeros((0, 0)), np.zeros(0), np.eye(self._nv), 0
         U, s, Vt = np.linalg.svd(A)
         return U, s, Vt, int(np.sum(s > max(A.shape) * np.finfo(float).eps * s[0]))
 
@@ -250,26 +296,37 @@ class DragSolver:
         H = np.array(cols).T if cols else np.zeros((0, 0))
         return 0.5 * (H + H.T)
 
+    def _trial(self, t, q):
+        """(q, state) restored from the trial q, or (None, None) where a contact parameter left its patch."""
+        try:
+            return self._restore(t, self.model.normalize_quaternions(q))
+        except ContactPatchError as exc:
+            self._patch = exc
+            return None, None
+
     def _line_search(self, t, q, W, du, phi0, slope):
         """Step length along du: the full step, or the minimum of the parabola through phi(0), phi'(0) and
         phi(1) when that is better (a target beyond reach makes Gauss-Newton overshoot), halved until
         phi = |e|^2 + |C|^2 decreases; a step whose predicted decrease is below phi's noise (its rounding and the
         constraints' tolerance, which the restoration leaves) is taken whole (near the minimum of a target beyond
-        reach). Returns (q, state, alpha), alpha = 0 where no step
-        decreased phi (q and its state then unchanged)."""
+        reach). A trial whose contact parameters leave a patch counts as no decrease (the error is kept in
+        ``_patch``). Returns (q, state, alpha), alpha = 0 where no step decreased phi (q and its state then
+        unchanged)."""
         noise = 64 * np.finfo(float).eps * phi0 + 4 * np.sqrt(phi0) * self.options.tol  # restored to tol only
         if abs(slope) <= noise:  # phi cannot resolve the step: take it whole
-            return (*self._restore(t, self.model.normalize_quaternions(q + W @ du)), 1.0)
+            trial, state = self._trial(t, q + W @ du)
+            if state is not None:
+                return trial, state, 1.0
         alpha = 1.0
         for _ in range(30):
-            trial, state = self._restore(t, self.model.normalize_quaternions(q + alpha * W @ du))
-            phi = float(state[3] @ state[3]) + float(state[0] @ state[0])
+            trial, state = self._trial(t, q + alpha * W @ du)
+            phi = np.inf if state is None else float(state[3] @ state[3]) + float(state[0] @ state[0])
             curvature = phi - phi0 - alpha * slope
-            if slope < 0 and curvature > 0:
+            if slope < 0 and np.isfinite(phi) and curvature > 0:
                 best = -slope * alpha**2 / (2 * curvature)
                 if 0.02 * alpha < best < 0.9 * alpha:
-                    t2, s2 = self._restore(t, self.model.normalize_quaternions(q + best * W @ du))
-                    phi2 = float(s2[3] @ s2[3]) + float(s2[0] @ s2[0])
+                    t2, s2 = self._trial(t, q + best * W @ du)
+                    phi2 = np.inf if s2 is None else float(s2[3] @ s2[3]) + float(s2[0] @ s2[0])
                     if phi2 < phi:
                         trial, state, phi = t2, s2, phi2
             if phi <= phi0:
@@ -282,7 +339,7 @@ class DragSolver:
         opt = self.options
         C, A, W, e, J, _ = state
         U, s, Vt, rank = self._svd(A)
-        du_c = Vt[:rank].T @ ((U[:, :rank].T @ -C) / s[:rank]) if rank else np.zeros(self.model.n_u)
+        du_c = Vt[:rank].T @ ((U[:, :rank].T @ -C) / s[:rank]) if rank else np.zeros(self._nv)
         N = Vt[rank:].T
         r = e + J @ du_c
         B = J @ N
@@ -306,15 +363,28 @@ class DragSolver:
 
     def solve(self, q, t: float = 0.0) -> DragResult:
         """One frame: from ``q`` (n_q,) (the previous frame's result), the configuration nearest the current
-        targets that satisfies the constraints; t [s] for rheonomic constraints."""
+        targets that satisfies the constraints; t [s] for rheonomic constraints. Surface-surface contacts start
+        from their ``params`` moved to the common normal at q, and keep the frame's result there. A frame that
+        ends short of convergence because a contact would leave its patch raises that
+        :class:`~kane.simulate.surface_pair.ContactPatchError` (naming the surface, parameter and value), with the
+        last configuration reached as its ``q``."""
         opt = self.options
         q = np.array(q, dtype=float)
-        if q.shape != (self.model.n_q,) or not np.all(np.isfinite(q)):
-            raise ArgumentError(f"DragSolver.solve: q must be {self.model.n_q} finite numbers "
+        nq = self.model.n_q
+        if q.shape != (nq,) or not np.all(np.isfinite(q)):
+            raise ArgumentError(f"DragSolver.solve: q must be {nq} finite numbers "
                                 f"({', '.join(self.dyn.q_names)}), got {q.tolist()!r}")
-        q, state = self._restore(t, self.model.normalize_quaternions(q))
+        self.model.normalize_quaternions(q)
+        pairs = [(c, slots) for c, slots in zip(self.contacts, self._slots) if hasattr(c, "bodies")]
+        if pairs:
+            vals = self._fn(float(t), q, np.zeros(self.model.n_u), self._p, self._w)
+            for c, slots in pairs:
+                c.settle(self._poses(vals, slots))
+            q = np.concatenate([q] + [np.asarray(c.params, dtype=float) for c, _ in pairs])
+        q, state = self._restore(t, q)
         converged, second_order, it = False, False, 0
         for it in range(1, opt.max_iter + 1):
+            self._patch = None
             du, slope = self._step(t, q, state, second_order)
             C = state[0]
             if np.max(np.abs(du), initial=0.0) <= opt.step_tol and np.max(np.abs(C), initial=0.0) <= opt.tol:
@@ -330,6 +400,13 @@ class DragSolver:
         if self.contacts and not np.array_equal(self._last_q, q):  # contact coordinates were set at a trial
             state = self._state(t, q)
         C, _, _, e, _, dist = state
+        z, params = q[nq:], []
+        for c, _ in pairs:
+            c.params, z = c.checked(z[:c.n_params]), z[c.n_params:]
+            params.append(tuple(float(v) for v in c.params))
+        if not converged and self._patch is not None:
+            self._patch.q = q[:nq]
+            raise self._patch
         distance = float(np.linalg.norm(e))
-        return DragResult(q, float(np.max(np.abs(C), initial=0.0)), distance, it,
-                          distance <= opt.reach_tol, converged, dist)
+        return DragResult(q[:nq], float(np.max(np.abs(C), initial=0.0)), distance, it,
+                          distance <= opt.reach_tol, converged, dist, tuple(params))

@@ -17,11 +17,10 @@ from ..errors import ArgumentError
 from ..io.model_surfaces import contacts_of
 from ..io.trajectory import TrajectoryWriter
 from ..options import parse_enum
-from ..surfaces import Sphere
 from .drag import DragOptions, DragResult, DragSolver, Target
-from .surface_contact import SphereOnSurface
+from .surface_pair import SurfaceOnSurface
 
-__all__ = ["DragPath", "scripted_path", "sphere_contacts", "AssembleRun", "run_assemble", "assemble_command"]
+__all__ = ["DragPath", "scripted_path", "surface_contacts", "AssembleRun", "run_assemble", "assemble_command"]
 
 
 class DragPath(enum.Enum):
@@ -51,21 +50,13 @@ def scripted_path(kind, start, frames: int, to=None, radius: float = 0.1) -> np.
     return start + radius * np.stack([np.sin(a), 1 - np.cos(a), np.zeros_like(a)], axis=1)
 
 
-def sphere_contacts(loaded) -> list[SphereOnSurface]:
-    """The model file's ``[[contacts]]`` as assembly constraints: each must join a ``sphere`` surface on a body
-    and a surface on the ground (kept touching: :class:`SphereOnSurface`); other pairs raise an ArgumentError."""
-    out = []
-    for name, spec in contacts_of(loaded).items():
-        pair = sorted((spec.surface_a, spec.surface_b), key=lambda x: x.body == "ground")
-        params = spec.parameters_b if pair[1] is spec.surface_b else spec.parameters_a
-        ball, ground = pair
-        if not (isinstance(ball.surface, Sphere) and ball.body != "ground" and ground.body == "ground"):
-            raise ArgumentError(f"contact {name!r}: kane assemble keeps a sphere on a body touching a surface on the "
-                                f"ground; got {ball.primitive} on {ball.body!r} and {ground.primitive} on "
-                                f"{ground.body!r}")
-        out.append(SphereOnSurface(ball.body, tuple(ball.surface.origin), float(ball.surface.axes[0]), ground.surface,
-                                   *params))
-    return out
+def surface_contacts(loaded) -> list[SurfaceOnSurface]:
+    """The model file's ``[[contacts]]`` as assembly constraints: each pair of surfaces kept touching and tangent
+    (:class:`SurfaceOnSurface`: surface_a, surface_b on their bodies or the ground), the contact parameters
+    starting at ``parameters_a``, ``parameters_b``: give them near the intended contact point (the common-normal
+    conditions also hold at the far side of a convex surface, a ball touching the floor with its top)."""
+    return [SurfaceOnSurface(name, c.surface_a.body, c.surface_a.surface, c.surface_b.body, c.surface_b.surface,
+                             np.array([*c.parameters_a, *c.parameters_b])) for name, c in contacts_of(loaded).items()]
 
 
 @dataclass(frozen=True)
@@ -83,14 +74,16 @@ class AssembleRun:
 def run_assemble(loaded, part: str, output, *, point=(0.0, 0.0, 0.0), path: str = "circle", to=None,
                  radius: float = 0.1, frames: int = 50, method: str = "gauss_newton") -> AssembleRun:
     """Drag ``point`` (body axes [m]) of body ``part`` of ``loaded`` (a :class:`kane.io.model_file.LoadedModel`)
-    along the scripted path, the model file's sphere-on-ground contacts held (:func:`sphere_contacts`); frames go
+    along the scripted path, the model file's surface contacts held (:func:`surface_contacts`); frames go
     to ``output`` (HDF5: t is the frame number, q the configuration, residuals
-    ``constraint_residual`` [m], ``distance`` [m] and ``iterations``)."""
+    ``constraint_residual`` [m], ``distance`` [m] and ``iterations``). A contact leaving its patch raises
+    :class:`~kane.simulate.surface_pair.ContactPatchError` naming the surface, parameter and value; the frames
+    before it are kept in ``output``."""
     dyn = loaded.derive().compile()
     params = dict(loaded.parameters)
     q = np.array([loaded.q0.get(n, 0.0) for n in dyn.q_names], dtype=float)
     solver = DragSolver(dyn, [Target(part, tuple(point))], DragOptions(method=method), params=params,
-                        contacts=sphere_contacts(loaded))
+                        contacts=surface_contacts(loaded))
     start = solver.positions(0.0, solver.solve(q).q)[0]
     targets = scripted_path(path, start, frames, to, radius)
     writer = TrajectoryWriter(output)

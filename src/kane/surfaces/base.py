@@ -7,6 +7,7 @@ is vectorized: s and t broadcast against each other, and each result has the bro
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ __all__ = ["Surface", "SurfaceDerivatives", "cross3", "finite_vector", "positive
 # a point is degenerate where |S_s x S_t| is below this fraction of |S_s| |S_t| (parallel tangents) or of the
 # product of the surface's typical tangent lengths (a vanishing tangent: a pole, a collapsed edge of the net)
 _DEGENERATE = 1e-12
+_SCALARS = (float, int, np.float64)
 
 
 def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -80,6 +82,20 @@ class Surface(ABC):
                 raise ArgumentError(f"surface {self.name!r}: parameter {label} = {value!r} is outside its bounds "
                                     f"[{lo!r}, {hi!r}]" + (" (it must be finite)" if not np.isfinite(value) else ""))
         return s_arr, t_arr, shape
+
+    def scalar_parameters(self, s, t) -> list[float] | None:
+        """[s, t] as floats, periodic ones wrapped into the bounds, when both are Python or numpy float scalars
+        inside the bounds; else None (then :meth:`Surface.parameters` checks them and names what is wrong)."""
+        if type(s) not in _SCALARS or type(t) not in _SCALARS:
+            return None
+        z = []
+        for x, (lo, hi), periodic in zip((s, t), self.bounds, self.periodic):
+            if not lo <= x <= hi:  # outside (or NaN): wrapped if periodic, else refused
+                if not (periodic and math.isfinite(x)):
+                    return None
+                x = lo + (x - lo) % (hi - lo)
+            z.append(float(x))
+        return z
 
     def derivatives(self, s, t, order: int = 2) -> SurfaceDerivatives:
         """S and its derivatives up to ``order`` (0, 1 or 2) at (s, t); each field (..., 3)."""

@@ -8,7 +8,8 @@ With d = S2(u2, v2) - S1(u1, v1) and n1 the unit normal of surface 1, the four c
 
 which stay regular at touching contact (d = 0), where the extremal-distance form |d|^2 has a singular Hessian.
 The signed distance d . n1 is the gap (> 0 apart, 0 touching, < 0 interpenetrating). The Jacobian is exact:
-dn1 = (I - n1 n1^T) dN1 / |N1| with N1 = S1_u x S1_v, from the second derivatives.
+dn1 = (I - n1 n1^T) dN1 / |N1| with N1 = S1_u x S1_v, from the second derivatives. Two NURBS surfaces are
+evaluated, conditions and Jacobian included, in one call of the compiled kernel (:mod:`.nurbs_c`).
 """
 
 from __future__ import annotations
@@ -17,10 +18,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Surface, cross3
+from .base import _DEGENERATE, Surface, SurfaceDerivatives, cross3
 from .closest import keep_in_bounds
+from .moved import MovedSurface
+from .nurbs import NurbsSurface
 
 __all__ = ["CommonNormal", "common_normal", "common_normal_conditions"]
+
+_IDENTITY, _ZERO = np.eye(3), np.zeros(3)
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,11 @@ class CommonNormal:
 
 def common_normal_conditions(surface1: Surface, surface2: Surface, z: np.ndarray):
     """(F (4,), dF/dz (4, 4), d1, d2, n1) at z = (u1, v1, u2, v2): the four conditions, their exact Jacobian, the
-    two surfaces' :class:`SurfaceDerivatives` to second order and the unit normal n1 (3,) of surface 1."""
+    two surfaces' :class:`SurfaceDerivatives` to second order and the unit normal n1 (3,) of surface 1. Two NURBS
+    surfaces (the second possibly a :class:`MovedSurface` of one) go through one call of the compiled kernel."""
+    got = _compiled_conditions(surface1, surface2, z)
+    if got is not None:
+        return got
     a = surface1.derivatives(z[0], z[1])
     b = surface2.derivatives(z[2], z[3])
     d = b.point - a.point
@@ -60,6 +69,36 @@ def common_normal_conditions(surface1: Surface, surface2: Surface, z: np.ndarray
         [n1_u @ b.d_t, n1_v @ b.d_t, n1 @ b.d_st, n1 @ b.d_tt],
     ])
     return F, J, a, b, n1
+
+
+def _compiled_conditions(surface1: Surface, surface2: Surface, z):
+    """common_normal_conditions in C, or None where it does not apply (not NURBS, no compiler, a parameter
+    outside its bounds, a degenerate normal: the numpy path then names the problem)."""
+    inner, R, o = surface2, _IDENTITY, _ZERO
+    if type(surface2) is MovedSurface:
+        inner, R, o = surface2.surface, surface2.rotation, surface2.origin
+    if type(surface1) is not NurbsSurface or type(inner) is not NurbsSurface:
+        return None
+    fast1, fast2 = surface1._kernel(), inner._kernel()
+    if fast1 is None or fast2 is None:
+        return None
+    z1 = surface1.scalar_parameters(float(z[0]), float(z[1]))
+    z2 = inner.scalar_parameters(float(z[2]), float(z[3]))
+    if z1 is None or z2 is None:
+        return None
+    k, ffi = fast1[0], fast1[0].ffi
+    R = np.ascontiguousarray(R, dtype=np.float64)
+    o = np.ascontiguousarray(o, dtype=np.float64)
+    out = np.empty(60)
+    size = k.lib.kane_common_normal(fast1[1], fast2[1], ffi.from_buffer("double[]", R),
+                                    ffi.from_buffer("double[]", o), ffi.new("double[4]", z1 + z2),
+                                    ffi.from_buffer("double[]", out))
+    ts = surface1.tangent_scale
+    if not size > _DEGENERATE * max(out[59], ts[0] * ts[1]):
+        return None
+    a, b = out[20:38].reshape(6, 3), out[38:56].reshape(6, 3)
+    return (out[:4], out[4:20].reshape(4, 4), SurfaceDerivatives(a[0], a[1], a[2], a[3], a[4], a[5]),
+            SurfaceDerivatives(b[0], b[1], b[2], b[3], b[4], b[5]), out[56:59])
 
 
 def common_normal(surface1: Surface, surface2: Surface, start, *, tol: float = 1e-12,

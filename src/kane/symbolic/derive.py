@@ -25,8 +25,8 @@ from ..errors import DerivationError, KaneError, ModelError
 from ..options import parse_enum
 from ..model.model import KaneSymbol, Model
 from ..model.system import System
-from ..mechanics.constraints import EmbeddingChoice, constraint_rows, select_dependent
-from ..mechanics.kinematics import TreeKinematics
+from ..mechanics.constraints import EmbeddingChoice, constraint_bias, constraint_rows, select_dependent
+from ..mechanics.kinematics import TreeKinematics, sum_products
 from ..mechanics.loads import energy_expressions, nonconservative_power
 from .dynamics import Dynamics
 from .embedding import solve_dependent
@@ -216,7 +216,8 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
     n = model.n_u
     A_all = sp.Matrix.vstack(*[r.A for r in rows]) if rows else sp.zeros(0, n)
     b_all = sp.Matrix.vstack(*[r.b for r in rows]) if rows else sp.zeros(0, 1)
-    bias_all = sp.Matrix([b.time_derivative((A_all[k, :] * u_all)[0] + b_all[k]) for k in range(A_all.shape[0])])
+    biases = [constraint_bias(model, kin, c, r) for r, c in zip(rows, model.constraints)]
+    bias_all = sp.Matrix([e for rb in biases for e in rb])
     holo = [r.C for r in rows if r.C is not None]
     C_all = sp.Matrix.vstack(*holo) if holo else sp.zeros(0, 1)
     offsets = np.cumsum([0] + [r.A.shape[0] for r in rows])
@@ -241,7 +242,8 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
             indep, dep, sel = choice.independent, choice.dependent, list(choice.rows)
             A_d = A_p.extract(sel, list(dep))
             rhs = sp.Matrix.hstack(-A_p.extract(sel, list(indep)), -b_p.extract(sel, [0]))
-            bias_p = sp.Matrix([b.time_derivative((A_p[k, :] * u_all)[0] + b_p[k]) for k in sel])
+            bias_rows = [e for rb, c in zip(biases, model.constraints) if not c.transient for e in rb]
+            bias_p = sp.Matrix([bias_rows[k] for k in sel])
             X, dep_pivots = solve_dependent(b, A_d, sp.Matrix.hstack(rhs, -bias_p), choice.pivots)
             p = len(indep)
             C_map = sp.zeros(n, p)
@@ -250,7 +252,7 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
             for r, col in enumerate(dep):
                 C_map[col, :] = X[r, :p]
                 c_acc[col] = X[r, p + 1]
-                u_dep_defs[model.u[col]] = b.assign(sum((X[r, k] * model.u[indep[k]] for k in range(p)), sp.S.Zero)
+                u_dep_defs[model.u[col]] = b.assign(sum_products([(X[r, k], model.u[indep[k]]) for k in range(p)])
                                                     + X[r, p])
     if not u_dep_defs:
         M, f = M_full, f_full
@@ -272,7 +274,8 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
         energy_out["power"] = [nonconservative_power(model, kin)]
     vec = list
     embedded_outputs = {"M": M, "f": vec(f), "qdot": vec(qdot), "u_full": vec(u_all), "C": vec(C_all),
-                        "constraint_residual": vec((A_all * u_all + b_all).applyfunc(b.assign)),
+                        "constraint_residual": [b.assign(sum_products([(A_all[r, c], u_all[c]) for c in range(n)])
+                                                         + b_all[r]) for r in range(A_all.shape[0])],
                         "dependent_pivots": dep_pivots, **energy_out}
     full_outputs = {"M": M_full, "f": vec(f_full), "qdot": vec(qdot), "A": A_all, "b": vec(b_all),
                     "A_bias": vec(bias_all), "C": vec(C_all), "A_C": A_C, "W": kin.W_full, **energy_out}
@@ -303,13 +306,15 @@ def _check_redundant(choice: EmbeddingChoice, labels: list, redundant: Redundant
 
 def _recombine(b, M, f, C, c_acc):
     """F~ = C^T (f - M c_acc) and M~ = C^T M C: the recombination of seed 000 Eqs. (44)-(45)."""
-    MC = (M * C).applyfunc(b.assign)
-    Mt = sp.zeros(C.shape[1], C.shape[1])
-    for r in range(C.shape[1]):
-        for s in range(r, C.shape[1]):
-            Mt[r, s] = Mt[s, r] = b.assign((C[:, r].T * MC[:, s])[0])
-    Mc = (M * c_acc).applyfunc(b.assign)
-    ft = (C.T * (f - Mc)).applyfunc(b.assign)
+    n, p = C.shape
+    MC = sp.Matrix(n, p, [b.assign(sum_products([(M[r, k], C[k, s]) for k in range(n)]))
+                          for r in range(n) for s in range(p)])
+    Mt = sp.zeros(p, p)
+    for r in range(p):
+        for s in range(r, p):
+            Mt[r, s] = Mt[s, r] = b.assign(sum_products([(C[k, r], MC[k, s]) for k in range(n)]))
+    rest = [b.assign(f[r] - b.assign(sum_products([(M[r, k], c_acc[k]) for k in range(n)]))) for r in range(n)]
+    ft = sp.Matrix([b.assign(sum_products([(C[k, r], rest[k]) for k in range(n)])) for r in range(p)])
     return Mt, ft
 
 

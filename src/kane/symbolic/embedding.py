@@ -8,6 +8,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..errors import DerivationError
+from ..mechanics.kinematics import exact_zero, sum_products
 
 __all__ = ["solve_dependent"]
 
@@ -29,12 +30,15 @@ def solve_dependent(builder, A_dep: sp.Matrix, rhs: sp.Matrix, pivots) -> tuple[
                 continue
             factor = a(Ab[r, k] * inv)
             for c in range(k, Ab.shape[1]):
-                Ab[r, c] = a(Ab[r, c] - factor * Ab[k, c]) if c != k else sp.S.Zero
+                if c == k:
+                    Ab[r, c] = sp.S.Zero
+                elif not exact_zero(Ab[k, c]):
+                    Ab[r, c] = a(Ab[r, c] - factor * Ab[k, c])
     X = sp.zeros(m, rhs.shape[1])
     used = [Ab[k, k] for k in range(m)]
     for k in reversed(range(m)):
         inv = a(1 / Ab[k, k])
         for c in range(rhs.shape[1]):
-            acc = Ab[k, m + c] - sum((Ab[k, j] * X[j, c] for j in range(k + 1, m)), sp.S.Zero)
+            acc = Ab[k, m + c] - sum_products([(Ab[k, j], X[j, c]) for j in range(k + 1, m)])
             X[k, c] = a(acc * inv)
     return X, used

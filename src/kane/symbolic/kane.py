@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..mechanics.inertia import body_inertia
-from ..mechanics.kinematics import TreeKinematics, crf, dot
+from ..mechanics.inertia import body_inertias
+from ..mechanics.kinematics import TreeKinematics, sum_products, crf, dot
 from ..mechanics.loads import applied_body_forces, joint_generalized_forces
 from ..model.model import Model
 
@@ -23,7 +23,7 @@ __all__ = ["recursive_mass_forcing", "explicit_generalized_forces", "body_partia
 
 def sdot(m, f):
     """The scalar product of a motion vector and a force vector (power), 6 components each."""
-    return sum((m[k] * f[k] for k in range(6)), sp.S.Zero)
+    return sum_products([(m[k], f[k]) for k in range(6)])
 
 
 def _bias_forces(model, kin, inertias, f_applied):
@@ -47,7 +47,7 @@ def recursive_mass_forcing(model: Model, kin: TreeKinematics):
     """
     b = kin.b
     n, nb = model.n_u, model.n_bodies
-    inertias = [body_inertia(model, i) for i in range(nb)]
+    inertias = body_inertias(model, kin)
     f_bias = _bias_forces(model, kin, inertias, applied_body_forces(model, kin))
     Q = joint_generalized_forces(model, kin)
     # backward pass: subtree forces and composite inertias
@@ -94,7 +94,7 @@ def explicit_generalized_forces(model: Model, kin: TreeKinematics, C, c_acc):
     """
     b = kin.b
     p = C.shape[1]
-    inertias = [body_inertia(model, i) for i in range(model.n_bodies)]
+    inertias = body_inertias(model, kin)
     f_bias = _bias_forces(model, kin, inertias, applied_body_forces(model, kin))
     Q = sp.Matrix(joint_generalized_forces(model, kin))
     partials = body_partial_velocities(model, kin)

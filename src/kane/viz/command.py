@@ -9,6 +9,7 @@ import time
 from ..errors import ArgumentError
 from ..realtime.command import parse_couple
 from .gif import write_gif
+from .mp4 import write_mp4
 from .live import LiveOptions, LiveSimulation
 from .live_view import LiveViewer
 from .viewer import Viewer, ViewOptions, open_run
@@ -26,7 +27,7 @@ def parse_trace(text: str) -> tuple[str, tuple]:
 
 def view_command(load_model, errors):
     """The click command ``kane view RUN.h5 [--model MODEL] [--host H] [--port P] [--speed S] [--trace B:X,Y,Z]
-    [--gif OUT.gif --frames N]`` (or ``kane view MODEL --live [--couple BODY:X,Y,Z] [--record RUN.h5]``);
+    [--gif OUT.gif | --mp4 OUT.mp4] [--frames N]`` (or ``kane view MODEL --live [--couple BODY:X,Y,Z] [--record RUN.h5]``);
     ``load_model`` reads a model file or script, ``errors`` turns a KaneError into one line and exit status 2."""
     import click
 
@@ -42,20 +43,28 @@ def view_command(load_model, errors):
                   "[default: the heaviest body's centre of mass].")
     @click.option("--record", default="live.h5", show_default=True, type=click.Path(dir_okay=False),
                   help="With --live: the run file the record checkbox writes.")
-    @click.option("--trace", multiple=True, metavar="BODY:X,Y,Z", help="Playback: draw the path of this body point (repeatable).")
+    @click.option("--trace", multiple=True, metavar="BODY:X,Y,Z",
+                  help="Draw the path of this body point (repeatable; live: its recent path).")
     @click.option("--gif", type=click.Path(dir_okay=False), help="Write the run as an animated GIF and exit.")
-    @click.option("--frames", default=40, show_default=True, type=int, help="With --gif: the number of frames.")
+    @click.option("--mp4", type=click.Path(dir_okay=False), help="Write the run as an MP4 video (H.264) and exit.")
+    @click.option("--frames", default=40, show_default=True, type=int, help="With --gif or --mp4: the number of "
+                  "frames.")
     @errors
-    def view(run, model, host, port, speed, live, couple, record, trace, gif, frames):
+    def view(run, model, host, port, speed, live, couple, record, trace, gif, mp4, frames):
         """Show RUN (an HDF5 file from `kane simulate`; with --live, a model file) in the browser until Ctrl-C."""
+        traces = tuple(map(parse_trace, trace))
         if live:
-            viewer = LiveViewer(LiveSimulation(load_model(run), LiveOptions(couple)), ViewOptions(host, port), record)
+            viewer = LiveViewer(LiveSimulation(load_model(run), LiveOptions(couple)),
+                                ViewOptions(host, port, traces=traces), record)
         else:
             scene = open_run(run, model, load_model).scene()
             if gif:
                 done = write_gif(scene, gif, frames, speed)
                 return click.echo(f"wrote {done.path}: {done.frames} frames of {done.frame_ms} ms")
-            viewer = Viewer(scene, ViewOptions(host, port, speed, traces=tuple(map(parse_trace, trace))))
+            if mp4:
+                done = write_mp4(scene, mp4, frames, speed)
+                return click.echo(f"wrote {done.path}: {done.frames} frames at {done.fps:g} per second")
+            viewer = Viewer(scene, ViewOptions(host, port, speed, traces=traces))
         if viewer.port != port:
             click.echo(f"port {port} is in use; serving on port {viewer.port}")
         click.echo(f"kane view: open {viewer.url} (Ctrl-C to stop)")

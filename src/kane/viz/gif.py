@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import ArgumentError
 from .screenshots import render_frames
 
-__all__ = ["GifResult", "write_gif"]
+__all__ = ["GifResult", "frame_times", "write_gif"]
 
 
 @dataclass(frozen=True)
@@ -31,18 +31,26 @@ class GifResult:
     frame_ms: int
 
 
-def write_gif(scene, path, frames: int = 40, speed: float = 1.0, size=(800, 600), wait_s: float = 20.0) -> GifResult:
+def frame_times(scene, frames: int, speed: float, what: str) -> np.ndarray:
+    """The times (frames,) [s] of ``frames`` frames evenly spread over ``scene``'s run; an :class:`ArgumentError`
+    prefixed ``what`` (the export's name) when ``frames`` is not an integer >= 2 or ``speed`` is not > 0."""
+    if int(frames) != frames or frames < 2:
+        raise ArgumentError(f"{what}: frames must be an integer >= 2, got {frames!r}")
+    if not (np.isfinite(speed) and speed > 0):
+        raise ArgumentError(f"{what}: speed must be > 0, got {speed!r}")
+    return np.linspace(scene.t[0], scene.t[-1], int(frames))
+
+
+def write_gif(scene, path, frames: int = 40, speed: float = 1.0, size=(800, 600), wait_s: float = 20.0,
+              browser=None) -> GifResult:
     """Write ``scene`` (a :class:`kane.viz.scene.Scene` of a run) as a GIF of ``frames`` frames evenly spread over
-    the run to ``path``, played at ``speed``, each ``size`` (width, height) [px]."""
+    the run to ``path``, played at ``speed``, each ``size`` (width, height) [px]; ``browser`` as for
+    :func:`kane.viz.screenshots.render_frames`."""
     from PIL import Image
 
-    if int(frames) != frames or frames < 2:
-        raise ArgumentError(f"gif: frames must be an integer >= 2, got {frames!r}")
-    if not (np.isfinite(speed) and speed > 0):
-        raise ArgumentError(f"gif: speed must be > 0, got {speed!r}")
-    times = np.linspace(scene.t[0], scene.t[-1], int(frames))
+    times = frame_times(scene, frames, speed, "gif")
     frame_ms = max(20, int(round(1000 * (times[1] - times[0]) / speed)))  # GIF players ignore less than 20 ms
-    images = [Image.fromarray(f.astype(np.uint8)) for f in render_frames(scene, times, size, wait_s, page_only=False)]
+    images = [Image.fromarray(f.astype(np.uint8)) for f in render_frames(scene, times, size, wait_s, False, browser)]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     images[0].save(path, save_all=True, append_images=images[1:], duration=frame_ms, loop=0)

@@ -1,7 +1,8 @@
 """The browser side of live mode (``kane view MODEL.toml --live``): a viser server drawing the
 :class:`kane.viz.live.LiveSimulation` as it runs, with the drag gizmo (viser's transform controls, translation
 only) at the handle of its :class:`kane.viz.live.GizmoDevice`, a line from the coupled body point to the gizmo,
-and a side panel: pause, reset, record (to an HDF5 run file), one slider per parameter, and the time.
+and a side panel: pause, reset, record (to an HDF5 run file), one slider per parameter, and the time. The paths of
+the points of ``options.traces`` are drawn over the last :data:`TRAIL` frames shown.
 
 A thread advances the simulation in real time: at ``fps`` frames per second it runs the coupler periods due since
 the last frame (at most 0.1 s of them, so a slow model runs slower than real time rather than falling behind
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -19,11 +21,14 @@ import numpy as np
 from ..analysis.kinematic_outputs import kinematic_outputs
 from ..errors import KaneError
 from .live import LiveSimulation
-from .scene import poses_at, state_scene
+from ..spatial import quaternion_to_rotation
+from .scene import PALETTE, point_trace, poses_at, state_scene
 from .viewer import ViewOptions, draw_scene
 from .visuals import loaded_shapes
 
-__all__ = ["LiveViewer"]
+__all__ = ["TRAIL", "LiveViewer"]
+
+TRAIL = 600  # the frames a live trace keeps (20 s at 30 frames per second)
 
 
 class LiveViewer:
@@ -38,6 +43,7 @@ class LiveViewer:
         t, q, u = live.state
         scene = state_scene(live.equations, t, q, u, live.params, loaded_shapes(live.loaded, live.params))
         self.scene = scene
+        starts = [point_trace(scene, body, point)[0] for body, point in options.traces]  # checked before serving
         self.server = server = viser.ViserServer(host=options.host, port=options.port, verbose=False)
         self.port = server.get_port()
         self._frames, self.shapes = draw_scene(server, scene)
@@ -70,6 +76,14 @@ class LiveViewer:
                     slider.on_update(lambda event, n=name: self._set(n, event.target.value))
                     self.sliders[name] = slider
         self.message = server.gui.add_markdown("")
+        self.trails, self._trail_lines = [], []
+        for k, ((body, point), start) in enumerate(zip(options.traces, starts)):
+            color = PALETTE[(k + 3) % len(PALETTE)]
+            self.trails.append(deque([start], maxlen=TRAIL))
+            self._trail_lines.append(server.scene.add_line_segments(
+                f"/traces/{k}", np.array([[start, start]]), colors=color, thickness=2.0, thickness_units="screen"))
+            server.scene.add_icosphere(f"/bodies/{body}/trace_{k}", radius=0.03 * scene.length, color=color,
+                                       position=tuple(float(x) for x in point))
         self.frames_shown = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="kane-view-live", daemon=True)
@@ -87,6 +101,8 @@ class LiveViewer:
         self.live.reset()
         self.record.value = False
         self.gizmo.position = tuple(self.live.home)
+        for trail in self.trails:
+            trail.clear()
         self._say("")
 
     def _record(self, on: bool) -> None:
@@ -104,7 +120,7 @@ class LiveViewer:
             self._say(f"parameter {name}: {exc}")
 
     def show(self) -> None:
-        """Pose the bodies and the spring line at the simulation's current state."""
+        """Pose the bodies, the spring line and the traces at the simulation's current state."""
         t, q, u = self.live.state
         position, wxyz = poses_at(self._outputs, t, q, u, self.live.params)
         point = self.live.point()
@@ -113,6 +129,11 @@ class LiveViewer:
                 self._frames[name].position = position[i]
                 self._frames[name].wxyz = wxyz[i]
             self._spring.points = np.array([[point, self.live.device.position]])
+            for (body, p), trail, line in zip(self.options.traces, self.trails, self._trail_lines):
+                i = self.scene.bodies.index(body)
+                trail.append(position[i] + quaternion_to_rotation(wxyz[i]) @ np.asarray(p, dtype=float))
+                path = np.array(trail if len(trail) > 1 else [trail[0], trail[0]])
+                line.points = np.stack([path[:-1], path[1:]], axis=1)
             self.time.content = f"t = {t:.2f} s"
         self.frames_shown += 1
 

@@ -13,7 +13,7 @@ of a run comes from the model's tree kinematics (:mod:`kane.analysis.kinematic_o
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from ..analysis.kinematic_outputs import kinematic_outputs
 from ..errors import ArgumentError
 from ..model.model import float_value
 from ..spatial import quaternion_to_rotation, rotation_to_quaternion
+from .forces import ForceArrows, constraint_arrows
 
 __all__ = ["PALETTE", "ShapeKind", "BodyShape", "JointFrame", "Scene", "equivalent_box", "default_shapes",
            "joint_frames", "body_poses", "poses_at", "build_scene", "state_scene",
@@ -74,7 +75,8 @@ class Scene:
     """What the viewer draws: ``bodies`` (names), their ``shapes`` and joint ``frames``, and at every sample
     ``t`` (N,) [s] the body frames' origins ``position`` (N, n_b, 3) [m] and axes ``wxyz`` (N, n_b, 4) (scalar-first
     quaternions, body axes to ground axes); ``energy`` (N,) [J] or None; ``length`` [m] a size for axes; ``up`` the
-    direction against gravity; ``residuals`` name -> (N,) the run's constraint residuals."""
+    direction against gravity; ``residuals`` name -> (N,) the run's constraint residuals; ``forces`` the
+    constraint forces at their contact points (:class:`kane.viz.forces.ForceArrows`) or None."""
 
     bodies: tuple[str, ...]
     shapes: tuple[BodyShape, ...]
@@ -86,6 +88,7 @@ class Scene:
     length: float
     up: tuple[float, float, float] = (0.0, 0.0, 1.0)
     residuals: dict = field(default_factory=dict)
+    forces: ForceArrows | None = None
 
 
 def equivalent_box(mass: float, inertia) -> tuple[np.ndarray, np.ndarray]:
@@ -182,15 +185,18 @@ def poses_at(outputs, t: float, q, u, params=None) -> tuple[np.ndarray, np.ndarr
             np.array([vals[f"{b.name}.quaternion"] for b in bodies], dtype=float).reshape(-1, 4))
 
 
-def build_scene(equations, trajectory, shapes=None) -> Scene:
+def build_scene(equations, trajectory, shapes=None, inputs=None, dynamics=None) -> Scene:
     """The :class:`Scene` of ``trajectory`` (a run of ``equations``): ``shapes`` (default: :func:`default_shapes`),
-    joint frames and poses."""
+    joint frames, poses and the constraint forces (:func:`kane.viz.forces.constraint_arrows`, with the run's
+    ``inputs`` and the compiled ``dynamics`` when they are recomputed)."""
     equations = getattr(equations, "equations", equations)
     params = {k: v for k, v in trajectory.params.items() if k in {str(p) for p in equations.model.parameters}}
     position, wxyz = body_poses(equations, trajectory)
-    return _scene(equations.model, params or None, np.array(trajectory.t), position, wxyz,
-                  None if trajectory.energy is None else np.array(trajectory.energy), shapes,
-                  {k: np.array(v) for k, v in trajectory.residuals.items()})
+    scene = _scene(equations.model, params or None, np.array(trajectory.t), position, wxyz,
+                   None if trajectory.energy is None else np.array(trajectory.energy), shapes,
+                   {k: np.array(v) for k, v in trajectory.residuals.items()})
+    forces = constraint_arrows(equations, trajectory, position, wxyz, inputs, dynamics)
+    return scene if forces is None else replace(scene, forces=forces)
 
 
 def state_scene(equations, t: float, q, u, params=None, shapes=None) -> Scene:

@@ -121,41 +121,59 @@ def shoot(scene, stem: str, out_dir, shots: int = 3, size=(1000, 700), wait_s: f
     return written
 
 
-def render_frames(scene, times, size=(1000, 700), wait_s: float = 20.0, page_only: bool = True) -> list:
+def render_frames(scene, times, size=(1000, 700), wait_s: float = 20.0, page_only: bool = True,
+                  browser=None) -> list:
     """The viewer of ``scene`` drawn by headless Chromium at each of ``times`` [s] (the time slider set there):
     (h, w, 3) RGB 0-255 arrays, (w, h) = ``size`` [px]. ``page_only``: the whole page (side panel included) once
     the picture has settled; otherwise the 3D view alone, rendered by the page's three.js on request
-    (viser's ``get_render``, PNG)."""
+    (viser's ``get_render``, PNG). ``browser``: a Playwright browser to open the page in (one launched by
+    :func:`launch_chromium`, shared by several calls); by default Debian's Chromium is launched for the call."""
+    if browser is not None:
+        return _render(scene, times, size, wait_s, page_only, browser)
     from playwright.sync_api import sync_playwright
 
     path = chromium_path()
     if path is None:
         raise ArgumentError("screenshots: Debian's chromium is not installed (apt-get install -y chromium)")
+    with sync_playwright() as p:
+        browser = launch_chromium(p, path)
+        try:
+            return _render(scene, times, size, wait_s, page_only, browser)
+        finally:
+            browser.close()
+
+
+def _render(scene, times, size, wait_s, page_only, browser) -> list:
     viewer = Viewer(scene, ViewOptions(port=8700))
     frames = []
+    page = None
     try:
-        with sync_playwright() as p:
-            browser = launch_chromium(p, path)
-            try:
-                page = browser.new_page(viewport={"width": size[0], "height": size[1]})
-                page.goto(viewer.url, timeout=wait_s * 1000)
-                page.get_by_role("slider").wait_for(timeout=wait_s * 1000)
-                client = wait_until(lambda: list(viewer.server.get_clients().values()), "the page", wait_s)[0]
-                if not page_only:  # the page's camera in place, one frame drawn: the first render is like the rest
-                    wait_until(lambda: client.camera.image_width > 0, "the page's camera", wait_s)
-                    settled(page, wait_s=wait_s)
-                for t in times:
-                    viewer.slider.value = float(t)
-                    viewer.show(viewer.index(float(t)))
-                    if page_only:
-                        frames.append(settled(page, wait_s=wait_s))
-                    else:
-                        rgba = client.get_render(size[1], size[0], transport_format="png", timeout=wait_s)
-                        alpha = rgba[..., 3:4] / 255.0  # the empty background is transparent: white there
-                        frames.append(np.rint(rgba[..., :3] * alpha + 255 * (1 - alpha)).astype(int))
-            finally:
-                browser.close()
+        page = browser.new_page(viewport={"width": size[0], "height": size[1]})
+        page.goto(viewer.url, timeout=wait_s * 1000)
+        page.get_by_role("slider").wait_for(timeout=wait_s * 1000)
+        client = wait_until(lambda: list(viewer.server.get_clients().values()), "the page", wait_s)[0]
+        if not page_only:  # the page's camera in place and two renders alike: the first frame is like the rest
+            wait_until(lambda: client.camera.image_width > 0, "the page's camera", wait_s)
+            last = [None]
+
+            def steady():
+                now = client.get_render(size[1], size[0], transport_format="png", timeout=wait_s)
+                same, last[0] = last[0] is not None and np.array_equal(now, last[0]), now
+                return same
+
+            wait_until(steady, "the first render to settle", wait_s)
+        for t in times:
+            viewer.slider.value = float(t)
+            viewer.show(viewer.index(float(t)))
+            if page_only:
+                frames.append(settled(page, wait_s=wait_s))
+            else:
+                rgba = client.get_render(size[1], size[0], transport_format="png", timeout=wait_s)
+                alpha = rgba[..., 3:4] / 255.0  # the empty background is transparent: white there
+                frames.append(np.rint(rgba[..., :3] * alpha + 255 * (1 - alpha)).astype(int))
     finally:
+        if page is not None:
+            page.close()
         viewer.close()
     return frames
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..io.trajectory import load_trajectory
+from .forces import ARROW_KINDS
 from .scene import PALETTE, Scene, ShapeKind, build_scene, point_trace
 from .visuals import loaded_shapes, shape_mesh
 
@@ -56,16 +57,23 @@ def _hex(rgb) -> str:
 
 
 class OpenedRun(NamedTuple):
-    """A run file and its model: the ``trajectory``, the ``equations`` derived with its independent speeds and
-    the bodies' ``shapes`` (visuals, defaults for the rest: :func:`kane.viz.visuals.loaded_shapes`)."""
+    """A run file and its model: the ``trajectory``, the ``equations`` derived with its independent speeds,
+    the bodies' ``shapes`` (visuals, defaults for the rest: :func:`kane.viz.visuals.loaded_shapes`) and the
+    ``loaded`` model (its input schedules drive the recomputed constraint forces)."""
 
     trajectory: object
     equations: object
     shapes: tuple
+    loaded: object = None
 
     def scene(self) -> Scene:
-        """The run's :class:`Scene` (:func:`kane.viz.scene.build_scene`)."""
-        return build_scene(self.equations, self.trajectory, self.shapes)
+        """The run's :class:`Scene` (:func:`kane.viz.scene.build_scene`), its constraint forces included."""
+        dyn = inputs = None
+        if getattr(self.loaded, "input_laws", None) and any(
+                c.kind in ARROW_KINDS and not c.transient for c in self.equations.model.constraints):
+            dyn = self.equations.compile("numpy")  # a few hundred calls: not worth a C compile
+            inputs = self.loaded.input_function(dyn)
+        return build_scene(self.equations, self.trajectory, self.shapes, inputs, dyn)
 
 
 def open_run(run_path, model_path=None, load_model=None) -> OpenedRun:
@@ -85,7 +93,7 @@ def open_run(run_path, model_path=None, load_model=None) -> OpenedRun:
                             f"({', '.join(coordinates)}; {', '.join(speeds)}); is --model the model of this run?")
     dependent = [u for u in speeds if u not in traj.u_names]
     params = {k: v for k, v in traj.params.items() if k in {str(p) for p in model.parameters}} or None
-    return OpenedRun(traj, lm.derive(dependent or None), loaded_shapes(lm, params))
+    return OpenedRun(traj, lm.derive(dependent or None), loaded_shapes(lm, params), lm)
 
 
 def draw_scene(server, scene: Scene) -> tuple[dict, list]:
@@ -127,7 +135,8 @@ def add_shape(server, path: str, s):
 class Viewer:
     """A viser server showing ``scene``: body frames carrying their shapes and joint frames, a ground grid, a
     time slider, play/pause, a checkbox hiding the bodies, speed, the energy and residual curves and the paths of
-    ``options.traces`` (``traces``: their (N, 3) [m] points). ``port`` is the port it listens on (the next free
+    ``options.traces`` (``traces``: their (N, 3) [m] points) and the constraint forces as arrows at their contact
+    points (``forces``, :meth:`force_points`). ``port`` is the port it listens on (the next free
     one after ``options.port`` when that is taken); :meth:`show` poses the bodies at a
     sample, :meth:`close` stops the server."""
 
@@ -164,6 +173,7 @@ class Viewer:
                                            thickness=2.0, thickness_units="screen")
             server.scene.add_icosphere(f"/bodies/{body}/trace_{k}", radius=0.03 * scene.length, color=color,
                                        position=tuple(float(x) for x in point))
+        self.forces = self._add_forces(scene.forces) if scene.forces is not None else None
         self.slider.on_update(lambda _: self.show(self.index(self.slider.value)))
         self.show(0)
         self._stop = threading.Event()
@@ -182,12 +192,34 @@ class Viewer:
             k -= 1
         return k
 
+    def _add_forces(self, forces):
+        """The arrows of the constraint forces (``/forces``), drawn ``force_scale`` [m/N] long: the largest force
+        of the run one model length; a checkbox hides them."""
+        largest = float(np.max(np.linalg.norm(forces.force, axis=-1), initial=0.0))
+        self.force_scale = self.scene.length / largest if largest > 0 else 0.0
+        self.server.gui.add_markdown(f"constraint forces ({', '.join(forces.names)}): 1 m = "
+                                     f"{1 / self.force_scale if self.force_scale else 0:.4g} N")
+        check = self.server.gui.add_checkbox("forces", initial_value=True)
+        r = 0.02 * self.scene.length
+        handle = self.server.scene.add_arrows("/forces", self.force_points(0), colors=(220, 20, 60),
+                                              shaft_radius=r, head_radius=2.5 * r, head_length=6 * r)
+        check.on_update(lambda _: setattr(handle, "visible", bool(check.value)))
+        return handle
+
+    def force_points(self, k: int) -> np.ndarray:
+        """The arrows (k, 2, 3) [m] of the constraint forces at sample ``k``: from each contact point to the point
+        plus ``force_scale`` x the force."""
+        f = self.scene.forces
+        return np.stack([f.point[k], f.point[k] + self.force_scale * f.force[k]], axis=1).astype(np.float32)
+
     def show(self, k: int) -> None:
-        """Pose every body as at sample ``k``."""
+        """Pose every body, and the constraint-force arrows, as at sample ``k``."""
         with self.server.atomic():
             for i, name in enumerate(self.scene.bodies):
                 self._frames[name].position = self.scene.position[k, i]
                 self._frames[name].wxyz = self.scene.wxyz[k, i]
+            if self.forces is not None:
+                self.forces.points = self.force_points(k)
         self.current = k
 
     def _show_bodies(self, visible: bool) -> None:

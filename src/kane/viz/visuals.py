@@ -17,7 +17,8 @@ A model file's table::
 Numbers may be expressions of the parameters. A body with no visual is drawn with its default shape
 (:func:`kane.viz.scene.default_shapes`). A mesh file that is missing or that trimesh cannot read falls back to the
 body's default shape with a :class:`VisualWarning` naming the file; for a URDF link, its ``<collision>`` mesh is
-tried first (a COLLADA visual needs pycollada, which kane does not require; the STL collision mesh stands in).
+tried first. COLLADA (.dae) visuals, as the UR5's, are read through pycollada (a dependency of kane); a URDF
+visual without a ``<material>`` takes its link's palette colour.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class VisualWarning(UserWarning):
 
 
 def load_mesh(path, scale=(1.0, 1.0, 1.0)):
-    """The mesh in file ``path`` (any format trimesh reads without extras: STL, OBJ, PLY, GLB...) scaled by
+    """The mesh in file ``path`` (any format trimesh reads: STL, OBJ, PLY, GLB, DAE through pycollada...) scaled by
     ``scale`` (3,), as a ``trimesh.Trimesh``; None with a :class:`VisualWarning` naming the file when it is
     missing or cannot be read."""
     import trimesh

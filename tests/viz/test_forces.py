@@ -1,0 +1,90 @@
+"""Constraint forces drawn as arrows (kane.viz.forces): the rolling disk at rest carries m g upward at its contact
+point; along a run the contact force is what Newton's law on the disk needs (m a_cm = m g + F, a_cm from the
+recorded centre by central differences); the cart's wheel forces and the push balance the momentum rate of the
+basket and caster; a run that recorded the forces is drawn from its records."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kane
+from kane.io.model_file import load_model
+from kane.viz.forces import constraint_arrows
+from kane.viz.scene import body_poses, build_scene
+from kane.viz.viewer import open_run
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture(scope="module")
+def disk():
+    lm = load_model(EXAMPLES / "rolling_disk.toml")
+    return lm, lm.derive(["v1", "v2", "v3"])
+
+
+def _run(eq, q, u, t, **extra):
+    return kane.Trajectory(t, q, u, q_names=[str(s) for s in eq.model.q],
+                           u_names=[str(s) for s in eq.u_independent], **extra)
+
+
+def test_the_disk_at_rest_carries_m_g_up_at_its_contact_point(disk):
+    lm, eq = disk
+    m, g, r = lm.parameters["m"], lm.parameters["g"], lm.parameters["r"]
+    run = _run(eq, np.array([[0.3, -0.2, r, 1, 0, 0, 0]] * 2, float), np.zeros((2, 3)), np.array([0.0, 1.0]))
+    scene = build_scene(eq, run)
+    f = scene.forces
+    assert f.names == ("contact",) and f.bodies == ("disk",)
+    np.testing.assert_allclose(f.point[:, 0], [[0.3, -0.2, 0.0]] * 2, atol=1e-9)  # under the centre, on the floor
+    np.testing.assert_allclose(f.force[:, 0], [[0.0, 0.0, m * g]] * 2, atol=1e-9)
+
+
+def test_the_contact_force_is_what_newtons_law_on_the_disk_needs(disk):
+    lm, eq = disk
+    dyn = eq.compile()
+    q0, _ = lm.initial_state(dyn)
+    dt, u0 = 1e-3, np.array([1.5, 4.0, 0.5])  # leaning over fast while it spins: the forces change by newtons
+    traj = kane.simulate(dyn, (0.0, 0.4), q0, u0, method="dopri5", rtol=1e-11, atol=1e-12, output_dt=dt)
+    position, wxyz = body_poses(eq, traj)
+    f = constraint_arrows(eq, traj, position, wxyz)
+    m, g, r = lm.parameters["m"], lm.parameters["g"], lm.parameters["r"]
+    centre = position[:, 0]  # the disk's frame origin is its centre of mass
+    a = (centre[2:] - 2 * centre[1:-1] + centre[:-2]) / dt ** 2
+    newton = m * a - m * np.array([0.0, 0.0, -g])
+    assert np.all(np.ptp(f.force[:, 0], axis=0) > 2.0)
+    np.testing.assert_allclose(f.force[1:-1, 0], newton, atol=1e-5 * m * g)  # central differences: O(dt^2)
+    # the contact point is on the floor, on the rim
+    np.testing.assert_allclose(f.point[:, 0, 2], 0.0, atol=1e-8)
+    np.testing.assert_allclose(np.linalg.norm(f.point[:, 0] - centre, axis=1), r, rtol=1e-9)
+
+
+def test_the_carts_wheel_forces_and_push_give_its_momentum_rate(make_cart_run):
+    run = make_cart_run(1.0, 1e-3)
+    opened = open_run(run)
+    scene = opened.scene()
+    f = scene.forces
+    assert f.names == ("back_wheels", "caster_wheel") and f.bodies == ("B", "C")
+    lm = opened.loaded
+    p = lm.parameters
+    traj, dt = opened.trajectory, 1e-3
+    i_b, i_c = scene.bodies.index("B"), scene.bodies.index("C")
+    R = kane.spatial.quaternion_to_rotation(scene.wxyz[:, i_b])
+    com_b = scene.position[:, i_b] + R @ np.array([p["L1"], 0.0, 0.0])
+    Rc = kane.spatial.quaternion_to_rotation(scene.wxyz[:, i_c])
+    com_c = scene.position[:, i_c] + Rc @ np.array([-p["L3"], 0.0, 0.0])
+    momentum_rate = sum(m * (x[2:] - 2 * x[1:-1] + x[:-2]) / dt ** 2 for m, x in ((p["mB"], com_b), (p["mC"], com_c)))
+    push = p["F0"] * np.exp(-traj.t / p["T"])[:, None] * R[:, :, 0]  # F0 exp(-t/T) along b1
+    total = (f.force.sum(axis=1) + push)[1:-1]
+    assert np.max(np.abs(f.force[:, 0, 1])) > 0.5  # the back wheels hold a real sideways force
+    np.testing.assert_allclose(total[:, :2], momentum_rate[:, :2], atol=2e-3 * p["F0"])
+    np.testing.assert_allclose(f.force[..., 2], 0.0, atol=1e-12)  # the no-slip forces are horizontal
+
+
+def test_a_run_that_recorded_the_forces_is_drawn_from_its_records(disk):
+    lm, eq = disk
+    r = lm.parameters["r"]
+    lam = np.array([[1.0, 2.0, 3.0], [-4.0, 5.0, 6.0]])  # along the floor's tangents x, y and its normal z
+    run = _run(eq, np.array([[0, 0, r, 1, 0, 0, 0]] * 2, float), np.zeros((2, 3)), np.array([0.0, 1.0]),
+               residuals={f"contact.force.{k + 1}": lam[:, k] for k in range(3)})
+    f = build_scene(eq, run).forces
+    np.testing.assert_allclose(f.force[:, 0], lam, atol=1e-15)
