@@ -1,7 +1,8 @@
 # kane: two commands on a fresh machine.
 #   make run   - make a virtual environment, install kane, simulate the shopping cart, write out/cart.h5 and a plot
 #   make test  - the whole test suite (under 10 minutes on 2 cores)
-#   make screenshots - PNGs of the cart run and of the UR5 (URDF meshes) in the browser viewer (Debian's chromium),
+#   make screenshots - PNGs of the cart run (its wheels' constraint forces as arrows) and of the UR5 (its COLLADA
+#                      visual meshes, read with pycollada) in the browser viewer (Debian's chromium),
 #                      out/cart_view_*.png, out/ur5_robot_view_*.png
 PYTHON ?= python3
 VENV   ?= .venv

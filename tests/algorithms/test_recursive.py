@@ -198,4 +198,4 @@ def test_aba_stays_more_accurate_than_crba_on_an_ill_conditioned_chain():
         err_aba.append(np.max(np.abs(out["udot_aba"] - ref)) / np.max(np.abs(ref)))
         err_crba.append(np.max(np.abs(out["udot_crba"] - ref)) / np.max(np.abs(ref)))
     assert np.linalg.cond(out["M"]) > 1e10
-    assert max(err_aba) < max(err_crba) / 2
+    assert max(err_aba) < max(err_crba) / 2  # measured 3.2x (8.1e-7 against 2.6e-6)

@@ -12,7 +12,7 @@ import kane
 from kane.io.model_file import load_model
 from kane.viz.forces import constraint_arrows
 from kane.viz.scene import body_poses, build_scene
-from kane.viz.viewer import open_run
+from kane.viz.viewer import Viewer, ViewOptions, open_run
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -37,6 +37,13 @@ def test_the_disk_at_rest_carries_m_g_up_at_its_contact_point(disk):
     assert f.names == ("contact",) and f.bodies == ("disk",)
     np.testing.assert_allclose(f.point[:, 0], [[0.3, -0.2, 0.0]] * 2, atol=1e-9)  # under the centre, on the floor
     np.testing.assert_allclose(f.force[:, 0], [[0.0, 0.0, m * g]] * 2, atol=1e-9)
+    viewer = Viewer(scene, ViewOptions(port=8750))
+    try:  # the arrow drawn: from the contact point straight up, the run's largest force twice the model's size
+        arrows, drawn = viewer.force_points(1), np.asarray(viewer.forces.points)
+    finally:
+        viewer.close()
+    np.testing.assert_allclose(arrows, [[[0.3, -0.2, 0.0], [0.3, -0.2, 2 * scene.length]]], atol=1e-6)
+    np.testing.assert_allclose(drawn, arrows, atol=1e-6)
 
 
 def test_the_contact_force_is_what_newtons_law_on_the_disk_needs(disk):

@@ -136,6 +136,7 @@ def test_a_live_trace_follows_the_body_point(tmp_path):
 
 
 def test_a_live_trace_on_a_missing_body_is_one_line_and_status_2():
-    result = CliRunner().invoke(main, ["view", str(EXAMPLES / "planar_chain.toml"), "--live", "--trace", "nobody:0,0,0"])
+    result = CliRunner().invoke(main, ["view", str(EXAMPLES / "planar_chain.toml"), "--live",
+                                       "--trace", "nobody:0,0,0"])
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert result.exit_code == 2 and len(lines) == 1 and "no body named 'nobody'" in lines[0], result.output

@@ -184,5 +184,6 @@ def test_the_ur5s_collada_visuals_are_drawn_as_authored():
         doc = collada.Collada(s.file)
         points = np.concatenate([t.vertex[t.vertex_index].reshape(-1, 3) for g in doc.scene.objects("geometry")
                                  for t in g.primitives() if isinstance(t, collada.triangleset.BoundTriangleSet)])
-        np.testing.assert_allclose(s.mesh.bounds, [points.min(axis=0), points.max(axis=0)], atol=1e-6)  # float32 in the file
+        extent = [points.min(axis=0), points.max(axis=0)]
+        np.testing.assert_allclose(s.mesh.bounds, extent, atol=1e-6)  # the file's numbers are float32
         assert len(s.mesh.faces) == len(points) // 3

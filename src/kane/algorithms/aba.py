@@ -100,7 +100,7 @@ def trace_aba(tr: Trace) -> list:
     model, kin, b = tr.model, tr.kin, tr.b
     a_ = b.assign
     nb = model.n_bodies
-    IA = [[list(row) for row in I] for I in tr.I]
+    IA = [[[a_(x) for x in row] for row in I] for I in tr.I]  # named, so I - U D^-1 U^T is one difference
     pA = [tr.bias_force(i, [ZERO] * 6) for i in range(nb)]  # v x* I v - f_ext
     U, ldl, w = [None] * nb, [None] * nb, [None] * nb
     # inward pass: articulated-body inertias and bias forces, tip to base

@@ -308,9 +308,9 @@ class RollingOnTerrain:
         if abs(got.gap) > tol:
             self._st = None
             raise TerrainContactError(f"rolling {self.kind} {self.name!r}: it does not touch surface "
-                                      f"{self.terrain.name!r} at the start: the centre {centre.tolist()} is "
-                                      f"{got.gap:.3g} m off touching at (s, t) = ({got.s!r}, {got.t!r}) (gap "
-                                      f"{got.gap:.3g} m, tolerance {tol:g} m)", self.terrain.name, "gap", got.gap)
+                                      f"{self.terrain.name!r} at the start: the centre {centre.tolist()} is not at "
+                                      f"touching height over (s, t) = ({got.s!r}, {got.t!r}) (gap {got.gap:.3g} m, "
+                                      f"tolerance {tol:g} m)", self.terrain.name, "gap", got.gap)
         return q, quaternion_to_rotation(q[3:]).T @ np.asarray(omega, dtype=float)
 
     def project(self, t, q, u):

@@ -101,6 +101,9 @@ class Surface(ABC):
         """S and its derivatives up to ``order`` (0, 1 or 2) at (s, t); each field (..., 3)."""
         if order not in (0, 1, 2):
             raise ArgumentError(f"surface {self.name!r}: derivative order must be 0, 1 or 2, got {order!r}")
+        z = self.scalar_parameters(s, t)
+        if z is not None:  # one point inside the bounds: the checks of parameters() are already done
+            return SurfaceDerivatives(*(part[0] for part in self._evaluate(np.array(z[:1]), np.array(z[1:]), order)))
         s_arr, t_arr, shape = self.parameters(s, t)
         parts = [np.reshape(a, shape + (3,)) for a in self._evaluate(s_arr, t_arr, order)]
         return SurfaceDerivatives(*parts)

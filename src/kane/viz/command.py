@@ -27,7 +27,8 @@ def parse_trace(text: str) -> tuple[str, tuple]:
 
 def view_command(load_model, errors):
     """The click command ``kane view RUN.h5 [--model MODEL] [--host H] [--port P] [--speed S] [--trace B:X,Y,Z]
-    [--gif OUT.gif | --mp4 OUT.mp4] [--frames N]`` (or ``kane view MODEL --live [--couple BODY:X,Y,Z] [--record RUN.h5]``);
+    [--gif OUT.gif | --mp4 OUT.mp4] [--frames N]`` (or ``kane view MODEL --live [--couple BODY:X,Y,Z]
+    [--record RUN.h5] [--trace B:X,Y,Z]``);
     ``load_model`` reads a model file or script, ``errors`` turns a KaneError into one line and exit status 2."""
     import click
 

@@ -194,9 +194,9 @@ class Viewer:
 
     def _add_forces(self, forces):
         """The arrows of the constraint forces (``/forces``), drawn ``force_scale`` [m/N] long: the largest force
-        of the run one model length; a checkbox hides them."""
-        largest = float(np.max(np.linalg.norm(forces.force, axis=-1), initial=0.0))
-        self.force_scale = self.scene.length / largest if largest > 0 else 0.0
+        of the run twice the model's size; a checkbox hides them."""
+        largest = float(np.nanmax(np.linalg.norm(forces.force, axis=-1), initial=0.0))
+        self.force_scale = 2 * self.scene.length / largest if largest > 0 else 0.0
         self.server.gui.add_markdown(f"constraint forces ({', '.join(forces.names)}): 1 m = "
                                      f"{1 / self.force_scale if self.force_scale else 0:.4g} N")
         check = self.server.gui.add_checkbox("forces", initial_value=True)
@@ -210,7 +210,8 @@ class Viewer:
         """The arrows (k, 2, 3) [m] of the constraint forces at sample ``k``: from each contact point to the point
         plus ``force_scale`` x the force."""
         f = self.scene.forces
-        return np.stack([f.point[k], f.point[k] + self.force_scale * f.force[k]], axis=1).astype(np.float32)
+        tips = f.point[k] + self.force_scale * np.nan_to_num(f.force[k])  # an undefined (NaN) force: no arrow
+        return np.stack([f.point[k], tips], axis=1).astype(np.float32)
 
     def show(self, k: int) -> None:
         """Pose every body, and the constraint-force arrows, as at sample ``k``."""
