@@ -1,6 +1,7 @@
 """`kane view` in a real browser: Debian's Chromium (headless, driven by Playwright with ``executable_path`` set to
 the system Chromium; never Playwright's own download) opens the viewer on a shopping-cart run; the screenshot
-differs from the empty scene where the bodies are drawn, and moving the time slider in the page moves them."""
+differs from the empty scene where the bodies are drawn, moving the time slider in the page moves them, and the
+wheels' constraint-force arrows are drawn (hiding them changes the picture). One browser serves the module."""
 
 import numpy as np
 import pytest
@@ -42,6 +43,14 @@ def test_the_cart_is_drawn_and_the_time_slider_moves_it(cart_scene, chromium):
             last = len(viewer.scene.t) - 1
             wait_until(lambda: viewer.current == last, "the slider to reach the last sample", WAIT_S)
             moved = settled(page, CLIP, again, WAIT_S)
+
+            k = int(np.argmax(np.linalg.norm(cart_scene.forces.force[:, 0], axis=1)))  # the largest wheel force
+            viewer.slider.value = float(cart_scene.t[k])
+            wait_until(lambda: viewer.current == k, "the slider to reach the largest force", WAIT_S)
+            pushed = settled(page, CLIP, moved, WAIT_S)
+            page.get_by_role("checkbox", name="forces").click()
+            wait_until(lambda: viewer.forces.visible is False, "the server to hear the forces checkbox", WAIT_S)
+            bare = settled(page, CLIP, pushed, WAIT_S)
         finally:
             page.close()
     finally:
@@ -49,6 +58,7 @@ def test_the_cart_is_drawn_and_the_time_slider_moves_it(cart_scene, chromium):
     assert viewer.slider.value == pytest.approx(viewer.scene.t[-1])
     assert np.linalg.norm(viewer.scene.position[-1, 0] - viewer.scene.position[0, 0]) > 0.1  # the cart went
     assert changed(again, moved) > 2000, "the drawn pose did not change with the time slider"
+    assert changed(pushed, bare) > 300, "the wheels' constraint-force arrows are not drawn"
 
 
 def test_a_run_exported_as_a_gif_and_its_frames_as_an_mp4(cart_scene, chromium, tmp_path):

@@ -131,6 +131,12 @@ class Surface(ABC):
     def unit_normal(self, d: SurfaceDerivatives, s, t) -> np.ndarray:
         """The unit normal from already evaluated tangents ``d`` at (s, t) (used for the error message)."""
         n = cross3(d.d_s, d.d_t)
+        if n.shape == (3,):  # one point: the same test on floats
+            size = float(n @ n) ** 0.5
+            scale = max(float(d.d_s @ d.d_s) ** 0.5 * float(d.d_t @ d.d_t) ** 0.5,
+                        self.tangent_scale[0] * self.tangent_scale[1])
+            if size > _DEGENERATE * scale:
+                return n / size
         size = np.linalg.norm(n, axis=-1)
         scale = np.linalg.norm(d.d_s, axis=-1) * np.linalg.norm(d.d_t, axis=-1)
         bad = size <= _DEGENERATE * np.maximum(scale, self.tangent_scale[0] * self.tangent_scale[1])
