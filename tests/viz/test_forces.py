@@ -95,3 +95,19 @@ def test_a_run_that_recorded_the_forces_is_drawn_from_its_records(disk):
                residuals={f"contact.force.{k + 1}": lam[:, k] for k in range(3)})
     f = build_scene(eq, run).forces
     np.testing.assert_allclose(f.force[:, 0], lam, atol=1e-15)
+
+
+def test_a_loop_closure_to_the_ground_holds_a_hanging_body_up_at_its_pin():
+    from kane import joints as J
+
+    s = kane.System("hanging", gravity=(0, -9.81, 0))
+    s.add_body("bar", mass=2.0, com=(0.3, 0.0, 0.0), inertia=(0.1, 0.1, 0.1))
+    s.add_joint("ground", "bar", J.Planar(), name="plane", coordinates=["x", "y", "th"], speeds=["vx", "vy", "w"])
+    s.add_loop_closure("pin", "ground", (0.3, 0.5, 0.0), "bar", (0.3, 0.5, 0.0),
+                       directions=[[1, 0, 0], [0, 1, 0]])  # hung at rest 0.5 m above its centre of mass
+    eq = kane.derive(s, dependent=["vx", "vy"])
+    run = _run(eq, np.zeros((2, 3)), np.zeros((2, 1)), np.array([0.0, 1.0]))
+    f = build_scene(eq, run).forces
+    assert f.names == ("pin",) and f.bodies == ("bar",)  # the ground is the first body: the force on the bar
+    np.testing.assert_allclose(f.point[:, 0], [[0.3, 0.5, 0.0]] * 2, atol=1e-12)
+    np.testing.assert_allclose(f.force[:, 0], [[0.0, 2.0 * 9.81, 0.0]] * 2, atol=1e-9)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 import sympy as sp
+from sympy.core.add import _addsort
 
 from ..model.model import KaneSymbol
 
@@ -143,6 +144,63 @@ class Program:
         return "\n".join(f"{s} = {e}" for s, e in self.assignments)
 
 
+def _leading_minus(term) -> bool:
+    """sympy's ``could_extract_minus_sign`` for one term of a sum (a number, a product whose numeric coefficient
+    leads, or an atom or function call, which never has one), without forming ``-term`` as sympy does. Every such
+    term changes sides under negation, so a sum with more negative terms than positive ones is named as the
+    negative of its negation (as sympy's ``could_extract_minus_sign`` decides); ties: :func:`_first_term_negative`."""
+    if term.is_Number:
+        return term.is_extended_negative
+    if term.is_Mul:
+        c = term.args[0]
+        return c.is_Number and c.is_extended_negative
+    return False
+
+
+def _first_term_negative(expr) -> bool:
+    """For a sum with as many negative terms as positive ones: whether the term of smallest magnitude (the term
+    without its numeric coefficient, ordered by ``Basic.compare``: class and names, never hashes) is negative.
+    The magnitudes of a canonical sum are distinct and negation keeps them, so exactly one of ``e`` and ``-e``
+    answers True: ``z`` and ``-z`` share one name, in the same way in every process (cheaper than comparing
+    sympy's sort keys of ``e`` and ``-e``)."""
+    best, negative = None, False
+    for term in expr.args:
+        if term.is_Number:
+            size = sp.S.One
+        elif term.is_Mul and term.args[0].is_Number:
+            size = term.args[1] if len(term.args) == 2 else sp.Mul._from_args(term.args[1:])
+        else:
+            size = term
+        if best is None or size.compare(best) < 0:
+            best, negative = size, _leading_minus(term)
+    return negative
+
+
+def _negate_term(term):
+    """-term for one term of a canonical sum, in sympy's canonical form (the numeric coefficient of a product
+    negated in place, a coefficient -1 dropped), without Mul's flattening."""
+    if term.is_Number:
+        return -term
+    if term.is_Mul and term.args[0].is_Number:
+        c, rest = -term.args[0], term.args[1:]
+        if c is not sp.S.One:
+            return sp.Mul._from_args((c,) + rest)
+        return rest[0] if len(rest) == 1 else sp.Mul._from_args(rest)
+    if term.is_Mul:
+        return sp.Mul._from_args((sp.S.NegativeOne,) + term.args)
+    return sp.Mul._from_args((sp.S.NegativeOne, term))
+
+
+def _negate_sum(expr):
+    """-expr of a canonical sympy Add, equal (args in the same order) to sympy's ``-expr``: the negated terms are
+    distinct, so Add's flattening would only sort them (the number first): that is all this does."""
+    terms = [_negate_term(t) for t in expr.args]
+    number = [t for t in terms if t.is_Number]
+    rest = [t for t in terms if not t.is_Number]
+    _addsort(rest)
+    return sp.Add._from_args(number + rest)
+
+
 def _fold_numbers(order, outs):
     """Substitute assignments whose value is a plain number (e.g. a dependent speed that is identically zero)
     into everything after them, dropping the assignments that become numbers."""
@@ -172,7 +230,8 @@ class ProgramBuilder:
         self.prefix = prefix
         self._assignments: list = []
         self._defs: dict = {}
-        self._cache: dict = {}
+        self._cache: dict = {}  # named expression -> its symbol
+        self._assigned: dict = {}  # expression given to assign -> what assign returned (the builder only grows)
         self._dots: dict = {}
         self._const: set = set(self.inputs.get("params", ()))
         self.rates: dict = {}
@@ -186,12 +245,23 @@ class ProgramBuilder:
         expr = sp.sympify(expr)
         if expr.is_Atom:
             return expr
-        if expr.is_Mul:  # keep a sign outside so that z and -z share one name
+        done = self._assigned.get(expr)
+        if done is None:
+            done = self._assigned[expr] = self._assign(expr)
+        return done
+
+    def _assign(self, expr):
+        if expr.is_Mul:  # keep a sign outside so that z and -z (and 2 z and -2 z) share one name
             coeff, rest = expr.as_coeff_Mul()
-            if coeff.is_Number and float(coeff) == -1.0:
+            if coeff.is_Number and coeff.is_extended_negative:
+                rest = rest if float(coeff) == -1.0 else _negate_term(expr)
                 return -self.assign(rest) if not rest.is_Atom else -rest
-        elif expr.is_Add and expr.could_extract_minus_sign() and not (-expr).could_extract_minus_sign():
-            return -self.assign(-expr)
+        elif expr.is_Add:
+            negative = sum(1 for term in expr.args if _leading_minus(term))
+            if 2 * negative > len(expr.args):
+                return -self.assign(_negate_sum(expr))
+            if 2 * negative == len(expr.args) and _first_term_negative(expr):
+                return -self.assign(_negate_sum(expr))
         if not self._is_const(expr):
             expr = self._hoist(expr)
             if expr.is_Atom:
@@ -211,14 +281,16 @@ class ProgramBuilder:
         return sym
 
     def _is_const(self, expr) -> bool:
-        return expr.free_symbols <= self._const
+        if expr.is_Symbol:
+            return expr in self._const
+        return expr.is_Number or expr.free_symbols <= self._const
 
     def _hoist(self, e):
         """Name the parameter-only parts of ``e`` (a state-dependent expression)."""
         if e.is_Atom:
             return e
         if self._is_const(e):
-            return e if e.is_Number else self._name(e)
+            return e if e.is_Number else self.assign(e)  # signs kept outside, as for every name
         if e.is_Add:  # rebuilt (re-canonicalized by sympy) only where a part was named
             args = [self._hoist(a) for a in e.args]
             return e if all(x is y for x, y in zip(args, e.args)) else sp.Add(*args)
@@ -231,7 +303,7 @@ class ProgramBuilder:
                 return e
             if not c.is_Atom:
                 coeff, rest = c.as_coeff_Mul()
-                c = coeff * (rest if rest.is_Atom else self._name(rest))
+                c = coeff * (rest if rest.is_Atom else self.assign(rest))
             return sp.Mul(c, *others)
         if e.is_Pow:
             return sp.Pow(self._hoist(e.args[0]), e.args[1])

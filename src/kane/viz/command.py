@@ -8,6 +8,7 @@ import time
 
 from ..errors import ArgumentError
 from ..realtime.command import parse_couple
+from .assemble_view import AssembleSession, AssembleViewer
 from .gif import write_gif
 from .mp4 import write_mp4
 from .live import LiveOptions, LiveSimulation
@@ -44,6 +45,8 @@ def view_command(load_model, errors):
                   "[default: the heaviest body's centre of mass].")
     @click.option("--record", default="live.h5", show_default=True, type=click.Path(dir_okay=False),
                   help="With --live: the run file the record checkbox writes.")
+    @click.option("--assemble", metavar="BODY[:X,Y,Z]", help="RUN is a model file: drag this body point with the "
+                  "gizmo, assembling every frame (the frames go to --record).")
     @click.option("--trace", multiple=True, metavar="BODY:X,Y,Z",
                   help="Draw the path of this body point (repeatable; live: its recent path).")
     @click.option("--gif", type=click.Path(dir_okay=False), help="Write the run as an animated GIF and exit.")
@@ -51,10 +54,12 @@ def view_command(load_model, errors):
     @click.option("--frames", default=40, show_default=True, type=int, help="With --gif or --mp4: the number of "
                   "frames.")
     @errors
-    def view(run, model, host, port, speed, live, couple, record, trace, gif, mp4, frames):
+    def view(run, model, host, port, speed, live, couple, record, trace, gif, mp4, frames, assemble):
         """Show RUN (an HDF5 file from `kane simulate`; with --live, a model file) in the browser until Ctrl-C."""
         traces = tuple(map(parse_trace, trace))
-        if live:
+        if assemble:
+            viewer = AssembleViewer(AssembleSession(load_model(run), assemble), ViewOptions(host, port), record)
+        elif live:
             viewer = LiveViewer(LiveSimulation(load_model(run), LiveOptions(couple)),
                                 ViewOptions(host, port, traces=traces), record)
         else:

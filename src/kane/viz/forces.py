@@ -93,7 +93,8 @@ def constraint_arrows(equations, trajectory, position, wxyz, inputs=None, dynami
             n_b = np.einsum("nji,j->ni", R[:, i], _floats(data[5], values))  # the plane's normal in disk axes
             k = n_b - (n_b @ axis)[:, None] * axis
             local = center - radius * k / np.linalg.norm(k, axis=1, keepdims=True)
-            F = L @ np.array([_floats(d, values) for d in (*plane_tangents(list(data[5])), list(data[5]))])
+            normal = [float(x) for x in _floats(data[5], values)]
+            F = L @ np.array([*plane_tangents(normal), normal], dtype=float)
         elif c.kind is ConstraintKind.NO_SLIP:
             F = L[:, :1] * np.einsum("nij,j->ni", R[:, i], _floats(data[2], values))
         elif c.kind is ConstraintKind.POINT_VELOCITY:

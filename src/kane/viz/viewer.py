@@ -200,9 +200,9 @@ class Viewer:
         self.server.gui.add_markdown(f"constraint forces ({', '.join(forces.names)}): 1 m = "
                                      f"{1 / self.force_scale if self.force_scale else 0:.4g} N")
         check = self.server.gui.add_checkbox("forces", initial_value=True)
-        r = 0.02 * self.scene.length
+        r = 0.03 * self.scene.length
         handle = self.server.scene.add_arrows("/forces", self.force_points(0), colors=(220, 20, 60),
-                                              shaft_radius=r, head_radius=2.5 * r, head_length=6 * r)
+                                              shaft_radius=r, head_radius=2.5 * r, head_length=5 * r)
         check.on_update(lambda _: setattr(handle, "visible", bool(check.value)))
         return handle
 
