@@ -150,11 +150,17 @@ def _leading_minus(term) -> bool:
     term changes sides under negation, so a sum with more negative terms than positive ones is named as the
     negative of its negation (as sympy's ``could_extract_minus_sign`` decides); ties: :func:`_first_term_negative`."""
     if term.is_Number:
-        return term.is_extended_negative
+        return _negative(term)
     if term.is_Mul:
         c = term.args[0]
-        return c.is_Number and c.is_extended_negative
+        return c.is_Number and _negative(c)
     return False
+
+
+def _negative(number) -> bool:
+    """A finite sympy number is negative: by value (asking sympy's ``is_extended_negative`` of a new Float runs
+    its whole assumption system)."""
+    return float(number) < 0
 
 
 def _first_term_negative(expr) -> bool:
@@ -231,6 +237,7 @@ class ProgramBuilder:
         self._assignments: list = []
         self._defs: dict = {}
         self._cache: dict = {}  # named expression -> its symbol
+        self._free: dict = {}  # named symbol -> the free symbols of its definition
         self._assigned: dict = {}  # expression given to assign -> what assign returned (the builder only grows)
         self._dots: dict = {}
         self._const: set = set(self.inputs.get("params", ()))
@@ -253,7 +260,7 @@ class ProgramBuilder:
     def _assign(self, expr):
         if expr.is_Mul:  # keep a sign outside so that z and -z (and 2 z and -2 z) share one name
             coeff, rest = expr.as_coeff_Mul()
-            if coeff.is_Number and coeff.is_extended_negative:
+            if coeff.is_Number and _negative(coeff):
                 rest = rest if float(coeff) == -1.0 else _negate_term(expr)
                 return -self.assign(rest) if not rest.is_Atom else -rest
         elif expr.is_Add:
@@ -276,7 +283,8 @@ class ProgramBuilder:
         self._assignments.append((sym, expr))
         self._defs[sym] = expr
         self._cache[expr] = sym
-        if self._is_const(expr):
+        self._free[sym] = free = expr.free_symbols
+        if free <= self._const:
             self._const.add(sym)
         return sym
 
@@ -373,7 +381,8 @@ class ProgramBuilder:
                 if s in seen:
                     continue
                 stack.append((s, True))
-                deps = [d for d in defs[s].free_symbols if d in defs and d not in seen]
+                free = self._free[s] if s in self._free and s not in extra else defs[s].free_symbols
+                deps = [d for d in free if d in defs and d not in seen]
                 stack.extend((d, False) for d in sorted(deps, key=rank.__getitem__, reverse=True))
         order, outs = _fold_numbers(order, outs)
         groups = dict(self.inputs)

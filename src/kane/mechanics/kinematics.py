@@ -9,14 +9,16 @@ parent axes. Gravity enters as a fictitious acceleration -g of the ground (so ac
 from __future__ import annotations
 
 import sympy as sp
+from sympy.core.basic import _args_sortkey
 
 from ..codegen.program import ProgramBuilder
 from ..model.model import Model
 
-__all__ = ["TreeKinematics", "cross", "dot", "matvec", "matTvec", "matmul3", "sum_products", "exact_zero", "crm",
-           "crf"]
+__all__ = ["TreeKinematics", "cross", "dot", "matvec", "matTvec", "matmul3", "sum_products", "product", "exact_zero",
+           "crm", "crf"]
 
 _ZERO = sp.S.Zero
+_ONE = sp.S.One
 
 
 def exact_zero(x) -> bool:
@@ -24,14 +26,49 @@ def exact_zero(x) -> bool:
     return x is _ZERO or (type(x) is int and x == 0)
 
 
+def _monomial(x):
+    """(coefficient, symbols) of a sympy number, symbol or product of a leading number and distinct symbols (the
+    canonical form sympy gives them: symbols sorted by ``Basic.compare``); None for anything else."""
+    if x.is_Symbol:
+        return _ONE, (x,)
+    if x.is_Number:
+        return x, ()
+    if x.is_Mul:
+        args = x.args
+        c, syms = (args[0], args[1:]) if args[0].is_Number else (_ONE, args)
+        if all(a.is_Symbol for a in syms):
+            return c, syms
+    return None
+
+
+def product(x, y):
+    """x y, equal (the same arguments in the same order) to sympy's ``x * y``: products of numbers and symbols
+    (the most frequent ones in the kinematics) are put together as sympy's ``Mul.flatten`` would (coefficients
+    multiplied, symbols merged in ``Basic.compare`` order) without its general machinery; everything else, and
+    a repeated symbol (a power), a zero coefficient or a plain Python number, is left to sympy."""
+    if isinstance(x, sp.Basic) and isinstance(y, sp.Basic):
+        mx, my = _monomial(x), _monomial(y)
+        if mx is not None and my is not None:
+            c, syms = mx[0] * my[0], mx[1] + my[1]
+            if c.is_Number and c != 0 and len(set(syms)) == len(syms):
+                if not syms:
+                    return c
+                if len(mx[1]) and len(my[1]):
+                    syms = sorted(syms, key=_args_sortkey)
+                if c is _ONE:
+                    return syms[0] if len(syms) == 1 else sp.Mul._from_args(tuple(syms))
+                return sp.Mul._from_args((c, *syms))
+    return x * y
+
+
 def sum_products(pairs, signs=None):
     """sum of s x y over the pairs (x, y) and signs s (default all +1), formed as one sympy Add with the products
     that have an exact zero factor left out: the same expression as the chained arithmetic, without its
     intermediate sums."""
     if signs is None:
-        terms = [x * y for x, y in pairs if not (exact_zero(x) or exact_zero(y))]
+        terms = [product(x, y) for x, y in pairs if not (exact_zero(x) or exact_zero(y))]
     else:
-        terms = [x * y if s > 0 else -(x * y) for (x, y), s in zip(pairs, signs)
+        terms = [product(x, y) if s > 0 else -product(x, y) for (x, y), s in zip(pairs, signs)
                  if not (exact_zero(x) or exact_zero(y))]
     if len(terms) < 2:
         return terms[0] if terms else _ZERO

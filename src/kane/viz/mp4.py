@@ -50,8 +50,11 @@ def write_mp4(scene, path, frames: int = 60, speed: float = 1.0, size=(800, 600)
 def encode_mp4(images, path, fps: float) -> Path:
     """Encode ``images`` ((h, w, 3) RGB 0-255 arrays, all of one even size) as an H.264 MP4 at ``fps`` [1/s] to
     ``path`` (its folder made); returns the path."""
-    import imageio_ffmpeg
-
+    try:
+        import imageio_ffmpeg
+    except ImportError:
+        raise ArgumentError("mp4: the encoder is not installed; install it with pip install 'kane[video]' "
+                            "(imageio-ffmpeg), or write a GIF with --gif") from None
     height, width = np.shape(images[0])[:2]
     if width % 2 or height % 2 or any(np.shape(im) != (height, width, 3) for im in images):
         raise ArgumentError(f"mp4: the frames must be (h, w, 3) of one even size, got {np.shape(images[0])}")
