@@ -9,13 +9,14 @@ parent axes. Gravity enters as a fictitious acceleration -g of the ground (so ac
 from __future__ import annotations
 
 import sympy as sp
+from sympy.core.add import _addsort
 from sympy.core.basic import _args_sortkey
 
 from ..codegen.program import ProgramBuilder
 from ..model.model import Model
 
-__all__ = ["TreeKinematics", "cross", "dot", "matvec", "matTvec", "matmul3", "sum_products", "product", "exact_zero",
-           "crm", "crf"]
+__all__ = ["TreeKinematics", "cross", "dot", "matvec", "matTvec", "matmul3", "sum_products", "product", "add",
+           "exact_zero", "crm", "crf"]
 
 _ZERO = sp.S.Zero
 _ONE = sp.S.One
@@ -73,8 +74,40 @@ def sum_products(pairs, signs=None):
     if len(terms) < 2:
         return terms[0] if terms else _ZERO
     if any(isinstance(t, sp.Basic) for t in terms):
-        return sp.Add(*terms)
+        return add(terms)
     return sum(terms[1:], terms[0])  # plain numbers stay plain numbers
+
+
+def add(terms):
+    """The sum of sympy ``terms``, equal (the same arguments in the same order) to ``sp.Add(*terms)``: when every
+    term is a number or a monomial (see :func:`product`), like terms are collected, zero coefficients dropped
+    and the rest sorted as sympy's ``Add.flatten`` does, without its general machinery; else sympy's Add."""
+    number, collected = _ZERO, {}
+    for t in terms:
+        m = _monomial(t) if isinstance(t, sp.Basic) else None
+        if m is None:
+            return sp.Add(*terms)
+        c, syms = m
+        if not syms:
+            number = number + c
+        elif syms in collected:
+            collected[syms] = collected[syms] + c
+        else:
+            collected[syms] = c
+    out = []
+    for syms, c in collected.items():
+        if c == 0:
+            continue
+        if c is _ONE:
+            out.append(syms[0] if len(syms) == 1 else sp.Mul._from_args(syms))
+        else:
+            out.append(sp.Mul._from_args((c, *syms)))
+    _addsort(out)
+    if number is not _ZERO:
+        out.insert(0, number)
+    if len(out) < 2:
+        return out[0] if out else _ZERO
+    return sp.Add._from_args(out)
 
 
 def matmul3(A, B) -> sp.Matrix:
