@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import enum
 import functools
+import gc
 import math
+import os
 import signal
 import sys
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,7 +63,9 @@ class LoopOptions:
     """``rate`` [Hz] of the loop, ``substeps`` RK4 steps of the dynamics per period, ``duration`` [s] (np.inf: until
     stopped), ``clock``, ``engine``, ``spin`` [s] spent spinning before each period's start (REAL clock),
     ``device_timeout`` [s]: consecutive periods without a usable sample after which the loop stops,
-    ``flush_every`` log rows per block handed to the log's writer thread."""
+    ``flush_every`` log rows per block handed to the log's writer thread, ``priority``: 0 (the default) runs the
+    loop's thread at normal priority; 1..99 asks Linux for the real-time policy SCHED_FIFO at that priority (root or
+    CAP_SYS_NICE; refused -> a warning and normal priority: the summary's lateness tells)."""
 
     rate: float = 1000.0
     substeps: int = 1
@@ -71,6 +76,7 @@ class LoopOptions:
     device_timeout: float = 0.01
     flush_every: int = 1000
     dynamics_every: int = 1  # multi-rate: the dynamics step once every k periods, over k T (realtime.multirate)
+    priority: int = 0
 
     def __post_init__(self):
         if not (math.isfinite(self.rate) and self.rate > 0):
@@ -81,6 +87,8 @@ class LoopOptions:
             raise ArgumentError(f"loop options: dynamics_every must be an integer >= 1, got {self.dynamics_every!r}")
         if not self.duration > 0:
             raise ArgumentError(f"loop options: duration must be > 0 s, got {self.duration!r}")
+        if int(self.priority) != self.priority or not 0 <= self.priority <= 99:
+            raise ArgumentError(f"loop options: priority must be an integer 0..99, got {self.priority!r}")
         if not self.device_timeout > 0:
             raise ArgumentError(f"loop options: device_timeout must be > 0 s, got {self.device_timeout!r}")
 
@@ -277,6 +285,8 @@ class RealtimeLoop:
             raise
         switch = sys.getswitchinterval()
         sys.setswitchinterval(_SWITCH_INTERVAL)  # the log's writer thread gives the GIL back within this, not 5 ms
+        _real_time_priority(opts.priority)
+        gc.freeze()  # what exists now (the model, sympy's objects) is never scanned again: no collection of ms
         wall0 = clock() + period  # the first period starts one period from now (its wait is a clean one)
         k = 0
         try:
@@ -336,6 +346,7 @@ class RealtimeLoop:
                 self._timing(woke, lateness)
         finally:
             sys.setswitchinterval(switch)
+            gc.unfreeze()
             try:
                 dev.write_force(t, zero)
             finally:
@@ -363,6 +374,17 @@ class RealtimeLoop:
 def _block_energy(dynamics, params, t, q, u):
     """The energy [J] (B,) of a block of the log, (B,) times, (B, n_q) and (B, n_u) states, in one batch call."""
     return dynamics.energy(t, q, u, params)
+
+
+def _real_time_priority(priority: int) -> None:
+    """SCHED_FIFO at ``priority`` for the calling thread (Linux applies the policy of pid 0 to the calling thread)."""
+    if not priority:
+        return
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    except (AttributeError, OSError) as exc:
+        warnings.warn(f"real-time priority {priority} refused ({exc}); the loop runs at normal priority",
+                      RuntimeWarning, stacklevel=3)
 
 
 def _wait_until(deadline: float, spin: float) -> float:

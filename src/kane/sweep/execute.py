@@ -199,7 +199,7 @@ def prepare(sweep: Sweep) -> Plan:
     return Plan(sweep, lm.name, equations, model_hash, sweep.names, columns, tuple(tasks))
 
 
-_CHUNK_MAX = 16  # runs per Dask task at most
+_CHUNK_MAX = 64  # runs per Dask task at most
 _COMPILED: dict[str, object] = {}  # model hash -> Dynamics, once per process (each Dask worker compiles once)
 
 
