@@ -14,7 +14,6 @@ Run: ``python bench/bench_sim_c.py`` (needs pin, mujoco and a C compiler).
 from __future__ import annotations
 
 import sys
-import time
 import timeit
 from pathlib import Path
 
