@@ -11,7 +11,10 @@ import numpy as np
 import pytest
 import trimesh
 
-from kane.io.model_file import ModelFileError, parse_model
+import kane
+from kane import joints as J
+from kane.errors import ModelError
+from kane.io.model_file import LoadedModel, ModelFileError, parse_model
 from kane.viz.scene import ShapeKind
 from kane.viz.visuals import VisualWarning, loaded_shapes, model_visuals, shape_mesh, urdf_visuals
 
@@ -187,3 +190,28 @@ def test_the_ur5s_collada_visuals_are_drawn_as_authored():
         extent = [points.min(axis=0), points.max(axis=0)]
         np.testing.assert_allclose(s.mesh.bounds, extent, atol=1e-6)  # the file's numbers are float32
         assert len(s.mesh.faces) == len(points) // 3
+
+
+def test_visuals_declared_in_the_python_builder_are_drawn_and_checked():
+    """System.add_visual: a cylinder along the link (rotated by pitch pi/2: its z along the body's x) replaces the
+    link's default box; a body without visuals keeps its default; bad declarations name the body and field."""
+    s = kane.System("arm", gravity=(0, 0, -9.81))
+    s.add_body("link", mass=1.0, com=(0.5, 0, 0), inertia=(0.001, 0.08, 0.08))
+    s.add_body("tip", mass=0.2)
+    s.add_joint("ground", "link", J.Revolute("y"))
+    s.add_joint("link", "tip", J.Revolute("y"), parent_point=(1, 0, 0))
+    s.add_visual("link", "cylinder", radius=0.05, length=1.0, position=(0.5, 0, 0), rotation=(0, math.pi / 2, 0),
+                 color=(1, 0, 0))
+    shapes = {sh.body: sh for sh in loaded_shapes(LoadedModel.from_system(s))}
+    cyl = shapes["link"]
+    assert cyl.kind is ShapeKind.CYLINDER and cyl.color == (255, 0, 0)
+    assert np.allclose(cyl.size, (0.1, 0.1, 1.0)) and np.allclose(cyl.position, (0.5, 0, 0))
+    w, x, y, z = cyl.wxyz  # a quarter turn about y: (cos pi/4, 0, sin pi/4, 0)
+    assert np.allclose([abs(w), abs(x), abs(y), abs(z)], [math.sqrt(0.5), 0, math.sqrt(0.5), 0], atol=1e-12)
+    assert shapes["tip"].kind is not ShapeKind.CYLINDER
+    with pytest.raises(ModelError, match="body 'elbow'.*bodies: link, tip"):
+        s.add_visual("elbow", "box", size=(1, 1, 1))
+    with pytest.raises(ModelError, match="field 'shape'.*box, cylinder"):
+        s.add_visual("link", "cone", radius=0.1)
+    with pytest.raises(ModelError, match="positive sizes"):
+        s.add_visual("link", "sphere", radius=0.0)

@@ -15,7 +15,7 @@ from .joints import Joint
 
 __all__ = [
     "Body", "PlacedJoint", "Force", "Torque", "Spring", "JointLoad",
-    "ConstraintKind", "Constraint",
+    "ConstraintKind", "Constraint", "Visual",
 ]
 
 
@@ -123,3 +123,21 @@ class Constraint:
     kind: ConstraintKind
     data: tuple
     transient: bool = False
+
+
+@dataclass(frozen=True)
+class Visual:
+    """A shape drawn fixed in body ``body`` (display only: no mass): ``shape`` "box" | "cylinder" | "sphere" |
+    "capsule" | "mesh"; ``size`` (3,) box sides or a mesh's scale, ``radius`` and ``length`` [m] (cylinders and
+    capsules along their z); ``position`` (3,) [m] and ``rotation`` (roll, pitch, yaw) [rad] of the shape in body
+    axes (URDF's rpy); ``color`` RGB 0-1 or None (the body's palette colour); ``file`` a mesh file."""
+
+    body: str
+    shape: str
+    size: tuple = (1.0, 1.0, 1.0)
+    radius: float = 0.0
+    length: float = 0.0
+    position: tuple = (0.0, 0.0, 0.0)
+    rotation: tuple = (0.0, 0.0, 0.0)
+    color: tuple | None = None
+    file: str | None = None

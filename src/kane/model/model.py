@@ -120,6 +120,7 @@ class Model:
     q0: tuple[float, ...]
     u0: tuple[float, ...]
     parameter_bounds: tuple[tuple[float, float], ...] = ()  # (lower, upper) per parameter
+    visuals: tuple = ()  # Visual records (display only), from System.add_visual
 
     def name_constants(self, assign) -> Model:
         """This model with every expression of parameters alone (not a symbol or a number) in the bodies' mass,

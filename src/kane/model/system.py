@@ -19,7 +19,7 @@ import sympy as sp
 from ..errors import ModelError
 from . import joints as J
 from .compile import compile_system
-from .elements import (Body, Constraint, ConstraintKind, Force, JointLoad, PlacedJoint, Spring, Torque)
+from .elements import Body, Constraint, ConstraintKind, Force, JointLoad, PlacedJoint, Spring, Torque, Visual
 from .model import GROUND, Model, stretch, stretch_rate, t
 from .values import _inertia, _real, _rotation, _scalar, _vec
 
@@ -62,6 +62,7 @@ class System:
     _springs: list = field(default_factory=list)
     _joint_loads: list = field(default_factory=list)
     _constraints: list = field(default_factory=list)
+    _visuals: list = field(default_factory=list)
 
     # ---- symbols -------------------------------------------------------------------------------------------
     def set_gravity(self, gravity) -> None:
@@ -109,6 +110,30 @@ class System:
                                   _vec(com, f"body {name!r} field 'com'"),
                                   _inertia(inertia, f"body {name!r} field 'inertia'"))
         return name
+
+    def add_visual(self, body: str, shape: str, *, size=(1.0, 1.0, 1.0), radius: float = 0.0, length: float = 0.0,
+                   position=(0.0, 0.0, 0.0), rotation=(0.0, 0.0, 0.0), color=None, file=None) -> None:
+        """Draw ``body`` as ``shape`` in the viewer (display only; see :class:`kane.model.elements.Visual` for the
+        fields and units). A body without visuals is drawn from its inertia."""
+        if body not in self._bodies:
+            raise ModelError(f"visual of body {body!r}: no such body; bodies: {', '.join(self._bodies) or 'none'}")
+        shapes = ("box", "cylinder", "sphere", "capsule", "mesh")
+        if shape not in shapes:
+            raise ModelError(f"visual of body {body!r} field 'shape': expected one of {', '.join(shapes)}, "
+                             f"got {shape!r}")
+        nums = {k: tuple(float(_real(x, f"visual of body {body!r} field {k!r}")) for x in v)
+                for k, v in (("size", size), ("position", position), ("rotation", rotation))}
+        if any(len(v) != 3 for v in nums.values()):
+            raise ModelError(f"visual of body {body!r}: size, position and rotation take 3 numbers each")
+        r, h = (float(_real(x, f"visual of body {body!r} field {k!r}"))
+                for k, x in (("radius", radius), ("length", length)))
+        if (shape == "box" and min(nums["size"]) <= 0) or (shape in ("cylinder", "sphere", "capsule") and r <= 0) \
+                or h < 0 or (shape == "mesh" and not file):
+            raise ModelError(f"visual of body {body!r}: a {shape} needs positive sizes (box: size; cylinder, sphere, "
+                             f"capsule: radius; mesh: file), got size={size}, radius={radius}, length={length}")
+        self._visuals.append(Visual(body, shape, nums["size"], r, h, nums["position"], nums["rotation"],
+                                    None if color is None else tuple(float(c) for c in color),
+                                    None if file is None else str(file)))
 
     def add_particle(self, name: str, mass) -> str:
         """Add a particle (a point mass at its frame's origin, no rotational inertia)."""

@@ -35,8 +35,8 @@ from ..errors import ModelError
 from ..spatial import rotation_rpy, rotation_to_quaternion
 from .scene import PALETTE, BodyShape, ShapeKind, default_shapes
 
-__all__ = ["VisualWarning", "SHAPES", "load_mesh", "model_visuals", "urdf_visuals", "shape_mesh", "body_shapes",
-           "loaded_shapes"]
+__all__ = ["VisualWarning", "SHAPES", "load_mesh", "model_visuals", "urdf_visuals", "shape_mesh", "system_visuals",
+           "body_shapes", "loaded_shapes"]
 
 SHAPES = {"box": ({"size"}, set()), "cylinder": ({"radius", "length"}, set()), "sphere": ({"radius"}, set()),
           "capsule": ({"radius", "length"}, set()), "mesh": ({"file"}, {"size"})}
@@ -248,9 +248,31 @@ def shape_mesh(shape: BodyShape):
     return np.asarray(mesh.vertices, dtype=np.float32), np.asarray(mesh.faces, dtype=np.uint32)
 
 
+def system_visuals(model) -> tuple[BodyShape, ...]:
+    """The shapes declared with :meth:`kane.System.add_visual` (``model.visuals``); a mesh that cannot be read is
+    left out with a :class:`VisualWarning` (its body then gets its default shape)."""
+    kinds = {"box": ShapeKind.BOX, "cylinder": ShapeKind.CYLINDER, "sphere": ShapeKind.SPHERE,
+             "capsule": ShapeKind.CAPSULE, "mesh": ShapeKind.MESH}
+    index = {b.name: i for i, b in enumerate(model.bodies)}
+    out = []
+    for v in getattr(model, "visuals", ()):
+        color = PALETTE[index[v.body] % len(PALETTE)] if v.color is None else tuple(int(round(255 * c))
+                                                                                    for c in v.color)
+        if v.shape == "mesh":
+            mesh = load_mesh(Path(v.file), v.size)
+            if mesh is not None:
+                out.append(_shape(v.body, ShapeKind.MESH, v.size, v.position, v.rotation, color, Path(v.file), mesh))
+            continue
+        d = 2 * v.radius
+        size = v.size if v.shape == "box" else (d, d, d if v.shape == "sphere" else v.length)
+        out.append(_shape(v.body, kinds[v.shape], size, v.position, v.rotation, color))
+    return tuple(out)
+
+
 def body_shapes(model, visuals=(), params=None) -> tuple[BodyShape, ...]:
-    """``visuals`` (BodyShapes) and the default shape (:func:`default_shapes`) of every body of ``model`` that
-    has none of them."""
+    """``visuals`` (BodyShapes), the model's own (:func:`system_visuals`) and the default shape
+    (:func:`default_shapes`) of every body of ``model`` that has none of them."""
+    visuals = tuple(visuals) + system_visuals(model)
     drawn = {s.body for s in visuals}
     return tuple(visuals) + tuple(s for s in default_shapes(model, params) if s.body not in drawn)
 
