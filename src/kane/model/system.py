@@ -19,7 +19,7 @@ import sympy as sp
 from ..errors import ModelError
 from . import joints as J
 from .compile import compile_system
-from .elements import Body, Constraint, ConstraintKind, Force, JointLoad, PlacedJoint, Spring, Torque, Visual
+from .elements import Body, ConstraintKind, Visual
 from .model import GROUND, Model, stretch, stretch_rate, t
 from .values import _inertia, _real, _rotation, _scalar, _vec
 
