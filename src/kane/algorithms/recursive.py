@@ -14,6 +14,7 @@ Conventions (frames, spatial vectors, the Program's input groups) are those of :
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
@@ -28,6 +29,10 @@ from .aba import trace_aba
 from .crba import trace_forward_dynamics
 from .rnea import trace_rnea
 from .trace import Trace
+
+if TYPE_CHECKING:
+    from ..model.model import Model
+    from ..model.system import System
 
 __all__ = ["Algorithm", "RecursiveDynamics"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..codegen.program import Program, ProgramBuilder
+from ..codegen.program import Program
 from ..codegen.trace import ZERO, TraceBuilder, dot, imul
 from ..errors import ModelError
 from ..mechanics.inertia import body_inertia

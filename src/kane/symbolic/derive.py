@@ -20,7 +20,7 @@ import numpy as np
 import sympy as sp
 
 from ..codegen.numpy_backend import compile_program
-from ..codegen.program import OpCount, Program, ProgramBuilder
+from ..codegen.program import Program, ProgramBuilder
 from ..errors import DerivationError, KaneError, ModelError
 from ..options import parse_enum
 from ..model.model import KaneSymbol, Model
