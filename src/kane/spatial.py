@@ -17,6 +17,8 @@ Every function accepts float arrays with optional leading batch axes (shapes ``(
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = [
@@ -156,12 +158,14 @@ def rotation_axis_angle(axis, angle) -> np.ndarray:
 def quaternion_to_rotation(e) -> np.ndarray:
     """R (..., 3, 3) of scalar-first quaternions e (..., 4) (normalized here)."""
     e = np.asarray(e, dtype=float)
-    e = e / np.sqrt((e * e).sum(-1))[..., None]
     if e.shape == (4,):  # one quaternion: the same arithmetic on floats, without the batch bookkeeping
         w, x, y, z = e.tolist()
+        n = math.sqrt(w * w + x * x + y * y + z * z)
+        w, x, y, z = w / n, x / n, y / n, z / n
         return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
                          [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
                          [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    e = e / np.sqrt((e * e).sum(-1))[..., None]
     w, x, y, z = e[..., 0], e[..., 1], e[..., 2], e[..., 3]
     R = np.empty(e.shape[:-1] + (3, 3))
     R[..., 0, 0], R[..., 0, 1], R[..., 0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)

@@ -146,7 +146,8 @@ class RollingContactDynamics(CartesianDynamics):
                             f"rolling contact {c.name!r}: parameter {_PARAMS[2 * side + j]} of surface "
                             f"{surface.name!r} = {value!r} left the patch [{lo!r}, {hi!r}] at t = {t!r} s{good}",
                             c.name, surface.name, _PARAMS[2 * side + j], value, self._good)
-                z[k, 2 * side:2 * side + 2] = keep_in_bounds(surface, z[k, 2 * side:2 * side + 2])[0]
+                if any(surface.periodic):  # within bounds otherwise (checked above): nothing to wrap
+                    z[k, 2 * side:2 * side + 2] = keep_in_bounds(surface, z[k, 2 * side:2 * side + 2])[0]
         return z
 
     def _moved(self, k, qb):
@@ -271,7 +272,8 @@ class RollingContactDynamics(CartesianDynamics):
             ia, ib = self._pairs[k]
             g = self._contact(k, qb, z[k], None)
             d1, d2, n1, RAB = g["d1"], g["d2"], g["n1"], g["RAB"]
-            values[5 * k:5 * k + 5] = np.concatenate([d2.point - d1.point, [n1 @ d2.d_s, n1 @ d2.d_t]])
+            values[5 * k:5 * k + 3] = d2.point - d1.point
+            values[5 * k + 3], values[5 * k + 4] = n1 @ d2.d_s, n1 @ d2.d_t
             tw = np.zeros((5, 6 * nb))
             tw[:3] = g["rows"]
             tangency = np.array([cross3(d2.d_s, n1), cross3(d2.d_t, n1)])
