@@ -90,7 +90,7 @@ def kkt(M, f, A, bias):
 
 
 def _full(online, t, q, u, inputs=None):
-    M, f, A, b, bias = online._fn(t, q, u, online._p0, online.model.input_values(inputs))
+    M, f, A, b, bias = online._fn(t, q, u, online._p0, online.model.input_values(inputs))[:5]
     return M, f, A, b, bias
 
 

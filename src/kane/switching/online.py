@@ -8,7 +8,7 @@ A_S u + b_S = 0 of the active constraints S (every permanent one plus the active
   QR with column pivoting, Reckdahl's choice); the choice is kept for the mode and re-made when the condition
   number of the dependent block, ||A_r||_F / sigma_min(A_d) (A_r: the independent rows of A_S), exceeds
   ``cond_max`` (singularity avoidance);
-* solves the dependent block (LU, never an explicit inverse) for u_d = D u_i + E, D = -A_d^-1 A_i, and the
+* solves the dependent block (Cramer's rule up to 3 x 3, LU above) for u_d = D u_i + E, D = -A_d^-1 A_i, and the
   acceleration offset c_d = -A_d^-1 (A' u + b') so that u' = C u_i' + c with C = [I; D] (rows re-ordered);
 * recombines M~ = C^T M C, f~ = C^T (f - M c) (Eqs. 44-45), solves M~ u_i' = f~ by Cholesky (Eq. 46) and returns
   u' = C u_i' + c.
@@ -32,7 +32,7 @@ import numpy as np
 from ..codegen.numpy_backend import compile_program
 from ..errors import KaneError, ModelError
 from ..mechanics.constraints import select_dependent
-from .rules import ImpulseResult, project_positions, resolve_impulse
+from .rules import ImpulseResult, _Cholesky, project_positions, resolve_impulse
 
 __all__ = ["OnlineDynamics", "SlipForce", "ImpulseResult", "constraint_layout"]
 
@@ -57,50 +57,38 @@ class SlipForce:
     normal_row: int = 0
 
 
+def _cross(a, b) -> list:
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
 class _Block:
-    """Solves with a small square dependent block A_d (m x m) and its transpose: division for m = 1, Cramer's
-    rule for m = 2, LAPACK's LU (numpy) above; never an explicit inverse."""
+    """Solves with a small square dependent block A_d (m x m) and its transpose: Cramer's rule for m <= 3 (the
+    adjugate over the determinant; its columns for m = 3 are cross products of the rows), LAPACK's LU (numpy)
+    above."""
 
     def __init__(self, A_d: np.ndarray):
         self.A, self.m = A_d, A_d.shape[0]
-        if self.m <= 2:
-            self.det = float(A_d[0, 0]) if self.m == 1 else float(A_d[0, 0] * A_d[1, 1] - A_d[0, 1] * A_d[1, 0])
+        if self.m <= 3:
+            rows = A_d.tolist()
+            if self.m == 1:
+                self.det, adj = rows[0][0], [[1.0]]
+            elif self.m == 2:
+                (a, b), (c, d) = rows
+                self.det, adj = a * d - b * c, [[d, -b], [-c, a]]
+            else:
+                r0, r1, r2 = rows
+                cof = [_cross(r1, r2), _cross(r2, r0), _cross(r0, r1)]  # the columns of the adjugate
+                self.det = r0[0] * cof[0][0] + r0[1] * cof[0][1] + r0[2] * cof[0][2]
+                adj = [[cof[0][i], cof[1][i], cof[2][i]] for i in range(3)]
             if self.det == 0.0:
                 raise np.linalg.LinAlgError("singular dependent block")
+            self.K = np.array(adj) / self.det  # X = K rhs
 
     def solve(self, rhs: np.ndarray, transposed: bool = False) -> np.ndarray:
         """X with A_d X = rhs, or A_d^T X = rhs when ``transposed``; rhs (m,) or (m, k)."""
-        A = self.A.T if transposed else self.A
-        if self.m == 1:
-            return rhs / self.det
-        if self.m == 2:
-            (a, b), (c, d) = A.tolist()
-            return np.array([d * rhs[0] - b * rhs[1], a * rhs[1] - c * rhs[0]]) / self.det
-        return np.linalg.solve(A, rhs)
-
-
-class _Cholesky:
-    """M~ = L L^T of the embedded mass matrix (p x p, symmetric positive definite) and solves with it."""
-
-    def __init__(self, Mt: np.ndarray):
-        self.p = Mt.shape[0]
-        if self.p == 1:
-            if not Mt[0, 0] > 0.0:
-                raise KaneError("the embedded mass matrix C^T M C is not positive definite (a speed moves no "
-                                "mass in this mode)")
-            self.L = math.sqrt(Mt[0, 0])
-            return
-        try:
-            self.L = np.linalg.cholesky(Mt)
-        except np.linalg.LinAlgError:
-            raise KaneError("the embedded mass matrix C^T M C is not positive definite (a speed moves no mass "
-                            "in this mode)") from None
-
-    def solve(self, rhs: np.ndarray) -> np.ndarray:
-        """x (p,) with M~ x = rhs (p,): L y = rhs, L^T x = y."""
-        if self.p == 1:
-            return rhs / (self.L * self.L)
-        return np.linalg.solve(self.L.T, np.linalg.solve(self.L, rhs))
+        if self.m <= 3:
+            return (self.K.T if transposed else self.K) @ rhs
+        return np.linalg.solve(self.A.T if transposed else self.A, rhs)
 
 
 def _sigma_min(B: np.ndarray) -> float:
@@ -128,6 +116,10 @@ class _Partition:
         n = self.dep.size + self.ind.size
         self.C0 = np.zeros((n, self.ind.size))
         self.C0[self.ind, np.arange(self.ind.size)] = 1.0
+        base = (self.rows * n)[:, None]  # flat indices into A_S (m_S, n) of A_r, A_d and A_r[:, ind]
+        self.flat_rows = (base + np.arange(n)).ravel()
+        self.flat_dep = (base + self.dep).ravel()
+        self.flat_ind = (base + self.ind).ravel()
 
 
 class OnlineDynamics:
@@ -161,15 +153,16 @@ class OnlineDynamics:
             if unknown:
                 raise ModelError(f"dependent speeds {unknown} are not speeds of the model: {', '.join(self.u_names)}")
         self.dependent = None if dependent is None else tuple(dependent)
-        self._fn = compile_program(fp, ["M", "f", "A", "b", "A_bias"])
+        self._fn = compile_program(fp, ["M", "f", "A", "b", "A_bias", "qdot"])
         self._fn_Ab = compile_program(fp, ["M", "A", "b"])
-        self._fn_qdot = compile_program(fp, ["qdot"])
         energy_outputs = ["kinetic"] + (["potential"] if equations.has_potential else [])
         self._fn_energy = compile_program(fp, energy_outputs)
         self._fn_holo = compile_program(fp, ["C", "A_C", "W"])
         self._p0, self._w0 = model.parameter_values(), model.input_values()
         self.selections: list = []  # (t [s], independent speed names, condition number, "mode" | "condition")
         self._cache_key, self._cache = None, None
+        self._raw_key, self._raw_out, self._lam_later = None, None, None
+        self._parts: dict = {}  # active transient constraints -> the partition last chosen in that mode
         self.set_mode(active, slips)
 
     # ---- modes ---------------------------------------------------------------------------------------------
@@ -216,8 +209,12 @@ class OnlineDynamics:
     # ---- arguments -----------------------------------------------------------------------------------------
     def _pw(self, params, inputs):
         p = self._p0 if params is None else self.model.parameter_values(params)
-        w = self._w0 if inputs is None else self.model.input_values(inputs)
-        return p, w
+        if inputs is None:
+            return p, self._w0
+        if type(inputs) is np.ndarray and inputs.dtype == np.float64 and inputs.shape == self._w0.shape \
+                and math.isfinite(float(inputs.sum())):  # already in model order (the per-evaluation path)
+            return p, inputs
+        return p, self.model.input_values(inputs)
 
     @staticmethod
     def _state(q, u):
@@ -252,21 +249,37 @@ class OnlineDynamics:
         top = math.sqrt(float(np.dot(A_r.ravel(), A_r.ravel())))
         return top / s_min if s_min > 0 else math.inf
 
+    @classmethod
+    def _cond_exceeds(cls, A_S, part, limit: float) -> bool:
+        """Whether :meth:`_cond` exceeds ``limit``; a 3 x 3 block is first bounded without an SVD: sigma_min >=
+        |det| / (sigma_1 sigma_2) >= 2 |det| / ||A_d||_F^2."""
+        if part.dep.size == 3:
+            a, b, c, d, e, f, g, h, i = A_S.take(part.flat_dep).tolist()
+            det = abs(a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g))
+            nb = a * a + b * b + c * c + d * d + e * e + f * f + g * g + h * h + i * i
+            A_r = A_S.take(part.flat_rows)
+            top = math.sqrt(float(np.dot(A_r, A_r)))
+            if det > 0.0 and top * nb <= 2.0 * det * limit * (1.0 - 1e-9):
+                return False
+        return cls._cond(A_S, part) > limit
+
     def _partition(self, t: float, A_S: np.ndarray) -> _Partition:
         part = self._part
-        if part is None:
-            part = self._part = self._choose(A_S)
+        if part is None:  # a mode seen before keeps its choice while that stays conditioned within bounds
+            part = self._parts.get(self.active)
+            if part is None or self._cond_exceeds(A_S, part, max(self.cond_max, 10.0 * part.cond0)):
+                part = self._parts[self.active] = self._choose(A_S)
+            self._part = part
             self.selections.append((float(t), self.independent_speeds, part.cond0, "mode"))
             return part
-        if part.dep.size:
+        if part.dep.size and self._cond_exceeds(A_S, part, max(self.cond_max, 10.0 * part.cond0)):
             cond = self._cond(A_S, part)
-            if cond > max(self.cond_max, 10.0 * part.cond0):
-                new = self._choose(A_S)
-                if not np.array_equal(new.dep, part.dep) or not np.array_equal(new.rows, part.rows):
-                    self._part = new
-                    self.selections.append((float(t), self.independent_speeds, cond, "condition"))
-                    return new
-                part.cond0 = cond  # the best choice is itself this ill conditioned: do not re-choose each call
+            new = self._choose(A_S)
+            if not np.array_equal(new.dep, part.dep) or not np.array_equal(new.rows, part.rows):
+                self._part = self._parts[self.active] = new
+                self.selections.append((float(t), self.independent_speeds, cond, "condition"))
+                return new
+            part.cond0 = cond  # the best choice is itself this ill conditioned: do not re-choose each call
         return part
 
     # ---- Blocks 3-4: embedding and recombination -----------------------------------------------------------
@@ -276,12 +289,10 @@ class OnlineDynamics:
         parts = np.zeros((self.n_u, rhs.shape[1]))
         block = None
         if part.dep.size:
-            A_r = A_S[part.rows]
-            block = _Block(A_r[:, part.dep])
-            X = block.solve(np.concatenate((-A_r[:, part.ind], rhs), axis=1))
-            p = part.ind.size
-            C[part.dep] = X[:, :p]
-            parts[part.dep] = X[:, p:]
+            m, p = part.dep.size, part.ind.size
+            block = _Block(A_S.take(part.flat_dep).reshape(m, m))
+            C[part.dep] = block.solve(-A_S.take(part.flat_ind).reshape(m, p))
+            parts[part.dep] = block.solve(rhs)
         return C, parts, block
 
     @staticmethod
@@ -292,18 +303,22 @@ class OnlineDynamics:
             lam[part.rows] = block.solve(residual[part.dep], transposed=True)
         return lam
 
-    def _evaluate(self, t, q, u, params, inputs):
+    def _evaluate(self, t, q, u, params, inputs, forces: bool = False):
+        """(u', lambda, friction, M, f, C, c) at one state, kept for the last one; lambda is None until
+        ``forces`` asks for it where no slip needs it (the integrator's stages only need u')."""
         q, u = self._state(q, u)
         p, w = self._pw(params, inputs)
         key = (float(t), q.tobytes(), u.tobytes(), p.tobytes(), w.tobytes())
         if key == self._cache_key:
+            if forces and self._cache[1] is None:
+                self._cache = (self._cache[0], self._lam_later(), *self._cache[2:])
             return self._cache
-        M, f, A, b, bias = self._fn(t, q, u, p, w)
+        M, f, A, b, bias, _ = self._raw(key, t, q, u, p, w)
         A_S = A[self._idx]
         part = self._partition(t, A_S)
         C, c_part, lu = self._embed(part, A_S, bias[self._idx][part.rows, None] * -1.0)
         c = c_part[:, 0]
-        f0 = f.copy()
+        f0 = f.copy() if self.slips else f
         coupled, G = [], []
         for s in self.slips:
             a = A[self.layout[s.constraint].rows.start]
@@ -315,6 +330,11 @@ class OnlineDynamics:
                 N = float(s.normal(t, q, u)) if callable(s.normal) else float(s.normal)
                 f0 -= s.mu_k * s.sign * N * a
         chol = _Cholesky(C.T @ M @ C) if C.shape[1] else None
+        if not self.slips:
+            ud = C @ chol.solve(C.T @ (f0 - M @ c)) + c if chol else c.copy()
+            self._lam_later = lambda: self._multipliers(part, lu, A_S, M @ ud - f0)
+            self._cache_key, self._cache = key, (ud, self._lam_later() if forces else None, np.zeros(0), M, f0, C, c)
+            return self._cache
 
         def solve(F, c_vec):
             ud = C @ chol.solve(C.T @ (F - M @ c_vec)) + c_vec if chol else c_vec.copy()
@@ -339,6 +359,13 @@ class OnlineDynamics:
         self._cache_key, self._cache = key, (udot, lam, friction, M, f0, C, c)
         return self._cache
 
+    def _raw(self, key, t, q, u, p, w) -> tuple:
+        """(M, f, A, b, A_bias, qdot) of the unconstrained equations at ``key`` = (t, q, u, p, w as bytes), kept
+        for the last key: the integrator asks for q' and then u' at the same state, one evaluation serves both."""
+        if key != self._raw_key:
+            self._raw_key, self._raw_out = key, self._fn(t, q, u, p, w)
+        return self._raw_out
+
     def _row_of(self, name: str) -> int:
         """Index in A_S of the first row of the active constraint ``name``."""
         k = 0
@@ -354,7 +381,7 @@ class OnlineDynamics:
         """q' (n_q,) = W(q) u + X."""
         q, u = self._state(q, u)
         p, w = self._pw(params, inputs)
-        return self._fn_qdot(t, q, u, p, w)[0]
+        return self._raw((float(t), q.tobytes(), u.tobytes(), p.tobytes(), w.tobytes()), t, q, u, p, w)[5].copy()
 
     def udot(self, t, q, u, params=None, inputs=None) -> np.ndarray:
         """u' (n_u,) = C u_i' + c of the current mode (units of u per second)."""
@@ -379,7 +406,7 @@ class OnlineDynamics:
     def constraint_forces(self, t, q, u, params=None, inputs=None) -> dict:
         """Multipliers of the kinetostatic equations A_S^T lambda = M u' - f: name -> (rows,) for every active
         constraint; for a slipping constraint, name -> (1,) its kinetic friction force -mu_k N sign."""
-        _, lam, friction, *_ = self._evaluate(t, q, u, params, inputs)
+        _, lam, friction, *_ = self._evaluate(t, q, u, params, inputs, forces=True)
         out, k = {}, 0
         for n in self.active_all:
             blk = self.layout[n].rows

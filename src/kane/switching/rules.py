@@ -134,14 +134,38 @@ class ImpulseResult:
     delta_kinetic: float
 
 
-def _spd_solve(Mt: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """x with M~ x = rhs by Cholesky (M~ = C^T M C, symmetric positive definite)."""
-    try:
-        L = np.linalg.cholesky(Mt)
-    except np.linalg.LinAlgError:
-        raise KaneError("the embedded mass matrix C^T M C is not positive definite (a speed moves no mass in this "
-                        "mode)") from None
-    return np.linalg.solve(L.T, np.linalg.solve(L, rhs))
+class _Cholesky:
+    """M~ = L L^T of the embedded mass matrix (p x p, symmetric positive definite) and solves with it (closed forms
+    for p = 1 and 2, LAPACK above)."""
+
+    def __init__(self, Mt: np.ndarray):
+        self.p = p = Mt.shape[0]
+        if p <= 2:
+            a = float(Mt[0, 0])
+            if p == 2 and a > 0.0:
+                l10 = float(Mt[1, 0]) / math.sqrt(a)
+                d = float(Mt[1, 1]) - l10 * l10
+            if not (a > 0.0 and (p == 1 or d > 0.0)):
+                raise KaneError("the embedded mass matrix C^T M C is not positive definite (a speed moves no "
+                                "mass in this mode)")
+            self.L = (math.sqrt(a),) if p == 1 else (math.sqrt(a), l10, math.sqrt(d))
+            return
+        try:
+            self.L = np.linalg.cholesky(Mt)
+        except np.linalg.LinAlgError:
+            raise KaneError("the embedded mass matrix C^T M C is not positive definite (a speed moves no mass "
+                            "in this mode)") from None
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        """x (p,) with M~ x = rhs (p,): L y = rhs, L^T x = y."""
+        if self.p == 1:
+            return rhs / (self.L[0] * self.L[0])
+        if self.p == 2:
+            l00, l10, l11 = self.L
+            y0 = rhs[0] / l00
+            x1 = (rhs[1] - l10 * y0) / (l11 * l11)
+            return np.array([(y0 - l10 * x1) / l00, x1])
+        return np.linalg.solve(self.L.T, np.linalg.solve(self.L, rhs))
 
 
 def resolve_impulse(dyn, q, u_minus, names=(), restitution=0.0, *, t: float = 0.0, params=None,
@@ -155,23 +179,31 @@ def resolve_impulse(dyn, q, u_minus, names=(), restitution=0.0, *, t: float = 0.
     p, w = dyn._pw(params, None)
     M, A, b = dyn._fn_Ab(t, q, u_minus, p, w)
     names = tuple(names)
-    S = tuple(n for n in dyn.layout if n in set(dyn.active_all) | set(names))
-    idx = dyn._rows(S)
+    if names:
+        S = tuple(n for n in dyn.layout if n in set(dyn.active_all) | set(names))
+        idx = dyn._rows(S)
+    else:  # a projection onto the current mode: its rows are known
+        S, idx = dyn.active_all, dyn._idx
     if idx.size == 0:
         return ImpulseResult(u_minus.copy(), {}, 0.0)
     A_S, b_S = A[idx], b[idx]
-    e, k = np.zeros(idx.size), 0
-    for n in S:
-        m = dyn.layout[n].rows.stop - dyn.layout[n].rows.start
-        if n in names:
-            e[k:k + m] = float(restitution.get(n, 0.0) if isinstance(restitution, dict) else restitution)
-        k += m
-    target = -e * (A_S @ u_minus + b_S) - b_S  # A_S u+ = target
-    reuse = dyn._part is not None and S == dyn.active_all and dyn._cond(A_S, dyn._part) <= dyn.cond_max
-    part = dyn._part if reuse else dyn._choose(A_S)
+    target = -b_S  # A_S u+ = target
+    if names:
+        e, k = np.zeros(idx.size), 0
+        for n in S:
+            m = dyn.layout[n].rows.stop - dyn.layout[n].rows.start
+            if n in names:
+                e[k:k + m] = float(restitution.get(n, 0.0) if isinstance(restitution, dict) else restitution)
+            k += m
+        target = target - e * (A_S @ u_minus + b_S)
+    mode = S == dyn.active_all
+    known = (dyn._part or dyn._parts.get(dyn.active)) if mode else None
+    part = known if known is not None and not dyn._cond_exceeds(A_S, known, dyn.cond_max) else dyn._choose(A_S)
+    if mode and known is None:  # the first choice in this mode (A_S depends on q only): the evaluations keep it
+        dyn._parts[dyn.active] = part
     C, u_part, block = dyn._embed(part, A_S, target[part.rows, None])
     u_part = u_part[:, 0]
-    u_plus = C @ _spd_solve(C.T @ M @ C, C.T @ (M @ (u_minus - u_part))) + u_part if C.shape[1] else u_part
+    u_plus = C @ _Cholesky(C.T @ M @ C).solve(C.T @ (M @ (u_minus - u_part))) + u_part if C.shape[1] else u_part
     if not details:
         return ImpulseResult(u_plus, {}, 0.0)
     lam = dyn._multipliers(part, block, A_S, M @ (u_plus - u_minus))

@@ -445,7 +445,8 @@ class SwitchingSimulator:
         as in the real-time loop): settle the mode for the new inputs (a contact that would pull is deleted, a
         stick that needs more than mu_s N slips) and restart the integrator and the event functions there."""
         t, (q, u) = self.sim.t, self.sim.state
-        self._settle(t, q, u)
+        if any(isinstance(r, (UnilateralContact, Coulomb)) and r.constraint in self.active for r in self.rules):
+            self._settle(t, q, u)  # only an active contact or stick can be inconsistent with the new inputs
         self.sim.reset(t, q, u, mode=self.dynamics.mode_name)
 
     def _switch(self, info, t, q, u, resume) -> None:
