@@ -2,6 +2,9 @@
 assembled every frame and follow the target where reachable; beyond reach they stop at the closed-form nearest
 configuration and report the distance."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
@@ -12,7 +15,9 @@ from kane.errors import ArgumentError
 from kane.simulate import assemble
 from kane.simulate.drag import DragMethod, DragOptions, DragSolver, Target, orientation_error
 
-CRANK, COUPLER, ROCKER, GROUND = 1.0, 2.0, 1.5, 2.0
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _four_bar import COUPLER, CRANK, GROUND, ROCKER, position_analysis  # noqa: E402
+
 R_CRANK, ROD = 1.0, 2.5
 
 
@@ -57,17 +62,6 @@ def four_bar_closure(q):
     return four_bar_joint(q) + ROCKER * np.array([np.cos(a3), np.sin(a3)]) - np.array([GROUND, 0.0])
 
 
-def four_bar_position_analysis(theta, branch):
-    """Closed form: B on the circles |B - A| = COUPLER about the crank tip A and |B - D| = ROCKER about the ground
-    pivot D; ``branch`` = +1 or -1 picks the intersection on one side of AD."""
-    A, D = CRANK * np.array([np.cos(theta), np.sin(theta)]), np.array([GROUND, 0.0])
-    d = np.linalg.norm(D - A)
-    a = (COUPLER**2 - ROCKER**2 + d**2) / (2 * d)
-    h = np.sqrt(COUPLER**2 - a**2)
-    ex = (D - A) / d
-    return A + a * ex + branch * h * np.array([-ex[1], ex[0]])
-
-
 def test_four_bar_dragged_by_the_crank_tip_around_a_circle_follows_the_closed_form(four_bar):
     q = assemble(four_bar, 0.0, np.array([0.7, -0.3, 2.0])).q
     A0 = CRANK * np.array([np.cos(0.7), np.sin(0.7)])
@@ -82,7 +76,7 @@ def test_four_bar_dragged_by_the_crank_tip_around_a_circle_follows_the_closed_fo
         assert res.residual < 1e-10 and np.abs(four_bar_closure(q)).max() < 1e-10
         assert res.reachable and res.converged and res.distance < 1e-9
         assert abs(np.angle(np.exp(1j * (q[0] - theta)))) < 1e-9
-        assert np.abs(four_bar_joint(q) - four_bar_position_analysis(theta, branch)).max() < 1e-9
+        assert np.abs(four_bar_joint(q) - position_analysis(theta, branch)).max() < 1e-9
 
 
 def test_four_bar_target_beyond_reach_stops_with_the_crank_stretched_toward_it(four_bar):

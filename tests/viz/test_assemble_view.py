@@ -2,6 +2,9 @@
 moved along a path on a four-bar keeps the loop closed, follows the closed-form position analysis, draws the bodies
 at the solver's q; a target beyond reach shows the nearest configuration and its distance; frames are recorded."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,7 +15,9 @@ from kane.spatial import quaternion_to_rotation
 from kane.viz.assemble_view import AssembleSession, AssembleViewer
 from kane.viz.viewer import ViewOptions
 
-CRANK, COUPLER, ROCKER, GROUND = 1.0, 2.0, 1.5, 2.0
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _four_bar import COUPLER, CRANK, GROUND, ROCKER, position_analysis  # noqa: E402
+
 
 FOUR_BAR = f'''
 [model]
@@ -87,17 +92,6 @@ def session(tmp_path_factory):
     path = tmp_path_factory.mktemp("assemble") / "four_bar.toml"
     path.write_text(FOUR_BAR)
     return AssembleSession(load_model(path), f"crank:{CRANK},0,0")
-
-
-def position_analysis(theta, branch):
-    """Closed form: the coupler-rocker joint B on the circles |B - A| = COUPLER about the crank tip A and
-    |B - D| = ROCKER about the ground pivot D; ``branch`` = +1 or -1 picks the side of AD."""
-    A, D = CRANK * np.array([np.cos(theta), np.sin(theta)]), np.array([GROUND, 0.0])
-    d = np.linalg.norm(D - A)
-    a = (COUPLER**2 - ROCKER**2 + d**2) / (2 * d)
-    h = np.sqrt(COUPLER**2 - a**2)
-    ex = (D - A) / d
-    return A + a * ex + branch * h * np.array([-ex[1], ex[0]])
 
 
 def closure(q):
