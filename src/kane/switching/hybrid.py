@@ -33,7 +33,7 @@ from ..model.system import System
 from ..symbolic.derive import derive
 from ..io.trajectory import Stats, Trajectory
 from ..options import Method
-from ..simulate.events import Event, EventFunctionError
+from ..simulate.events import Event
 from ..simulate.simulator import SimulationError, Simulator
 from .rules import Coulomb, Lock, UnilateralContact
 from .simulator import SwitchingSimulator, run_and_save
