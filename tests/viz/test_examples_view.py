@@ -1,6 +1,7 @@
 """Every example model (examples/*.toml) opens in the viewer, live and from a run file: the live viewer is built
 and the model stepped with the gizmo moved; a short run written by simulate() is played back; the two routes
-agree on the bodies' poses at the initial state."""
+agree on the bodies' poses at the initial state. A model with [[contacts]] is simulated with its rolling contacts
+(kane.io.model_surfaces.rolling_dynamics): live, and played back from a run converted to joint coordinates."""
 
 from pathlib import Path
 
@@ -9,12 +10,55 @@ import pytest
 
 import kane
 from kane.io.model_file import load_model
+from kane.io.model_surfaces import rolling_dynamics
 from kane.viz.live import LiveSimulation
 from kane.viz.live_view import LiveViewer
+from kane.viz.rolling_run import rolling_run
 from kane.viz.scene import build_scene
-from kane.viz.viewer import Viewer, ViewOptions
+from kane.viz.viewer import Viewer, ViewOptions, open_run
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.toml"))
+
+
+def _bowl_gap(q, params):
+    """|ball centre - bowl centre| - (R - r) [m] of joint coordinates q (N, 7) of examples/ball_in_bowl.toml: the
+    bowl's centre is (0, 0, R) (its lowest point at the origin), so a ball rolling in it keeps this at 0."""
+    return np.linalg.norm(np.atleast_2d(q)[:, :3] - [0.0, 0.0, params["R"]], axis=1) - (params["R"] - params["r"])
+
+
+def test_the_ball_stays_in_its_bowl_live_recorded_and_played_back(tmp_path):
+    """The [[contacts]] example is simulated with its rolling contact (rolling_dynamics), not as a free ball
+    falling through the bowl: live while the gizmo pulls it, in a live recording and in a run file played back."""
+    path = EXAMPLES[0].with_name("ball_in_bowl.toml")
+    live = LiveSimulation(load_model(path))
+    assert live.rolling is not None and set(live.port.inputs) <= set(live.rolling.input_names)
+    p = live.params
+    assert abs(_bowl_gap(live.q0, p)[0]) < 1e-12
+    live.device.move_to(live.home + [0.2, 0.3, 0.0])
+    live.start_recording(tmp_path / "live.h5")
+    live.advance(60)
+    recorded = kane.load_trajectory(live.stop_recording())
+    t, q, u = live.state
+    assert q[1] > 0.1 and q[2] > live.q0[2]  # pulled towards the gizmo, up the bowl's side (not through it)
+    assert abs(_bowl_gap(q, p)[0]) < 1e-6
+    np.testing.assert_allclose(live.point(), q[:3], atol=1e-12)  # the coupled point: the ball's centre
+    assert recorded.q_names == ("x", "y", "z", "e0", "e1", "e2", "e3") and recorded.n_samples == 61
+    assert np.max(np.abs(_bowl_gap(recorded.q, p))) < 1e-6
+
+    np.testing.assert_allclose(open_run(recorded.source).scene().position[:, 0], recorded.q[:, :3], atol=1e-12)
+
+    run = rolling_run(rolling_dynamics(load_model(path)), (0.0, 0.5), tmp_path / "run.h5", params=p,
+                      output_dt=0.05, description=f"ball_in_bowl ({path})")
+    traj = kane.load_trajectory(run)
+    scene = open_run(run).scene()  # as `kane view RUN.h5` opens it: the model named in the run
+    playback = Viewer(scene, ViewOptions(port=8740))
+    try:
+        playback.show(len(scene.t) - 1)
+    finally:
+        playback.close()
+    assert traj.n_samples == 11 and np.max(np.abs(_bowl_gap(traj.q, p))) < 1e-6
+    np.testing.assert_allclose(scene.position[:, 0], traj.q[:, :3], atol=1e-12)
+    assert traj.q[-1, 0] < traj.q[0, 0] - 0.05  # released up the side, it rolls down towards the bottom
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
@@ -35,8 +79,12 @@ def test_the_example_opens_live_and_from_a_run_file(path, tmp_path):
 
     dyn = live.dynamics
     q0, u0 = live.q0, live.u0
-    kane.simulate(dyn, (0.0, 0.05), q0, u0, params=live.params, output_dt=0.01, path=tmp_path / "run.h5",
-                  description=f"{live.loaded.name} ({path})")
+    if live.rolling is not None:  # [[contacts]]: the rolling dynamics' run, in joint coordinates
+        rolling_run(rolling_dynamics(load_model(path)), (0.0, 0.05), tmp_path / "run.h5", params=live.params,
+                    output_dt=0.01, description=f"{live.loaded.name} ({path})")
+    else:
+        kane.simulate(dyn, (0.0, 0.05), q0, u0, params=live.params, output_dt=0.01, path=tmp_path / "run.h5",
+                      description=f"{live.loaded.name} ({path})")
     scene = build_scene(live.equations, kane.load_trajectory(tmp_path / "run.h5"), start.shapes)
     playback = Viewer(scene, ViewOptions(port=8730))
     try:

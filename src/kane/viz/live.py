@@ -10,6 +10,11 @@ hold it as the coupler's three System inputs over ``substeps`` RK4 steps of the 
 the damper B acts on the body point's velocity. Default gains put the whole model's mass m on a 1 Hz spring
 (K = m (2 pi)^2 [N/m], B = 1.4 sqrt(K m) [N s/m], at least the sampled-data passivity bound K T / 2) and limit the
 force to 30 m [N].
+
+A model file with ``[[contacts]]`` (rolling contacts, not part of the derived equations) is simulated by
+:func:`kane.io.model_surfaces.rolling_dynamics`' RollingContactDynamics (absolute coordinates, projected onto its
+contacts every 10 steps) with the coupler's inputs; its state is shown, coupled and recorded in the kane model's
+joint coordinates (:meth:`~kane.algorithms.cartesian.CartesianDynamics.joint_coordinates`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ArgumentError, KaneError
+from ..io.model_surfaces import rolling_dynamics
 from ..io.trajectory import TrajectoryWriter
 from ..model.model import float_value
 from ..options import Method
@@ -29,6 +35,7 @@ from ..realtime.command import parse_couple
 from ..realtime.coupler import CouplerGains, VirtualCoupler, add_coupler, passivity_bound
 from ..realtime.devices import DeviceSample, Workspace, check_sample
 from ..simulate import Simulator, make_projection
+from .rolling_run import JointCoordinateWriter
 
 __all__ = ["GizmoDevice", "LiveOptions", "LiveSimulation", "default_couple"]
 
@@ -103,7 +110,8 @@ def default_couple(model, params=None) -> tuple[str, tuple]:
 
 class LiveSimulation:
     """The live model: ``loaded`` (a :class:`kane.io.model_file.LoadedModel`, read fresh: the coupler is added
-    to its system) derived once, with a :class:`GizmoDevice` ``device`` coupled to ``port``'s body point.
+    to its system) derived once, with a :class:`GizmoDevice` ``device`` coupled to ``port``'s body point;
+    ``rolling``: the RollingContactDynamics simulated for a model with ``[[contacts]]`` (else None).
     :meth:`advance` runs periods; :meth:`reset`, :meth:`set_parameter`, :meth:`start_recording` and
     :meth:`stop_recording` may be called from another thread (the GUI's)."""
 
@@ -116,6 +124,12 @@ class LiveSimulation:
         self.equations = loaded.derive()
         self.dynamics = dyn = self.equations.compile()
         self.q0, self.u0 = loaded.initial_state(dyn)
+        start = rolling_dynamics(loaded) if loaded.tables.get("contacts") else None
+        self.rolling = None if start is None else start.dynamics
+        self._x0 = (self.q0, self.u0)
+        if start is not None:  # simulated in absolute coordinates, the coupler's inputs included
+            self._x0 = (start.q0, start.u0)
+            self.q0, self.u0 = self.rolling.joint_coordinates(start.q0, start.u0, 0.0, self.params)
         self.period = 1.0 / options.rate
         mass = sum(_masses(model, self.params)) or 1.0
         k = options.stiffness if options.stiffness is not None else mass * (2 * math.pi) ** 2
@@ -129,7 +143,7 @@ class LiveSimulation:
         self._lock = threading.RLock()
         self._pull = {n: 0.0 for n in self.port.inputs}
         self.recording: Path | None = None
-        self._bind(0.0, self.q0, self.u0)
+        self._bind(0.0, *self._x0)
         self.home = self.point()
         self.device = GizmoDevice(self.home, max_force=self.max_force,
                                   workspace=Workspace(tuple(self.home - 100.0), tuple(self.home + 100.0), 1e9))
@@ -140,22 +154,35 @@ class LiveSimulation:
         self.coupler = VirtualCoupler(self.dynamics, self.port, self.gains, max_force=self.max_force,
                                       params=dict(self.params))
         proj = make_projection(self.dynamics, params=dict(self.params)) if self._holonomic else None
-        self.sim = Simulator(self.dynamics, t0=t, q0=q, u0=u, method=Method.RK4,
+        simulated = self.dynamics
+        if self.rolling is not None:
+            simulated, proj = self.rolling, self.rolling.make_projection(dict(self.params))
+            writer = None if writer is None else JointCoordinateWriter(writer, self.rolling, dict(self.params))
+        self.sim = Simulator(simulated, t0=t, q0=q, u0=u, method=Method.RK4,
                              dt=self.period / self.options.substeps, params=dict(self.params), inputs=self._inputs,
                              record=False, record_energy=writer is not None, writer=writer, projection=proj,
                              project_every=10, description=f"{self.loaded.name} live ({self.loaded.path})")
 
+    def _joint(self, t, q, u) -> tuple[np.ndarray, np.ndarray]:
+        """The kane model's joint state (q, independent u) of the simulated state (t, q, u)."""
+        if self.rolling is None:
+            return q, u
+        return self.rolling.joint_coordinates(q, u, t, self.params)
+
     def _inputs(self, t, q, u) -> dict:
-        out = dict(self._laws(t, q, u)) if self._laws is not None else {}
+        out = dict(self._laws(t, *self._joint(t, q, u))) if self._laws is not None else {}
         out.update(self._pull)
         return out
 
     @property
     def state(self) -> tuple[float, np.ndarray, np.ndarray]:
-        """(t [s], q (n_q,), independent u) now."""
+        """(t [s], q (n_q,), independent u) now, in the kane model's joint coordinates."""
         with self._lock:
-            q, u = self.sim.state
-            return self.sim.t, q, u
+            return (self.sim.t, *self._joint(self.sim.t, *self.sim.state))
+
+    def _raw(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """(t, q, u) of the simulated dynamics now (absolute coordinates for a model with [[contacts]])."""
+        return (self.sim.t, *self.sim.state)
 
     def point(self) -> np.ndarray:
         """The coupled body point's position (3,) [m], ground axes, now."""
@@ -166,7 +193,7 @@ class LiveSimulation:
         """Run ``periods`` coupler periods: read the gizmo, hold the coupler force over the period's steps."""
         for _ in range(int(periods)):
             with self._lock:
-                t, (q, u) = self.sim.t, self.sim.state
+                t, q, u = self.state
                 sample = self.device.read(t)
                 if check_sample(sample, self.device.workspace) is None:
                     force = self.coupler.force(t, q, u, sample.position, sample.velocity).force
@@ -182,7 +209,7 @@ class LiveSimulation:
         with self._lock:
             self.stop_recording()
             self._pull = {n: 0.0 for n in self.port.inputs}
-            self._bind(0.0, self.q0, self.u0)
+            self._bind(0.0, *self._x0)
             self.device.move_to(self.home)
 
     def set_parameter(self, name: str, value: float) -> None:
@@ -195,7 +222,7 @@ class LiveSimulation:
                                     f"{', '.join(self.params) or 'none'})")
             old = self.params[name]
             self.stop_recording()
-            t, q, u = self.state
+            t, q, u = self._raw()
             self.params[name] = float(value)
             try:
                 self._bind(t, q, u)
@@ -209,7 +236,7 @@ class LiveSimulation:
         safe on interruption) until :meth:`stop_recording`."""
         with self._lock:
             self.stop_recording()
-            t, q, u = self.state
+            t, q, u = self._raw()
             self._bind(t, q, u, TrajectoryWriter(path))
             self.recording = Path(path)
 
@@ -219,7 +246,7 @@ class LiveSimulation:
             path, self.recording = self.recording, None
             if path is None:
                 return None
-            t, q, u = self.state
+            t, q, u = self._raw()
             self.sim.finish("stopped")
             self._bind(t, q, u)
             return path
