@@ -270,6 +270,7 @@ class Simulator:
         u = self._x[self.n_q:] if u is None else u
         x = np.concatenate([_vector(q, self.n_q, "q"), _vector(u, self.n_u, "u")])
         on_surface = [self._terminal[1]] if self._terminal and self._terminal[2] == t else []
+        changed = t != self._t or not np.array_equal(x, self._x)
         self._integrator.reset(t, x)
         self._events.start(t, x, on_surface)
         self._t, self._x, self._terminal = t, x, None
@@ -277,8 +278,8 @@ class Simulator:
             self._grid_k = max(1, math.floor((t - self._grid_t0) / self._output_dt) + 1)
         if mode is not None:
             self.set_mode(mode)
-        if t != self._t_sampled or not np.array_equal(x, self._x_sampled):
-            self._sample(t, x)
+        if changed and (t != self._t_sampled or not np.array_equal(x, self._x_sampled)):
+            self._sample(t, x)  # a restart where the run stands (a held force's new period) records nothing
 
     def step(self) -> StepInfo:
         """Take one accepted step (cut at a terminal event); raises SimulationError on failure."""
