@@ -269,3 +269,22 @@ def test_large_batch_is_split_over_threads_and_agrees(monkeypatch):
     assert_close(fast(0.5, Q, U, P, w)[0], ref, 1e-12, "batch of parameters")
     with pytest.raises(kane.KaneError, match="entries"):
         fast(0.0, np.zeros(2), np.zeros(1), np.array([1.5]), np.zeros(0))
+
+
+def test_energy_rows_on_strided_views_agree_with_numpy_state_by_state():
+    eqs = kane.derive(random_tree(5, kinds=list(JOINT_KINDS)[1::4], extra_revolute=0))
+    assert eqs.has_potential
+    ref, fast = eqs.compile(backend="numpy"), eqs.compile(backend="c")
+    rng = np.random.default_rng(5)
+    Q, U = zip(*(random_state(eqs.model, rng, 0.4, 1.0) for _ in range(150)))
+    Q, U = np.array(Q), np.array(U)[:, :ref.n_u]
+    wide = np.hstack([rng.normal(size=(150, 1)), Q, U, rng.normal(size=(150, 2))])  # a log's rows: t, q, u, more
+    t, q, u = wide[:, 0], wide[:, 1:1 + ref.n_q], wide[:, 1 + ref.n_q:1 + ref.n_q + ref.n_u]
+    expected = np.array([ref.kinetic_energy(t[k], Q[k], U[k]) + ref.potential_energy(t[k], Q[k])
+                         for k in range(150)])
+    rows = fast.energy_rows()
+    assert_close(rows(t[:10], q[:10], u[:10]), expected[:10], 1e-12, "10 rows")
+    assert_close(rows(t, q, u), expected, 1e-12, "150 rows (the buffers grown)")
+    fn = fast._fn("energy", ["kinetic", "potential"], True)
+    with pytest.raises(kane.KaneError, match="parameters"):
+        fn.rows(np.zeros(fn.sizes["np"] + 1), np.zeros(fn.sizes["nw"]))

@@ -117,7 +117,7 @@ def test_sigterm_ends_with_zero_force_and_the_whole_log_saved(chain, closed_path
 def test_ctrl_c_ends_with_zero_force_and_the_log_saved(chain, closed_path, tmp_path):
     loop, dev = _endless_loop(chain, closed_path, tmp_path / "c.h5")
     lines = []
-    timer = threading.Timer(0.5, _thread.interrupt_main)  # Ctrl-C, as the terminal sends it
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))  # Ctrl-C, as the terminal sends it
     timer.start()
     try:
         result = loop.run(progress=lines.append, every=0.1)

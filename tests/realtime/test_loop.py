@@ -2,6 +2,7 @@
 system, the work-energy balance, the compiled and Python engines, the stiff wall, bad device samples, the log."""
 
 import json
+import time
 import warnings
 
 import h5py
@@ -263,3 +264,28 @@ def test_the_log_writer_process_writes_what_the_thread_writes(tmp_path):
     np.testing.assert_allclose(a["energy"], np.sum(q * q, axis=1) + u[:, 0] ** 2 + rows[:, 0], rtol=1e-15)
     assert a["sample_status"].tolist() == rows[:, 19].astype(int).tolist()
     assert a["mode"].tolist() == rows[:, 20].astype(int).tolist()
+
+
+def test_housekeeping_works_only_in_the_time_it_is_given(tmp_path):
+    calls = []
+
+    def energy(t, q, u):  # records the batch sizes it is asked for
+        calls.append(len(t))
+        return np.sum(q * q, axis=1) + np.sum(u * u, axis=1)
+
+    log = rt.RealtimeLog(tmp_path / "h.h5", ["a", "b"], ["c"], flush_every=100, energy=energy, process=True)
+    log.warm_up(0.0, np.zeros(2), np.zeros(1))
+    calls.clear()
+    rng = np.random.default_rng(4)
+    q, u = rng.normal(size=(250, 2)), rng.normal(size=(250, 1))
+    for k in range(250):
+        log.record([k * 1e-3, *np.zeros(18), 0.0, 0.0, 0.0, 0.0], q[k], u[k])
+        log.set_timing(1e-5, 0.0)
+    log.housekeeping(time.perf_counter() - 1.0)  # no time left: nothing computed, nothing handed over
+    assert calls == [] and log.n_energy == 0 and log.n_sent == 0
+    log.housekeeping(time.perf_counter() + 10.0)  # time for all: the energies, then the rows to the writer
+    assert sum(calls) == 250 and log.n_energy == 250 and log.n_sent == 250  # more than a block: all of it
+    log.close("completed", {}, {})
+    data = _read(tmp_path / "h.h5")
+    np.testing.assert_allclose(data["energy"], np.sum(q * q, axis=1) + u[:, 0] ** 2, rtol=1e-15)
+    assert data["q"].shape == (250, 2) and data["attrs"]["status"] == "completed"

@@ -35,7 +35,7 @@ from . import c_print
 from .c_print import CPrinter, c_source, output_layout, selected_program
 from .program import Program
 
-__all__ = ["BACKENDS", "BackendNotice", "CFunction", "CPrinter", "CCompileError", "c_source",
+__all__ = ["BACKENDS", "BackendNotice", "CFunction", "RowEvaluator", "CPrinter", "CCompileError", "c_source",
            "compiler_available", "load_library", "select_backend"]
 
 _CDEF = """
@@ -292,6 +292,11 @@ class CFunction:
         self.lib.kane_batch(B, fb(tt), st, fb(q), fb(u), su, fb(p), sp_, c, fb(w), sw, fb(out), threads)
         return tuple(out[:, a:a + int(np.prod(sh))].reshape((B,) + sh) for _, a, sh in self.layout)
 
+    def rows(self, params, inputs) -> RowEvaluator:
+        """An evaluator of the outputs at B states for these ``params`` (n_p,) and ``inputs`` (n_w,), with the least
+        Python per call (see :class:`RowEvaluator`)."""
+        return RowEvaluator(self, params, inputs)
+
     def stepper(self, t, q, u, params, inputs=None):
         """A :class:`kane.codegen.c_step.Stepper` at (t, q, u) with these parameters (needs ``rk4=True``)."""
         if not self.rk4:
@@ -300,3 +305,42 @@ class CFunction:
 
         return Stepper(self, t, q, u, params, inputs)
 
+
+
+class RowEvaluator:
+    """``(t (B,), q (B, n_q), u (B, n_u)) -> out (B, n_out)``: a :class:`CFunction`'s outputs (flattened, in its
+    layout's order) at B states for fixed parameters and inputs, in one call into C on one thread. q, u may be
+    strided views (a log's columns): they are copied into buffers kept between calls; the parameters' constants
+    live in the evaluator's own buffer. What a real-time loop calls in the free time of a period: about 5 us of
+    Python a call, against some 20 us for a checked batch call."""
+
+    def __init__(self, fn: CFunction, params, inputs):
+        s = fn.sizes
+        self.fn, self._lib, self._fb = fn, fn.lib, fn.ffi.from_buffer
+        self.n_q, self.n_u, self.n_out = s["nq"], s["nu"], fn._nout
+        p, w = (np.ascontiguousarray(x, dtype=np.float64).reshape(-1) for x in (params, inputs))
+        if p.shape != (s["np"],) or w.shape != (s["nw"],):
+            raise KaneError(f"expected {s['np']} parameters and {s['nw']} inputs, got {p.size} and {w.size}")
+        self._pc = np.zeros(s["np"] + s["nc"] + 1)
+        self._pc[:s["np"]] = p
+        self._lib.kane_prelude(fn.ffi.cast("double *", self._fb(self._pc)))
+        self._w = np.append(w, 0.0)  # never empty: from_buffer needs a byte
+        self._p_ptr, self._c_ptr = self._fb(self._pc), fn.ffi.cast("double *", self._fb(self._pc)) + s["np"]
+        self._w_ptr = self._fb(self._w)
+        self._grow(64)
+
+    def _grow(self, rows: int) -> None:
+        self._t, self._q, self._u = np.empty(rows), np.empty((rows, self.n_q)), np.empty((rows, self.n_u))
+        self._out = np.empty((rows, self.n_out))
+        fb = self._fb
+        self._ptrs = (fb(self._t), fb(self._q), fb(self._u), fb(self._out))
+
+    def __call__(self, t, q, u) -> np.ndarray:
+        """The outputs (B, n_out) at the B states, a view into a buffer reused by the next call."""
+        B = len(q)
+        if B > len(self._t):
+            self._grow(2 * B)
+        self._t[:B], self._q[:B], self._u[:B] = t, q, u
+        pt, pq, pu, po = self._ptrs
+        self._lib.kane_batch(B, pt, 1, pq, pu, self.n_u, self._p_ptr, 0, self._c_ptr, self._w_ptr, 0, po, 1)
+        return self._out[:B]

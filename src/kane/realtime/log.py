@@ -16,23 +16,25 @@ mode changes inside the periods, one row each: ``t`` [s], ``kind`` ("lock", "unl
 ``n_committed`` (1,) the rows known to be on disk, written last in each flush (the datasets of a partial
 file grow ahead of it, NaN-filled: read the first ``n_committed`` rows).
 
-The loop writes each period's row into a preallocated ring buffer (no allocation, no disk). Every ``flush_every``
-rows a block is handed to a writer thread that computes the block's energies in one batch call and has it
-appended to ``path + '.partial'`` (:mod:`kane.realtime.log_writer`), opening and closing the file at each flush;
-with ``process=True`` (the real clock) the HDF5 work runs in a separate writer process that maps the ring, so no
-h5py call holds the loop's GIL. :meth:`RealtimeLog.close` renames the file to ``path``. A killed run leaves a
-readable partial file holding every row of its last flush.
+The loop writes each period's row into a preallocated ring buffer (no allocation, no disk). Everything else runs in
+the loop's own thread, in the free time after a period's work (:meth:`RealtimeLog.housekeeping`, given the time by
+which to return): the energies of the rows in batches sized to the time left, and every ``flush_every`` rows a
+block handed to the writer. With ``process=True`` (the real clock) the writer is a separate process that maps the
+ring and appends each block to ``path + '.partial'`` (:mod:`kane.realtime.log_writer`), so no h5py call and no
+other Python thread ever takes the loop's GIL (a thread that wakes costs the loop a GIL hand-over of 100 us and
+more); otherwise blocks are appended in the loop's thread. :meth:`RealtimeLog.close` renames the file to ``path``.
+A killed run leaves a readable partial file holding every row of its last flush.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import queue
+import select
 import subprocess
 import sys
 import tempfile
-import threading
+import time
 from pathlib import Path
 
 import h5py
@@ -61,9 +63,9 @@ _BLOCKS = 8  # the ring holds this many blocks of flush_every rows
 class RealtimeLog:
     """The log of one run at ``path``: q (n_q,) and u (n_u,) named ``q_names``, ``u_names``; ``energy(t, Q, U)``
     (batch: (B,), (B, n_q), (B, n_u) -> (B,) [J]) or None (NaN logged). Rows go into a ring buffer
-    (:meth:`record`); a writer thread appends each block of ``flush_every`` rows (through a writer process with
-    ``process``, on systems with /proc); :meth:`close` writes the rest, the status and statistics and renames the
-    file to ``path``."""
+    (:meth:`record`, :meth:`set_timing`); :meth:`housekeeping` computes their energies and hands each block of
+    ``flush_every`` rows to the writer (a writer process with ``process``, on systems with /proc); :meth:`close`
+    writes the rest, the status and statistics and renames the file to ``path``."""
 
     def __init__(self, path, q_names, u_names, *, flush_every: int = 250, energy=None, process: bool = False):
         self.path = check_output_path(path)
@@ -71,8 +73,10 @@ class RealtimeLog:
         self.nq, self.nu = len(q_names), len(u_names)
         self.flush_every = block = max(1, int(flush_every))
         self.energy = energy
-        self.n_committed = 0
-        self.n_rows = 0
+        self.n_rows = 0  # rows recorded
+        self.n_energy = 0  # rows whose energy is in the ring
+        self.n_sent = 0  # rows handed to the writer
+        self.n_committed = 0  # rows known to be on disk
         self._cols, a = {}, 0
         for name in ROW_FIELDS:
             self._cols[name] = (a, a + _WIDTH[name])
@@ -85,7 +89,9 @@ class RealtimeLog:
         self._layout = {"shape": [_BLOCKS * block, self._ea + 1], "libver": list(_LIBVER),
                         "columns": {name: [a, b, name in _VECTORS or name in ("q", "u")]
                                     for name, (a, b) in self._cols.items()}}
-        self._child = None
+        self._cost = (None, None)  # [s] of an energy call: its overhead, and per row (warm_up)
+        self._error: BaseException | None = None
+        self._child, self._acks = None, b""
         self._ring_fd = None
         if process and os.path.isdir(f"/proc/{os.getpid()}/fd"):
             # the ring in an unlinked file the writer process maps through /proc/PID/fd (nothing left behind)
@@ -96,11 +102,9 @@ class RealtimeLog:
             self._ring_fd = fd
             self._ring = np.memmap(f"/proc/{os.getpid()}/fd/{fd}", dtype=np.float64, mode="r+",
                                    shape=tuple(self._layout["shape"]))
+            self._ring[:] = 0.0  # every page touched now, not at a period's first row in it
         else:
             self._ring = np.zeros(tuple(self._layout["shape"]))
-        self._queued = 0  # rows handed to the writer
-        self._queue: queue.Queue = queue.Queue()
-        self._error: BaseException | None = None
         if self.partial.exists():
             self.partial.unlink()
         with h5py.File(self.partial, "w", libver=_LIBVER) as f:
@@ -116,81 +120,143 @@ class RealtimeLog:
             _series(f, "sample_status", (), 1024, "i1")
             _series(f, "mode", (), 1024, "i2")
             f.create_dataset("n_committed", data=np.zeros(1, dtype=np.int64))
-        self._writer = threading.Thread(target=self._write_blocks, name="kane-realtime-log", daemon=True)
-        self._writer.start()
         if self._ring_fd is not None:
-            self._queue.put("start")  # the writer process starts while the loop gets ready, not in a period
+            self._start_child()  # ready before the loop's first period: its start-up (imports) competes for CPU
 
     def record(self, values: list, q, u) -> None:
         """One period's row: ``values`` the floats of :data:`ROW_FIELDS` in order (vectors as three floats), ``q``
-        (n_q,) and ``u`` (n_u,), copied into the ring buffer; :meth:`set_timing` completes it and hands a full block
-        to the writer thread. If the writer lags the ring's length behind, waits for it (no row is ever dropped)."""
+        (n_q,) and ``u`` (n_u,), copied into the ring buffer; :meth:`set_timing` completes it. If the writer lags
+        the ring's length behind, waits for it (no row is ever dropped)."""
         ring = self._ring
-        i = self.n_rows % ring.shape[0]
-        if self.n_rows - self.n_committed >= ring.shape[0] - self.flush_every:
-            self._queue.join()  # the writer fell behind by the whole ring: wait rather than overwrite
-        row = ring[i]
+        if self.n_rows - self.n_committed >= ring.shape[0] - self.flush_every and self._error is None:
+            self._write_until(self.n_rows)  # housekeeping fell behind by the whole ring: catch up now
+        row = ring[self.n_rows % ring.shape[0]]
         row[:self._qa] = values
         row[self._qa:self._ua] = q
         row[self._ua:self._ea] = u
+        if self.energy is None:
+            row[self._ea] = np.nan
         self.n_rows += 1
 
     def set_timing(self, compute: float, lateness: float) -> None:
         """The compute time and lateness [s] of the last recorded row (known only at its period's end)."""
         row = self._ring[(self.n_rows - 1) % self._ring.shape[0]]
         row[self._ct], row[self._lt] = compute, lateness
-        if self.n_rows - self._queued >= self.flush_every:  # a complete block: to the writer
-            self._queue.put((self._queued, self.n_rows))
-            self._queued = self.n_rows
 
-    def _write_blocks(self) -> None:
-        while True:
-            job = self._queue.get()
-            try:
-                if job is None:
-                    return
-                if self._error is None:
-                    self._start_child() if job == "start" else self._write(*job)
-            except BaseException as exc:  # reported by close()
-                self._error = exc
-            finally:
-                self._queue.task_done()
+    def housekeeping(self, until: float | None = None) -> None:
+        """The log's work between periods: with ``until`` (a ``time.perf_counter`` time [s]) the energies of as
+        many complete rows as fit before it, and any complete block of ``flush_every`` rows handed to the writer;
+        with None, only when a block is complete, its energies in one batch and the block written. A failure is
+        kept and raised by :meth:`close`."""
+        if self._error is not None:
+            return
+        try:
+            if self._child is not None:
+                self._read_acks(wait=False)
+            if until is None:
+                if self.n_rows - self.n_sent >= self.flush_every:
+                    self._energies(self.n_rows)
+                    self._send(self.n_rows)
+                return
+            if self.energy is None:
+                self.n_energy = self.n_rows
+            elif self.n_energy < self.n_rows:
+                o, r = self._cost  # a call's cost [s] (warm_up): its overhead o and r per row, o taken 1.5 times
+                left = until - time.perf_counter()
+                if o is None:  # not measured: one row at a time
+                    fit = 1 if left > 0 else 0
+                else:
+                    fit = int((left - 1.5 * o) / max(r, 1e-9))
+                if fit >= 1:
+                    self._energies(min(self.n_rows, self.n_energy + fit))
+            if self.n_energy - self.n_sent >= self.flush_every:
+                self._send(self.n_energy)
+        except BaseException as exc:  # reported by close()
+            self._error = exc
 
-    def _write(self, n0: int, n1: int) -> None:
-        ring = self._ring
-        if self.energy is not None and n1 > n0:
-            idx = np.arange(n0, n1) % ring.shape[0]
-            block = ring[idx]
-            t, q, u = block[:, 0], block[:, self._qa:self._ua], block[:, self._ua:self._ea]
-            ring[idx, self._ea] = self.energy(t, np.ascontiguousarray(q), np.ascontiguousarray(u))
-        elif self.energy is None:
-            ring[np.arange(n0, n1) % ring.shape[0], self._ea] = np.nan
-        if self._ring_fd is None:
-            write_block(str(self.partial), self._layout, ring, n0, n1)
+    def warm_up(self, t: float, q, u, repeat: int = 3) -> None:
+        """Evaluate the energy at (t [s], q (n_q,), u (n_u,)) in batches of 1 and 256 rows, ``repeat`` times, to
+        measure the cost of a call (its overhead and per row) before the first period: :meth:`housekeeping` sizes
+        its batches to the time left by it."""
+        if self.energy is None:
+            return
+        times = {1: [], 256: []}
+        for _ in range(repeat):
+            for rows in times:
+                args = (np.full(rows, float(t)), np.tile(np.asarray(q, dtype=float), (rows, 1)),
+                        np.tile(np.asarray(u, dtype=float), (rows, 1)))
+                start = time.perf_counter()
+                self.energy(*args)
+                times[rows].append(time.perf_counter() - start)
+        one, many = min(times[1]), min(times[256])
+        self._cost = (one, max(many - one, 0.0) / 255)
+
+    def _energies(self, n1: int) -> None:
+        """The energies of rows n_energy..n1 - 1 into the ring (one batch per stretch up to the ring's end)."""
+        if self.energy is None:
+            self.n_energy = max(self.n_energy, n1)
+            return
+        ring, size = self._ring, self._ring.shape[0]
+        while self.n_energy < n1:
+            i0 = self.n_energy % size
+            i1 = min(size, i0 + n1 - self.n_energy)
+            block = ring[i0:i1]
+            ring[i0:i1, self._ea] = self.energy(block[:, 0], block[:, self._qa:self._ua], block[:, self._ua:self._ea])
+            self.n_energy += i1 - i0
+
+    def _send(self, n1: int) -> None:
+        """Rows n_sent..n1 - 1 (their energies known) to the writer process, or appended here."""
+        if n1 <= self.n_sent:
+            return
+        if self._child is None:
+            write_block(str(self.partial), self._layout, self._ring, self.n_sent, n1)
+            self.n_committed = n1
         else:
-            child = self._child or self._start_child()
-            child.stdin.write(f"{n0} {n1}\n")
-            child.stdin.flush()
-            if child.stdout.readline().strip() != str(n1):
-                raise KaneError(f"real-time log {self.partial}: the writer process failed: {child.stderr.read()}")
-        self.n_committed = n1
+            os.write(self._child.stdin.fileno(), f"{self.n_sent} {n1}\n".encode())
+        self.n_sent = n1
+
+    def _read_acks(self, wait: bool) -> None:
+        """The rows the writer process has committed (the last number it printed); with ``wait``, until every
+        row sent is."""
+        fd = self._child.stdout.fileno()
+        while True:
+            if select.select([fd], [], [], None if wait else 0)[0]:
+                data = os.read(fd, 4096)
+                if not data:
+                    raise KaneError(f"real-time log {self.partial}: the writer process failed: "
+                                    f"{self._child.stderr.read().decode(errors='replace')}")
+                self._acks += data
+                *done, self._acks = self._acks.split(b"\n")
+                if done:
+                    self.n_committed = int(done[-1])
+            if not wait or self.n_committed >= self.n_sent:
+                return
+
+    def _write_until(self, n1: int) -> None:
+        """Energies, hand-over and commit of every row before ``n1``, waiting for the writer."""
+        try:
+            self._energies(n1)
+            self._send(n1)
+            if self._child is not None:
+                self._read_acks(wait=True)
+        except BaseException as exc:
+            self._error = exc
 
     def _start_child(self):
         pid = os.getpid()
         self._child = child = subprocess.Popen(
             [sys.executable, "-P", log_writer.__file__, f"/proc/{pid}/fd/{self._ring_fd}", str(self.partial),
              json.dumps(self._layout)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
-        if child.stdout.readline().strip() != "ready":
-            raise KaneError(f"real-time log {self.partial}: the writer process did not start: {child.stderr.read()}")
+            bufsize=0)
+        if child.stdout.readline().strip() != b"ready":
+            raise KaneError(f"real-time log {self.partial}: the writer process did not start: "
+                            f"{child.stderr.read().decode(errors='replace')}")
         return child
 
     def flush(self) -> None:
-        """Hand the rows not yet queued to the writer and wait until every row is on disk."""
-        if self.n_rows > self._queued:
-            self._queue.put((self._queued, self.n_rows))
-            self._queued = self.n_rows
-        self._queue.join()
+        """Every row recorded on disk (energies computed, handed to the writer, committed)."""
+        if self._error is None:
+            self._write_until(self.n_rows)
         if self._error is not None:
             raise self._error
 
@@ -201,8 +267,6 @@ class RealtimeLog:
         try:
             self.flush()
         finally:
-            self._queue.put(None)
-            self._writer.join()
             if self._child is not None:
                 self._child.stdin.close()
                 self._child.wait()

@@ -63,7 +63,7 @@ class LoopOptions:
     """``rate`` [Hz] of the loop, ``substeps`` RK4 steps of the dynamics per period, ``duration`` [s] (np.inf: until
     stopped), ``clock``, ``engine``, ``spin`` [s] spent spinning before each period's start (REAL clock),
     ``device_timeout`` [s]: consecutive periods without a usable sample after which the loop stops,
-    ``flush_every`` log rows per block handed to the log's writer thread, ``priority``: 0 (the default) runs the
+    ``flush_every`` log rows per block handed to the log's writer, ``priority``: 0 (the default) runs the
     loop's thread at normal priority; 1..99 asks Linux for the real-time policy SCHED_FIFO at that priority (root or
     CAP_SYS_NICE; refused -> a warning and normal priority: the summary's lateness tells)."""
 
@@ -189,12 +189,15 @@ class RealtimeLoop:
         self._has_energy = bool(getattr(dyn.equations, "has_potential", False))
         coupler.point_state(t0, q0, u0)  # compile what the periods call before the first one starts
         energy = None
-        if self._has_energy:
+        if self._has_energy:  # the log's energies of blocks of rows, (B,) times, (B, n_q), (B, n_u) -> (B,) [J]
             dyn.energy(t0, q0, u0, params)
-            energy = functools.partial(_block_energy, dyn, params)
+            energy = (dyn.energy_rows(params) if hasattr(dyn, "energy_rows")
+                      else functools.partial(_block_energy, dyn, params))
         self.log = None if log is None else RealtimeLog(log, dyn.q_names, dyn.u_names,
                                                         flush_every=options.flush_every, energy=energy,
                                                         process=options.clock is ClockMode.REAL)
+        if self.log is not None:
+            self.log.warm_up(t0, q0, u0)
         self.stats = DeadlineStats(period, capacity=min(int(options.duration * options.rate) + 1, 1 << 20)
                                    if math.isfinite(options.duration) else 1024)
         self._stop = threading.Event()
@@ -202,6 +205,8 @@ class RealtimeLoop:
         self._result: LoopResult | None = None
         self._error: BaseException | None = None
         self._stop_status = "stopped"
+        self._progress, self._progress_every = None, 0.25
+        self._done = threading.Event()
 
     # ---- control -------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -228,7 +233,11 @@ class RealtimeLoop:
     def run(self, progress=None, every: float = 0.25) -> LoopResult:
         """start(), then wait; Ctrl-C (and SIGTERM, when called from the main thread) stops the loop with zero
         force and the log saved (status "interrupted", "terminated"). ``progress(line)``, if given, is called
-        every ``every`` [s] from this thread with the live status line (:meth:`DeadlineStats.live_line`)."""
+        about every ``every`` [s] with the live status line (:meth:`DeadlineStats.live_line`) from the loop's own
+        thread, after a period whose work left at least half the period free: it must be quick (a terminal
+        write). The calling thread sleeps in ``join`` meanwhile, woken only by a signal: a thread that wakes to
+        poll takes the interpreter's lock from the loop and costs it periods of 100 us and more."""
+        self._progress, self._progress_every = progress, float(every)
         previous = None
         if threading.current_thread() is threading.main_thread():
             previous = signal.signal(signal.SIGTERM, lambda signum, frame: self.stop("terminated"))
@@ -236,14 +245,11 @@ class RealtimeLoop:
             self.start()
             while True:
                 try:
-                    result = self.join(every if progress is not None else 0.05)
-                    if result is None and progress is not None:
-                        progress(self.stats.live_line())
+                    self._done.wait()  # not Thread.join: Ctrl-C inside it marks a running thread stopped (3.11)
                 except KeyboardInterrupt:
                     self.stop("interrupted")
                     continue
-                if result is not None:
-                    return result
+                return self.join()
         finally:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
@@ -258,6 +264,8 @@ class RealtimeLoop:
             self._result = self._loop()
         except BaseException as exc:  # handed to join(): a bug must not vanish in the thread
             self._error = exc
+        finally:
+            self._done.set()
 
     def _loop(self) -> LoopResult:
         opts, dev, cpl, log, stats = self.options, self.device, self.coupler, self.log, self.stats
@@ -288,6 +296,7 @@ class RealtimeLoop:
         _real_time_priority(opts.priority)
         gc.freeze()  # what exists now (the model, sympy's objects) is never scanned again: no collection of ms
         wall0 = clock() + period  # the first period starts one period from now (its wait is a clean one)
+        progress, next_line = self._progress, wall0 + self._progress_every
         k = 0
         try:
             while n_periods is None or k < n_periods:
@@ -343,7 +352,13 @@ class RealtimeLoop:
                     status = f"failed: {exc}"
                     self._timing(woke, lateness)
                     break
-                self._timing(woke, lateness)
+                done = self._timing(woke, lateness)
+                # the period's free time: the log's energies and blocks, the live line (no other thread takes the GIL)
+                if log is not None:
+                    log.housekeeping(None if virtual else wall0 + (k - 0.3) * period)
+                if progress is not None and done >= next_line and clock() - woke + lateness < 0.5 * period:
+                    progress(stats.live_line())
+                    next_line = done + self._progress_every
         finally:
             sys.setswitchinterval(switch)
             gc.unfreeze()
@@ -363,12 +378,14 @@ class RealtimeLoop:
         return LoopResult(status, summary, refused, missing, int(saturated), port_energy, float(t_end),
                           np.array(q), np.array(u), self.engine, path)
 
-    def _timing(self, woke, lateness) -> None:
-        """The period's statistics, also written into its log row."""
-        compute = time.perf_counter() - woke
+    def _timing(self, woke, lateness) -> float:
+        """The period's statistics, also written into its log row; returns the time its work ended."""
+        done = time.perf_counter()
+        compute = done - woke
         self.stats.add(lateness, compute)
         if self.log is not None:
             self.log.set_timing(compute, lateness)
+        return done
 
 
 def _block_energy(dynamics, params, t, q, u):

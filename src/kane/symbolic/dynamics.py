@@ -189,8 +189,24 @@ class Dynamics:
         return self._fn("power", ["power"], batch)(t, q, u, p, w)[0][..., 0]
 
     def energy(self, t, q, u, params=None) -> float:
-        """Total mechanical energy [J] (kinetic + potential)."""
-        return self.kinetic_energy(t, q, u, params) + self.potential_energy(t, q, params)
+        """Total mechanical energy [J] (kinetic + potential): a float at one state, (N,) at N states (t (N,) or a
+        float, q (N, n_q), u (N, n_u)), both parts in one evaluation."""
+        if not self.equations.has_potential:
+            raise NotImplementedError("a spring or joint load has no known potential: energy is not defined")
+        q, u, p, w, batch = self._args(q, u, params, None)
+        kinetic, potential = self._fn("energy", ["kinetic", "potential"], batch)(t, q, u, p, w)
+        return kinetic[..., 0] + potential[..., 0]
+
+    def energy_rows(self, params=None):
+        """A function (t (B,), q (B, n_q), u (B, n_u)) -> energy (B,) [J] at these parameters, as :meth:`energy`
+        but with the least overhead a call (C backend: one RowEvaluator call; q, u may be strided views)."""
+        if not self.equations.has_potential:
+            raise NotImplementedError("a spring or joint load has no known potential: energy is not defined")
+        if self.backend != "c":
+            return lambda t, q, u: self.energy(t, q, u, params)
+        p = self._default_params if params is None else self.model.parameter_values(params)
+        rows = self._fn("energy", ["kinetic", "potential"], True).rows(p, self._default_inputs)
+        return lambda t, q, u: rows(t, q, u).sum(axis=1)
 
     def constraints(self, t, q, params=None):
         """(A, b) (m x n_u_model, m) of every declared constraint, A u_full + b = 0, at q."""
