@@ -43,16 +43,19 @@ def _lock_intervals(duration: float) -> list:
     return [(k + 0.3005, k + 0.8003) for k in range(int(np.ceil(duration)))]
 
 
-def one_run(duration: float, switching: bool = True, log=None, clock=rt.ClockMode.REAL, engine=rt.Engine.PYTHON):
+def one_run(duration: float, switching: bool = True, log=None, clock=rt.ClockMode.REAL, engine=rt.Engine.PYTHON,
+            compiled_modes: bool = False, priority: int = 0):
     """One run of ``duration`` [s] at 1 kHz; returns (LoopResult, number of mode changes or None). The free cart
-    (``switching`` False) runs on ``engine`` (COMPILED: the C backend's stepper)."""
+    (``switching`` False) runs on ``engine`` (COMPILED: the C backend's stepper); the switching cart on line, or
+    with ``compiled_modes`` its two modes compiled to C beforehand (kane.realtime.mode_plant)."""
     s = build()
     if switching:
         s.add_joint_lock("caster_stick", "swivel", transient=True)
     port = rt.add_coupler(s, "B", POINT)
     eqs = kane.derive(s)
     if switching:
-        dyn = SwitchingDynamics(eqs, [Lock("caster_stick", on=_lock_intervals(duration))])
+        dyn = SwitchingDynamics(eqs, [Lock("caster_stick", on=_lock_intervals(duration))],
+                                system=s if compiled_modes else None)
         u0 = np.zeros(4)
     else:
         dyn = eqs.compile("c" if engine is rt.Engine.COMPILED else "numpy")
@@ -61,7 +64,8 @@ def one_run(duration: float, switching: bool = True, log=None, clock=rt.ClockMod
     x0, _ = cp.point_state(0.0, Q0, u0)
     hand = rt.SimulatedHand(circle_path(x0, radius=0.15, period=2.0), max_force=50.0,
                             workspace=rt.Workspace(tuple(x0 - 2), tuple(x0 + 2)))
-    opts = rt.LoopOptions(rate=1000.0, duration=duration, clock=clock, engine=engine)
+    opts = rt.LoopOptions(rate=1000.0, duration=duration, clock=clock, engine=engine, priority=priority,
+                          spin=3e-4 if priority else 1e-3)
     loop = rt.RealtimeLoop(cp, hand, Q0, u0, options=opts, log=log)
     result = loop.run()
     return result, (len(loop.plant.events) if switching else None)

@@ -33,6 +33,10 @@ class Stepper:
     def t(self) -> float:
         return float(self._x[0])
 
+    def set_state(self, t: float, q, u) -> None:
+        """Go on from (t [s], q (n_q,), u (n_u,)) (the inputs kept)."""
+        self._x[0], self.q[:], self.u[:] = t, q, u
+
     def step(self, n: int, dt: float, inputs=None) -> float:
         """Advance n RK4 steps of dt [s] (with ``inputs`` (n_w,) held for them, if given); returns the time. A step
         whose result is not finite stops the run with a KaneError, the state left at the last good step."""

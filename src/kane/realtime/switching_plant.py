@@ -51,15 +51,19 @@ class SwitchingOptions:
 
 class SwitchingDynamics:
     """A switched system as the real-time loop and the coupler see it: ``equations`` (from kane.derive, the switched
-    constraints declared transient) under ``rules`` (kane.switching UnilateralContact, Coulomb, Lock records).
+    constraints declared transient) under ``rules`` (kane.switching UnilateralContact, Coulomb, Lock records);
+    ``system``, the kane.System of ``equations``: given, every mode is derived and compiled to C before the run and
+    the loop steps the current one in C (about ten times faster per period; modes with slip run on line).
     u holds all n_u speeds of the model (no dependent speeds are eliminated once for all); ``energy`` [J] is the
     mechanical energy (mode independent). :meth:`make_plant` is what :class:`kane.realtime.RealtimeLoop` calls."""
 
     backend = "numpy"
     u_dependent_names = ()
 
-    def __init__(self, equations, rules=(), options: SwitchingOptions = SwitchingOptions()):
+    def __init__(self, equations, rules=(), options: SwitchingOptions = SwitchingOptions(), *, system=None):
         self.equations, self.rules, self.options = equations, tuple(rules), options
+        self.system = system  # given: every mode compiled beforehand (kane.realtime.mode_plant)
+        self.modes: dict = {}
         self.model = model = equations.model
         self._online = OnlineDynamics(equations, cond_max=options.cond_max, dependent=options.dependent)
         self.n_q, self.n_u = self._online.n_q, self._online.n_u
@@ -81,8 +85,16 @@ class SwitchingDynamics:
 
     def make_plant(self, t0: float, q0, u0, params, force_inputs, dt: float) -> SwitchingPlant:
         """The plant advancing this system from (t0 [s], q0 (n_q,), u0 (n_u,)), the coupler force entering as the
-        inputs named ``force_inputs`` (3,), integrated with steps ``dt`` [s] (the loop's period / substeps)."""
-        return SwitchingPlant(self, t0, q0, u0, params, force_inputs, dt)
+        inputs named ``force_inputs`` (3,), integrated with steps ``dt`` [s] (the loop's period / substeps). With
+        the ``system`` given (and the RK4 method), its modes are derived and compiled to C first (once; kept in
+        ``modes``) and the plant steps them in C (:class:`kane.realtime.mode_plant.ModePlant`)."""
+        if self.system is None or self.options.method is not Method.RK4:
+            return SwitchingPlant(self, t0, q0, u0, params, force_inputs, dt)
+        from .mode_plant import ModePlant, compile_modes
+
+        if not self.modes:
+            self.modes = compile_modes(self.system, self._online, self.rules, q0)
+        return ModePlant(self, t0, q0, u0, params, force_inputs, dt, self.modes)
 
 
 class SwitchingPlant:

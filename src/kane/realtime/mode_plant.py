@@ -1,0 +1,244 @@
+"""Compiled modes in the real-time loop (Gillespie 2003, seed 000, Figure 2: the hybrid state machine, each mode's
+equations embedded beforehand, run once per haptic period): the switching plant of
+:mod:`kane.realtime.switching_plant` with every mode of the switched constraints derived and compiled to C before
+the run (:func:`kane.switching.mode_system`), so that a period steps the current mode's RK4 stepper in C instead of
+embedding the constraints on line at each evaluation.
+
+Each period, from (t, q, u) (u all the model's speeds):
+
+1. settle the mode for the new held force where a contact or a stick is active (as
+   :meth:`kane.switching.SwitchingSimulator.restart` does);
+2. step the mode's compiled equations over what is left of the period (its own independent speeds, the dependent
+   ones recovered by u = D u_i + E at the end);
+3. evaluate the rules' event functions (those of :class:`~kane.switching.SwitchingSimulator`) at the step's end;
+   on a crossing, locate it by Brent's method on the step length (each trial one RK4 step in C from the period's
+   start), step there, and let the on-line machinery handle the event (impulse, new mode, records); go on from
+   there in the new mode (back to 2).
+
+A mode with Coulomb slip (a kinetic force proportional to a multiplier) or one whose derivation failed runs on line
+(the on-line SwitchingSimulator over the rest of the period). Within a mode both formulations integrate the same
+equations with RK4 at the same step; they differ by the integration error of the step.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+from scipy.optimize import brentq
+
+from ..errors import KaneError, ModelError
+from ..mechanics.constraints import select_dependent
+from ..switching import Coulomb, UnilateralContact, mode_system
+from ..symbolic.derive import derive
+from .switching_plant import SwitchingPlant
+
+__all__ = ["CompiledMode", "ModePlant", "compile_modes", "robust_dependent"]
+
+_MAX_MODES = 16  # all subsets of up to four switched constraints are derived beforehand
+
+
+class CompiledMode:
+    """One mode's compiled equations: ``dynamics`` (C backend) with its RK4 ``stepper``, ``idx`` the positions of
+    its independent speeds among the model's and ``inputs`` the stepper's input buffer (model order)."""
+
+    def __init__(self, dynamics, model_u_names, t0, q0, params):
+        self.dynamics = dynamics
+        self.idx = np.array([model_u_names.index(n) for n in dynamics.u_names], dtype=int)
+        self.stepper = dynamics.stepper(t0, q0, np.zeros(dynamics.n_u), params, dynamics.model.input_values())
+        self.inputs = self.stepper.inputs
+        self.params = params
+        self.advance(t0, q0, np.zeros(len(model_u_names)), 1e-6, 1)  # load what a period calls before the run
+
+    def advance(self, t: float, q, u_full, h: float, n: int):
+        """(t + h, q, all speeds) after ``n`` RK4 steps of h / n from (t [s], q, u_full)."""
+        st = self.stepper
+        st.set_state(t, q, u_full[self.idx])
+        st.step(n, h / n)
+        q1 = st.q.copy()
+        return st.t, q1, np.asarray(self.dynamics.full_speeds(st.t, q1, st.u, self.params), dtype=float)
+
+
+def compile_modes(system, online, rules, q0, *, limit: int = _MAX_MODES) -> dict:
+    """Every mode of the transient constraints the ``rules`` switch (all subsets, when at most ``limit``), each
+    derived from :func:`kane.switching.mode_system` and compiled on the C backend: frozenset of active names ->
+    Dynamics. A mode whose derivation or compilation fails is left out (with a warning): it runs on line."""
+    names = [n for n in online.transient if any(r.constraint == n for r in rules)]
+    subsets = [()]
+    if 2 ** len(names) <= limit:
+        subsets = [c for k in range(len(names) + 1) for c in itertools.combinations(names, k)]
+    modes = {}
+    for active in subsets:
+        try:
+            dependent = robust_dependent(online, active, q0)
+            eqs = derive(mode_system(system, active), dependent=dependent or None,
+                         reference_q=np.asarray(q0, dtype=float))
+            dyn = eqs.compile("c")
+            if dyn.backend != "c" or dyn.n_u == 0:
+                raise KaneError("no C stepper for it" if dyn.backend != "c" else "it has no free speed")
+        except (KaneError, ModelError) as exc:
+            warnings.warn(f"real-time loop: mode {list(active) or 'free'} runs on line ({exc})", RuntimeWarning,
+                          stacklevel=3)
+            continue
+        modes[frozenset(active)] = dyn
+    return modes
+
+
+def robust_dependent(online, active, q0, samples: int = 64, seed: int = 0) -> tuple:
+    """The dependent speeds of the mode ``active`` (names of transient constraints) best conditioned over the
+    configuration space, not only at q0: of every set of m speeds (m the rank of the mode's constraint rows at q0),
+    the one whose block of the rows has the largest least sigma_min / ||A|| over q0 and ``samples``
+    configurations q0 + uniform(-pi, pi) per coordinate (fixed ``seed``). A mode's equations are derived once; a
+    block that turns singular along the motion (e.g. the yaw rate of a cart as the dependent speed of its caster's
+    rolling constraint, singular where the caster lines up) would spoil them where the on-line embedding re-chooses."""
+    names = list(online.permanent) + [n for n in online.transient if n in set(active)]
+    q0 = np.asarray(q0, dtype=float)
+    if not names:
+        return ()
+    A0 = online.constraint_rows(0.0, q0, names)[0]
+    choice = select_dependent(A0, online.u_names, tol=online.rank_tol)
+    rows, m = list(choice.rows), len(choice.dependent)
+    if m == 0:
+        return ()
+    rng = np.random.default_rng(seed)
+    qs = [q0] + list(q0 + rng.uniform(-np.pi, np.pi, size=(samples, q0.size)))
+    blocks = []
+    for q in qs:
+        A = online.constraint_rows(0.0, q, names)[0][rows]
+        norm = float(np.linalg.norm(A))
+        if norm > 0 and np.all(np.isfinite(A)):
+            blocks.append(A / norm)
+    best, score = tuple(choice.dependent), -1.0
+    for dep in itertools.combinations(range(len(online.u_names)), m):
+        worst = min(float(np.linalg.svd(A[:, dep], compute_uv=False)[-1]) for A in blocks)
+        if worst > score * (1.0 + 1e-9):
+            best, score = dep, worst
+    return tuple(online.u_names[i] for i in best)
+
+
+class ModePlant(SwitchingPlant):
+    """The switching plant with compiled modes (the plant protocol of kane.realtime.loop): ``state()``,
+    ``advance(period, n, force)``, ``mode``, ``events``; ``modes`` the compiled modes by active set (from
+    :func:`compile_modes`), ``online_periods`` the periods that ran on line."""
+
+    def __init__(self, dynamics, t0, q0, u0, params, force_inputs, dt: float, modes: dict):
+        super().__init__(dynamics, t0, q0, u0, params, force_inputs, dt)
+        runner = self.runner
+        u_names = list(runner.dynamics.u_names)
+        self.dt = float(dt)
+        self.modes = {key: CompiledMode(dyn, u_names, t0, q0, params) for key, dyn in modes.items()}
+        for mode in self.modes.values():
+            if tuple(mode.dynamics.input_names) != tuple(dynamics.input_names):
+                raise ModelError(f"compiled mode: its inputs {mode.dynamics.input_names} are not the model's "
+                                 f"{dynamics.input_names}")
+        self._events = runner._events()  # the rules' event functions g(t, q, u full), following runner's mode
+        online = runner.dynamics  # each mode's on-line partition chosen now, not at its first event in a period
+        for key in self.modes:
+            online.set_mode(key)
+            online.udot(t0, *runner.sim.state)
+        runner._apply_mode()
+        self._settles = any(isinstance(r, (UnilateralContact, Coulomb)) for r in runner.rules)
+        t, (q, u) = runner.sim.t, runner.sim.state
+        self._t, self._q, self._u = float(t), q.copy(), u.copy()
+        self.online_periods = 0
+
+    def state(self):
+        return self._t, self._q, self._u
+
+    def _compiled(self):
+        """The current mode's compiled equations, or None (slip, or not compiled)."""
+        dyn = self.runner.dynamics
+        return None if dyn.slips else self.modes.get(frozenset(dyn.active))
+
+    def advance(self, period: float, n: int, force) -> None:
+        """Hold ``force`` (3,) [N] over ``period`` [s] (see the module's steps)."""
+        runner = self.runner
+        for i, f in zip(self.index, force):
+            self.w[i] = float(f)
+        t, q, u = self._t, self._q, self._u
+        t_end = t + period
+        if self._settles and any(r.constraint in runner.active for r in runner.rules
+                                 if isinstance(r, (UnilateralContact, Coulomb))):
+            runner._settle(t, q, u)
+        skip = None  # the event just handled: on its surface where the next step starts
+        while t_end - t > 1e-12 * max(1.0, abs(t_end)):
+            mode = self._compiled()
+            if mode is None:
+                t, q, u = self._online_until(t, q, u, t_end)
+                break
+            for i in self.index:
+                mode.inputs[i] = self.w[i]
+            h = t_end - t
+            m = max(1, math.ceil(h / self.dt - 1e-9))
+            g0 = [ev.function(t, q, u) for ev in self._events]
+            t1, q1, u1 = mode.advance(t, q, u, h, m)
+            hit = self._first_crossing(mode, t, q, u, g0, t1, q1, u1, h, skip)
+            if hit is None:
+                t, q, u = t1, q1, u1
+                break
+            name, crossing, s = hit
+            t, q, u = mode.advance(t, q, u, s, max(1, math.ceil(s / self.dt - 1e-9)))
+            t, u = self._switch(name, crossing, t, q, u)
+            skip = name
+        self._t, self._q, self._u = float(t), np.array(q, dtype=float), np.array(u, dtype=float)
+
+    def _first_crossing(self, mode, t, q, u, g0, t1, q1, u1, h, skip):
+        """(event name, crossing sign, step length to it) of the earliest event crossed over the step, or None;
+        the event ``skip`` (just handled at t) is on its surface there."""
+        best = None
+        for ev, a in zip(self._events, g0):
+            if ev.name == skip:
+                continue
+            b = ev.function(t1, q1, u1)
+            if a == 0.0 or not (a * b < 0.0 or b == 0.0):
+                continue  # on its surface at the start, or no sign change
+            crossing = 1 if b > a else -1
+            if ev.direction and ev.direction != crossing:
+                continue
+            if b == 0.0:
+                s = h
+            else:
+                def g(s_, ev=ev):
+                    ts, qs, us = mode.advance(t, q, u, s_, max(1, math.ceil(s_ / self.dt - 1e-9)))
+                    return ev.function(ts, qs, us)
+                s = brentq(g, 0.0, h, xtol=1e-14, rtol=4 * np.finfo(float).eps)
+            if best is None or s < best[2]:
+                best = (ev.name, crossing, s)
+        return best
+
+    def _switch(self, name: str, crossing: int, t: float, q, u):
+        """The on-line machinery handles the event at (t, q, u): returns (t, the speeds after it)."""
+        runner = self.runner
+        runner.n_switches += 1
+        if runner.n_switches > runner.max_switches:
+            raise runner._error(t, q, u, f"more than {runner.max_switches} mode changes (Zeno behaviour?)")
+        info = _Hit(name, crossing)
+        out = []
+        runner._switch(info, t, q, u, out.append)
+        return t, out[0]
+
+    def _online_until(self, t, q, u, t_end):
+        """The on-line SwitchingSimulator from (t, q, u) to ``t_end`` (a slip mode, or one not compiled)."""
+        runner = self.runner
+        self.online_periods += 1
+        sim = runner.sim
+        if sim.t != t or not (np.array_equal(sim.state[0], q) and np.array_equal(sim.state[1], u)):
+            sim.reset(t, q, u, mode=runner.dynamics.mode_name)
+        runner.restart()
+        runner.advance(t_end)
+        t, (q, u) = sim.t, sim.state
+        return t, q, u
+
+
+class _Hit:
+    """What SwitchingSimulator._switch reads of a step's event: ``events[-1].name`` and its crossing sign."""
+
+    def __init__(self, name: str, crossing: int):
+        self.events = [_Record(name, {"direction": crossing})]
+
+
+class _Record:
+    def __init__(self, name, data):
+        self.name, self.data = name, data
