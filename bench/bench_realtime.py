@@ -7,7 +7,8 @@ hand is integrated on Python floats each period; the coupler is one C call into 
 ring buffer is written to disk by its own thread) and the wake-up lateness (sleep, then spin the last
 ``LoopOptions.spin`` = 1 ms); (2) the highest rate of 1, 2, 5, 10, 20 and 50 kHz run for ``--short``
 s (default 10) with no missed deadline; (3) the same 1 kHz loop with the Python Simulator as the engine, and the
-ratio of p50 compute times compiled / Python.
+ratio of p50 compute times compiled / Python; (4) the machine's floor at 10 kHz: kane's loop against a C loop
+(bench/_floor.py) on the same schedule that only waits and spins for kane's p50 compute time.
 Run: ``python bench/bench_realtime.py [--long 60] [--short 10] [--quick]`` (``--quick``: 5 s and 2 s).
 """
 
@@ -21,7 +22,10 @@ import numpy as np
 
 import kane
 from kane import realtime as rt
+from kane.codegen.c_backend import compiler_available
 from kane.realtime.command import circle_path
+
+from _floor import floor_run
 
 from models import pendulum_chain_kane
 
@@ -71,6 +75,15 @@ def run(long: float = 60.0, short: float = 10.0, priority: int = 0) -> dict:
         out["highest_rate_without_miss"] = best
         print(f"highest rate with no missed deadline in {short:g} s: "
               f"{'none' if best is None else f'{best / 1000:g} kHz'}")
+        if compiler_available()[0]:  # the machine's floor: a C loop with the same schedule and a loop's work
+            r10 = one_run(dyn, port, 10000.0, short, log=Path(tmp) / "rate10k.h5", priority=priority)
+            spin = min(1e-3, 0.3 / 10000.0) if priority else 1.0
+            missed, n, late = floor_run(10000.0, short, spin, r10.deadlines.compute_p50, priority)
+            out["floor_10kHz"] = {"missed": missed, "periods": n, "lateness_max": late,
+                                  "work": r10.deadlines.compute_p50, "loop_missed": r10.deadlines.missed}
+            print(f"  10 kHz for {short:g} s: kane's loop missed {r10.deadlines.missed} of {n}; a C loop doing "
+                  f"nothing but wait and spin its p50 ({r10.deadlines.compute_p50 * 1e6:.1f} us) missed {missed} of "
+                  f"{n} (the machine's floor; wake-up lateness max {late * 1e6:.0f} us)")
         if dyn.backend == "c":
             py = one_run(dyn, port, 1000.0, short, engine=rt.Engine.PYTHON, log=Path(tmp) / "py.h5")
             c = one_run(dyn, port, 1000.0, short, engine=rt.Engine.COMPILED, log=Path(tmp) / "c.h5")

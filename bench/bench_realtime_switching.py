@@ -3,13 +3,14 @@ swivel locked and unlocked every second by a kane.switching Lock rule, so 2 x ``
 impulses), pushed round a circle by the simulated hand through the virtual coupler, on the wall clock at 1 kHz.
 
 Printed: missed deadlines, p50 / p99 / max compute time per period and wake-up lateness of (1) the switching cart
-(kane.realtime.switching_plant: SwitchingSimulator with on-line embedding, RK4 at the period) and (2) its peer in
-the same process, the same cart with the caster always free on the plain Python engine (kane.simulate.Simulator,
-constraints embedded once), with the ratio of their p50 compute times; the number of mode changes of (1); (3) the
-free cart on the compiled engine (C stepper; the coupler's dependent speeds and point in two C calls on the
-stepper's buffers) when a C compiler exists. ``--virtual``: the same runs on the virtual clock (no waiting: compute
-times only, free of the scheduler's wake-ups).
-Run: ``python bench/bench_realtime_switching.py [--duration 60] [--quick] [--virtual]`` (``--quick``: 5 s), or
+with its two modes compiled to C beforehand (kane.realtime.mode_plant: the mode's RK4 stepper in C, the events
+located on it and handled by the on-line machinery), (2) the same on line (kane.realtime.switching_plant:
+SwitchingSimulator with on-line embedding, RK4 at the period), (3) their peer in the same process, the same cart
+with the caster always free on the plain Python engine (kane.simulate.Simulator, constraints embedded once), (4)
+the free cart on the compiled engine (C stepper); the ratios of p50 compute times; the number of mode changes.
+``--virtual``: the same runs on the virtual clock (no waiting: compute times only, free of the scheduler's
+wake-ups); ``--priority N``: the loop thread under SCHED_FIFO N (root).
+Run: ``python bench/bench_realtime_switching.py [--duration 60] [--quick] [--virtual] [--priority N]`` (``--quick``: 5 s), or
 ``python bench/run.py realtime_switching``.
 """
 
@@ -75,25 +76,35 @@ def _show(label: str, r: rt.LoopResult) -> None:
     print(f"{label}: {r.status}; " + "; ".join(r.deadlines.lines()), flush=True)
 
 
-def run(duration: float = 60.0, virtual: bool = False) -> dict:
-    out = {}
+def run(duration: float = 60.0, virtual: bool = False, priority: int = 0) -> dict:
+    """``priority`` > 0: the loop thread under SCHED_FIFO at that priority (root; LoopOptions.priority)."""
+    out = {"priority": priority}
     clock = rt.ClockMode.VIRTUAL if virtual else rt.ClockMode.REAL
     where = f"{duration:g} s at 1 kHz" + (" (virtual clock)" if virtual else "")
+    print(f"loop thread priority: {'SCHED_FIFO ' + str(priority) if priority else 'normal'}")
     with tempfile.TemporaryDirectory() as tmp:
-        sw, n_events = one_run(duration, True, log=Path(tmp) / "switching.h5", clock=clock)
-        _show(f"cart with switching caster, {where}", sw)
-        print(f"  mode changes: {n_events} (lock / unlock with impulses)")
-        plain, _ = one_run(duration, False, log=Path(tmp) / "plain.h5", clock=clock)
-        _show(f"peer: cart with free caster, Python engine, {where}", plain)
+        runs = {}
         if compiler_available()[0]:
-            compiled, _ = one_run(duration, False, log=Path(tmp) / "compiled.h5", clock=clock,
-                                  engine=rt.Engine.COMPILED)
-            _show(f"cart with free caster, compiled engine, {where}", compiled)
-            out["compiled"] = compiled.deadlines.as_dict()
-    ratio = sw.deadlines.compute_p50 / plain.deadlines.compute_p50
-    print(f"p50 compute time per period, switching / plain Python engine: {ratio:.2f}")
-    out.update(switching=sw.deadlines.as_dict(), plain=plain.deadlines.as_dict(), mode_changes=n_events,
-               p50_ratio_switching_over_plain=ratio)
+            runs["compiled_modes"] = one_run(duration, True, log=Path(tmp) / "modes.h5", clock=clock,
+                                             compiled_modes=True, priority=priority)
+            _show(f"cart with switching caster, compiled modes, {where}", runs["compiled_modes"][0])
+            print(f"  mode changes: {runs['compiled_modes'][1]} (lock / unlock with impulses)")
+        runs["online"] = one_run(duration, True, log=Path(tmp) / "switching.h5", clock=clock, priority=priority)
+        _show(f"cart with switching caster, on-line embedding, {where}", runs["online"][0])
+        print(f"  mode changes: {runs['online'][1]}")
+        runs["plain"] = one_run(duration, False, log=Path(tmp) / "plain.h5", clock=clock, priority=priority)
+        _show(f"peer: cart with free caster, Python engine, {where}", runs["plain"][0])
+        if compiler_available()[0]:
+            runs["compiled"] = one_run(duration, False, log=Path(tmp) / "compiled.h5", clock=clock,
+                                       engine=rt.Engine.COMPILED, priority=priority)
+            _show(f"cart with free caster, compiled engine, {where}", runs["compiled"][0])
+    p50 = {k: r.deadlines.compute_p50 for k, (r, _) in runs.items()}
+    print(f"p50 compute time per period, on-line switching / plain Python engine: {p50['online'] / p50['plain']:.2f}")
+    if "compiled_modes" in p50:
+        print(f"p50 compute time per period, compiled modes / on-line switching: "
+              f"{p50['compiled_modes'] / p50['online']:.3f}")
+    out.update({k: r.deadlines.as_dict() for k, (r, _) in runs.items()})
+    out["mode_changes"] = runs["online"][1]
     return out
 
 
@@ -102,5 +113,6 @@ if __name__ == "__main__":
     ap.add_argument("--duration", type=float, default=60.0, help="duration of each 1 kHz run [s]")
     ap.add_argument("--quick", action="store_true", help="5 s runs")
     ap.add_argument("--virtual", action="store_true", help="the virtual clock: compute times without waiting")
+    ap.add_argument("--priority", type=int, default=0, help="SCHED_FIFO priority of the loop thread (root), 0: normal")
     args = ap.parse_args()
-    run(5.0 if args.quick else args.duration, args.virtual)
+    run(5.0 if args.quick else args.duration, args.virtual, args.priority)

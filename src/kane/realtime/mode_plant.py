@@ -33,7 +33,6 @@ from ..errors import KaneError, ModelError
 from ..mechanics.constraints import select_dependent
 from ..switching import Coulomb, UnilateralContact, mode_system
 from ..symbolic.derive import derive
-from .switching_plant import SwitchingPlant
 
 __all__ = ["CompiledMode", "ModePlant", "compile_modes", "robust_dependent"]
 
@@ -118,21 +117,24 @@ def robust_dependent(online, active, q0, samples: int = 64, seed: int = 0) -> tu
     return tuple(online.u_names[i] for i in best)
 
 
-class ModePlant(SwitchingPlant):
+class ModePlant:
     """The switching plant with compiled modes (the plant protocol of kane.realtime.loop): ``state()``,
-    ``advance(period, n, force)``, ``mode``, ``events``; ``modes`` the compiled modes by active set (from
-    :func:`compile_modes`), ``online_periods`` the periods that ran on line."""
+    ``advance(period, n, force)``, ``mode``, ``events``. Built on ``base``, the on-line
+    :class:`~kane.realtime.switching_plant.SwitchingPlant` of the run (its SwitchingSimulator keeps the mode, the
+    rules and the records, and runs the periods of modes without compiled equations); ``modes`` the compiled modes
+    by active set (from :func:`compile_modes`), ``online_periods`` the periods that ran on line."""
 
-    def __init__(self, dynamics, t0, q0, u0, params, force_inputs, dt: float, modes: dict):
-        super().__init__(dynamics, t0, q0, u0, params, force_inputs, dt)
+    def __init__(self, base, modes: dict, t0: float, q0, params, dt: float):
+        self.base, self.runner, self.w, self.index = base, base.runner, base.w, base.index
         runner = self.runner
         u_names = list(runner.dynamics.u_names)
         self.dt = float(dt)
         self.modes = {key: CompiledMode(dyn, u_names, t0, q0, params) for key, dyn in modes.items()}
+        inputs = tuple(str(s) for s in runner.dynamics.model.inputs)
         for mode in self.modes.values():
-            if tuple(mode.dynamics.input_names) != tuple(dynamics.input_names):
+            if tuple(mode.dynamics.input_names) != inputs:
                 raise ModelError(f"compiled mode: its inputs {mode.dynamics.input_names} are not the model's "
-                                 f"{dynamics.input_names}")
+                                 f"{inputs}")
         self._events = runner._events()  # the rules' event functions g(t, q, u full), following runner's mode
         online = runner.dynamics  # each mode's on-line partition chosen now, not at its first event in a period
         for key in self.modes:
@@ -143,6 +145,16 @@ class ModePlant(SwitchingPlant):
         t, (q, u) = runner.sim.t, runner.sim.state
         self._t, self._q, self._u = float(t), q.copy(), u.copy()
         self.online_periods = 0
+
+    @property
+    def mode(self) -> str:
+        """The current mode's name ("free" when no transient constraint is active)."""
+        return self.base.mode
+
+    @property
+    def events(self) -> list:
+        """The mode changes so far (kane.io.trajectory EventRecord)."""
+        return self.base.events
 
     def state(self):
         return self._t, self._q, self._u

@@ -83,18 +83,19 @@ class SwitchingDynamics:
         t = np.broadcast_to(np.asarray(t, dtype=float), q.shape[:1])
         return np.array([self._online.energy(float(a), b, c, params) for a, b, c in zip(t, q, u)])
 
-    def make_plant(self, t0: float, q0, u0, params, force_inputs, dt: float) -> SwitchingPlant:
+    def make_plant(self, t0: float, q0, u0, params, force_inputs, dt: float):
         """The plant advancing this system from (t0 [s], q0 (n_q,), u0 (n_u,)), the coupler force entering as the
         inputs named ``force_inputs`` (3,), integrated with steps ``dt`` [s] (the loop's period / substeps). With
         the ``system`` given (and the RK4 method), its modes are derived and compiled to C first (once; kept in
         ``modes``) and the plant steps them in C (:class:`kane.realtime.mode_plant.ModePlant`)."""
+        plant = SwitchingPlant(self, t0, q0, u0, params, force_inputs, dt)
         if self.system is None or self.options.method is not Method.RK4:
-            return SwitchingPlant(self, t0, q0, u0, params, force_inputs, dt)
+            return plant
         from .mode_plant import ModePlant, compile_modes
 
         if not self.modes:
             self.modes = compile_modes(self.system, self._online, self.rules, q0)
-        return ModePlant(self, t0, q0, u0, params, force_inputs, dt, self.modes)
+        return ModePlant(plant, self.modes, t0, q0, params, dt)
 
 
 class SwitchingPlant:

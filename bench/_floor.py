@@ -1,0 +1,62 @@
+"""The machine's own floor for a fixed-rate loop: a C loop (built by the system C compiler, called through cffi
+with the GIL released) that does nothing but wait for each period as kane.realtime does (sleep until ``spin``
+before the period's start, then spin) and spin for ``work`` seconds, counting the periods whose wake-up lateness
+plus work exceed the period. What it misses, no loop on this machine can avoid: the scheduler's and the
+hypervisor's interruptions."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+import cffi
+
+from kane.codegen.c_cache import find_compiler
+
+__all__ = ["floor_run"]
+
+_SOURCE = r"""
+#define _GNU_SOURCE
+#include <time.h>
+#include <sched.h>
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+long floor_run(double rate, double duration, double spin, double work, int priority, double *late_max) {
+    if (priority > 0) { struct sched_param p; p.sched_priority = priority; sched_setscheduler(0, SCHED_FIFO, &p); }
+    double T = 1.0 / rate, t0 = now() + T, worst = 0.0;
+    long n = (long)(duration * rate + 0.5), missed = 0;
+    for (long k = 0; k < n; ++k) {
+        double start = t0 + k * T, wake = start - spin, x;
+        if (wake > now()) {
+            struct timespec ts; ts.tv_sec = (time_t)wake; ts.tv_nsec = (long)((wake - ts.tv_sec) * 1e9);
+            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, 0);
+        }
+        while ((x = now()) < start) {}
+        double end = x + work, late = x - start;
+        while (now() < end) {}
+        if (late > worst) worst = late;
+        if (now() - start > T) ++missed;
+    }
+    if (priority > 0) { struct sched_param p; p.sched_priority = 0; sched_setscheduler(0, SCHED_OTHER, &p); }
+    *late_max = worst;
+    return missed;
+}
+"""
+
+
+def floor_run(rate: float, duration: float, spin: float, work: float, priority: int = 0) -> tuple[int, int, float]:
+    """(missed periods, periods, maximum wake-up lateness [s]) of the C loop at ``rate`` [Hz] for ``duration`` [s],
+    spinning ``spin`` [s] before each period and ``work`` [s] in it, under SCHED_FIFO ``priority`` if > 0."""
+    cmd, why = find_compiler()
+    if cmd is None:
+        raise RuntimeError(f"platform floor: {why}")
+    ffi = cffi.FFI()
+    ffi.cdef("long floor_run(double, double, double, double, int, double *);")
+    with tempfile.TemporaryDirectory() as tmp:
+        src, lib = Path(tmp) / "floor.c", Path(tmp) / "floor.so"
+        src.write_text(_SOURCE)
+        subprocess.run([*cmd, "-O2", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+        c = ffi.dlopen(str(lib))
+        late = ffi.new("double *")
+        missed = c.floor_run(rate, duration, spin, work, priority, late)
+        return int(missed), int(round(duration * rate)), float(late[0])

@@ -1,0 +1,137 @@
+"""Compiled modes in the real-time loop (kane.realtime.mode_plant), VIRTUAL clock: the same run as the on-line
+switching plant (a second formulation of the same switched equations, RK4 at the same step), the choice of
+dependent speeds that stays conditioned over the motion, slip and a mode without free speed run on line."""
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kane
+from kane import realtime as rt
+from kane.io import load_model
+from kane.realtime import SwitchingDynamics
+from kane.realtime.mode_plant import ModePlant, robust_dependent
+from kane.switching import Coulomb, Lock, OnlineDynamics
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+sys.path.insert(0, str(EXAMPLES))
+from shopping_cart import build as build_cart  # noqa: E402
+
+T = 1e-3
+POINT = (-0.3, 0.0, 0.0)
+Q0 = np.array([0.0, 0.0, 0.0, 0.3])
+
+
+def _cart():
+    s = build_cart()
+    s.add_joint_lock("caster_stick", "swivel", transient=True)
+    port = rt.add_coupler(s, "B", POINT)
+    return s, kane.derive(s), port
+
+
+def _path(x0):
+    """Forward with a sideways swing that swivels the caster (m, m/s)."""
+    def path(t):
+        w = 2 * np.pi * 1.5
+        return (x0 + np.array([0.4 * t * t, 0.04 * np.sin(w * t), 0.0]),
+                np.array([0.8 * t, 0.04 * w * np.cos(w * t), 0.0]))
+    return path
+
+
+def _run(dynamics, port, duration, gains=(2000.0, 20.0)):
+    cp = rt.VirtualCoupler(dynamics, port, rt.CouplerGains(*gains), max_force=200.0)
+    x0, _ = cp.point_state(0.0, Q0, np.zeros(4))
+    loop = rt.RealtimeLoop(cp, rt.SimulatedHand(_path(x0), max_force=200.0), Q0, np.zeros(4),
+                           options=rt.LoopOptions(rate=1 / T, duration=duration, clock=rt.ClockMode.VIRTUAL))
+    states = []
+    plant = loop.plant
+    advance = plant.advance
+
+    def record(period, n, force):  # the state and force of every period, as the log has them
+        t, q, u = plant.state()
+        states.append(np.concatenate([[t], q, u, force]))
+        advance(period, n, force)
+
+    plant.advance = record
+    result = loop.run()
+    return result, loop.plant, np.array(states)
+
+
+def test_compiled_modes_run_the_cart_as_the_online_plant_does():
+    s, eqs, port = _cart()
+    rules = [Lock("caster_stick", on=[(0.1005, 0.3003), (0.5002, 0.6001)])]
+    r_on, p_on, x_on = _run(SwitchingDynamics(eqs, rules), port, 0.8)
+    r_c, p_c, x_c = _run(SwitchingDynamics(eqs, rules, system=s), port, 0.8)
+    assert isinstance(p_c, ModePlant) and not isinstance(p_on, ModePlant)
+    assert r_on.status == r_c.status == "completed" and p_c.online_periods == 0
+    assert set(p_c.modes) == {frozenset(), frozenset({"caster_stick"})}
+    events = [(e.kind, round(e.t, 12)) for e in p_on.events]
+    assert events == [("lock", 0.1005), ("unlock", 0.3003), ("lock", 0.5002), ("unlock", 0.6001)]
+    assert [(e.kind, round(e.t, 12)) for e in p_c.events] == events
+    # the lock's plastic impulse: the same jump of the speeds from both formulations
+    for a, b in zip(p_on.events, p_c.events):
+        if a.kind == "lock":
+            np.testing.assert_allclose(b.data["impulse"], a.data["impulse"], rtol=1e-7, atol=1e-10)
+    assert np.max(np.abs(x_on[:, 9:])) > 5.0  # the hand pushed
+    # the same equations by RK4 at the same step in two sets of speeds: equal up to the integration error
+    assert np.max(np.abs(x_c - x_on)) < 1e-8
+    assert np.max(np.abs(x_c[101:300, 8])) < 1e-12 and np.max(np.abs(x_c[40:100, 8])) > 1e-2  # swivel rate
+
+
+def test_dependent_speeds_stay_conditioned_where_the_caster_lines_up():
+    s, eqs, _ = _cart()
+    online = OnlineDynamics(eqs)
+    chosen = robust_dependent(online, (), Q0)
+    # hand check: the rear axle's lateral speed v2 = 0 and the caster's rolling row, whose coefficient of the
+    # swivel rate w4 is the trail (a constant): the block of (v2, w4) is never singular; the yaw rate u2's
+    # coefficient in that row changes sign with the swivel angle, so a block with u2 turns singular somewhere
+    assert set(chosen) == {"v2", "w4"}
+    names = online.u_names
+
+    def det(dep, q):
+        A = online.constraint_rows(0.0, q, online.permanent)[0]
+        return np.linalg.det(A[:, [names.index(n) for n in dep]]) / np.linalg.norm(A) ** 2
+
+    swivels = np.linspace(-np.pi, np.pi, 721)
+    good = np.array([det(("v2", "w4"), [0.0, 0.0, 0.0, a]) for a in swivels])
+    bad = np.array([det(("v2", "u2"), [0.0, 0.0, 0.0, a]) for a in swivels])
+    assert np.all(good * good[0] > 0.0) and np.abs(good).min() > 0.5 * np.abs(good).max()  # one sign, never small
+    assert bad.min() < 0.0 < bad.max()  # changes sign: singular between (continuity)
+    assert abs(bad[np.argmin(np.abs(swivels - Q0[3]))]) > 0.1 * np.abs(good).max()  # though fine at q0
+
+
+def test_a_slip_mode_runs_online_and_agrees_with_the_online_plant():
+    s, eqs, port = _cart()
+    rules = [Coulomb("caster_stick", normal=1.0, mu_s=0.3, mu_k=0.2)]  # swivel friction torque capacity [N m]
+    r_on, p_on, x_on = _run(SwitchingDynamics(eqs, rules), port, 0.8)
+    r_c, p_c, x_c = _run(SwitchingDynamics(eqs, rules, system=s), port, 0.8)
+    kinds = [e.kind for e in p_on.events]
+    assert kinds == ["slip", "reverse", "stick", "slip"] and [e.kind for e in p_c.events] == kinds
+    for a, b in zip(p_on.events, p_c.events):
+        assert b.t == pytest.approx(a.t, abs=1e-12)
+    assert 0 < p_c.online_periods < len(x_c) - 10  # slipping on line, stuck (0.635 s to 0.656 s) in C
+    assert np.max(np.abs(x_c - x_on)) < 1e-9
+
+
+def test_a_mode_without_free_speed_runs_online_with_a_warning():
+    loaded = load_model(EXAMPLES / "disk_on_ramp.toml")
+    s = loaded.system
+    s.add_joint_lock("brake", "slide", transient=True)
+    port = rt.add_coupler(s, "disk")
+    eqs = kane.derive(s)
+    rules = [Lock("brake", on=[(-1.0, 0.1005)])]
+    with pytest.warns(RuntimeWarning, match=r"mode \['brake'\] runs on line \(it has no free speed\)"):
+        sd = SwitchingDynamics(eqs, rules, system=s)
+        cp = rt.VirtualCoupler(sd, port, rt.CouplerGains(2000.0, 40.0), max_force=100.0)
+        hand = rt.SimulatedHand(lambda t: (np.array([1.0, 0.5, 0.0]), np.zeros(3)), max_force=100.0,
+                                workspace=rt.Workspace((-2, -2, -2), (2, 2, 2)))
+        loop = rt.RealtimeLoop(cp, hand, [1.0, 0.0], [0.0, 0.0],
+                               options=rt.LoopOptions(rate=1 / T, duration=0.3, clock=rt.ClockMode.VIRTUAL))
+    result = loop.run()
+    assert result.status == "completed"
+    assert [(e.kind, round(e.t, 12)) for e in loop.plant.events] == [("unlock", 0.1005)]
+    assert loop.plant.online_periods == 101 and result.q[0] < 1.0 - 1e-3  # held on line, then rolls in C
+    assert math.isclose(result.u[1], -result.u[0], abs_tol=1e-12)  # rolling (the dependent speed, from C)
