@@ -7,11 +7,12 @@ with its two modes compiled to C beforehand (kane.realtime.mode_plant: the mode'
 located on it and handled by the on-line machinery), (2) the same on line (kane.realtime.switching_plant:
 SwitchingSimulator with on-line embedding, RK4 at the period), (3) their peer in the same process, the same cart
 with the caster always free on the plain Python engine (kane.simulate.Simulator, constraints embedded once), (4)
-the free cart on the compiled engine (C stepper); the ratios of p50 compute times; the number of mode changes.
+the free cart on the compiled engine (C stepper); the ratios of p50 compute times; the number of mode changes;
+(5) the machine's floor: a C loop on the same schedule spinning (1)'s p50 compute time (bench/_floor.py).
 ``--virtual``: the same runs on the virtual clock (no waiting: compute times only, free of the scheduler's
 wake-ups); ``--priority N``: the loop thread under SCHED_FIFO N (root).
-Run: ``python bench/bench_realtime_switching.py [--duration 60] [--quick] [--virtual] [--priority N]`` (``--quick``: 5 s), or
-``python bench/run.py realtime_switching``.
+Run: ``python bench/bench_realtime_switching.py [--duration 60] [--quick] [--virtual] [--priority N]``
+(``--quick``: 5 s), or ``python bench/run.py realtime_switching``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from kane.realtime.command import circle_path
 from kane.codegen.c_backend import compiler_available
 from kane.realtime import SwitchingDynamics
 from kane.switching import Lock
+
+from _floor import floor_run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from shopping_cart import build  # noqa: E402
@@ -98,6 +101,14 @@ def run(duration: float = 60.0, virtual: bool = False, priority: int = 0) -> dic
             runs["compiled"] = one_run(duration, False, log=Path(tmp) / "compiled.h5", clock=clock,
                                        engine=rt.Engine.COMPILED, priority=priority)
             _show(f"cart with free caster, compiled engine, {where}", runs["compiled"][0])
+    if compiler_available()[0] and not virtual:  # the machine's floor: a C loop on the same schedule
+        work = runs["compiled_modes"][0].deadlines.compute_p50
+        spin = 3e-4 if priority else 1e-3
+        missed, n, late = floor_run(1000.0, duration, spin, work, priority)
+        out["floor_1kHz"] = {"missed": missed, "periods": n, "lateness_max": late, "work": work}
+        print(f"machine's floor: a C loop waiting as the loop does and spinning {work * 1e6:.1f} us a period "
+              f"(bench/_floor.py), {duration:g} s at 1 kHz: missed {missed} of {n} (wake-up lateness max "
+              f"{late * 1e6:.0f} us)")
     p50 = {k: r.deadlines.compute_p50 for k, (r, _) in runs.items()}
     print(f"p50 compute time per period, on-line switching / plain Python engine: {p50['online'] / p50['plain']:.2f}")
     if "compiled_modes" in p50:

@@ -292,7 +292,7 @@ class RealtimeLoop:
                 log.close(f"failed: the device did not open: {exc}", stats.summary().as_dict(), {})
             raise
         switch = sys.getswitchinterval()
-        sys.setswitchinterval(_SWITCH_INTERVAL)  # the log's writer thread gives the GIL back within this, not 5 ms
+        sys.setswitchinterval(_SWITCH_INTERVAL)  # any other thread (a viewer) hands the GIL back within this
         _real_time_priority(opts.priority)
         gc.freeze()  # what exists now (the model, sympy's objects) is never scanned again: no collection of ms
         wall0 = clock() + period  # the first period starts one period from now (its wait is a clean one)
