@@ -135,3 +135,36 @@ def test_a_mode_without_free_speed_runs_online_with_a_warning():
     assert [(e.kind, round(e.t, 12)) for e in loop.plant.events] == [("unlock", 0.1005)]
     assert loop.plant.online_periods == 101 and result.q[0] < 1.0 - 1e-3  # held on line, then rolls in C
     assert math.isclose(result.u[1], -result.u[0], abs_tol=1e-12)  # rolling (the dependent speed, from C)
+
+
+def test_a_mode_whose_dependent_block_turns_singular_is_dropped_with_a_warning():
+    from scipy.optimize import brentq
+
+    from kane.switching import mode_system
+
+    s, eqs, port = _cart()
+    bad = kane.derive(mode_system(s, ()), dependent=["v2", "u2"]).compile("c")  # singular where the caster lines up
+    sd = SwitchingDynamics(eqs, [Lock("caster_stick", on=[(0.5, 0.6)])], system=s)
+    sd.modes = {frozenset(): bad}  # given modes are used as they are
+    cp = rt.VirtualCoupler(sd, port, rt.CouplerGains(2000.0, 20.0), max_force=200.0)
+    x0, _ = cp.point_state(0.0, Q0, np.zeros(4))
+    loop = rt.RealtimeLoop(cp, rt.SimulatedHand(_path(x0), max_force=200.0), Q0, np.zeros(4),
+                           options=rt.LoopOptions(rate=1 / T, duration=0.05, clock=rt.ClockMode.VIRTUAL))
+    plant = loop.plant
+    mode = plant.modes[frozenset()]
+    online = plant.runner.dynamics
+    names = online.u_names
+
+    def det(swivel):  # the (v2, u2) block of the rolling rows: its sign change is the singular swivel angle
+        A = online.constraint_rows(0.0, [0.0, 0.0, 0.0, swivel], online.permanent)[0]
+        return np.linalg.det(A[:, [names.index("v2"), names.index("u2")]])
+
+    grid = np.linspace(-np.pi, np.pi, 73)
+    k = next(i for i in range(72) if det(grid[i]) * det(grid[i + 1]) < 0)
+    singular = brentq(det, grid[k], grid[k + 1], xtol=1e-15)
+    assert plant._conditioned(mode, 0.0, Q0)  # fine where the run starts
+    with pytest.warns(RuntimeWarning, match=r"dependent speeds \['v2', 'u2'\] of mode free have condition number"):
+        assert not plant._conditioned(mode, 0.0, np.array([0.0, 0.0, 0.0, singular]))
+    assert plant.modes == {}  # dropped: the free mode's periods run on line from now on
+    result = loop.run()
+    assert result.status == "completed" and plant.online_periods == 50

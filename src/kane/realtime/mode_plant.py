@@ -15,8 +15,12 @@ Each period, from (t, q, u) (u all the model's speeds):
    start), step there, and let the on-line machinery handle the event (impulse, new mode, records); go on from
    there in the new mode (back to 2).
 
-A mode with Coulomb slip (a kinetic force proportional to a multiplier) or one whose derivation failed runs on line
-(the on-line SwitchingSimulator over the rest of the period). Within a mode both formulations integrate the same
+A mode's dependent speeds are fixed when it is derived: :func:`robust_dependent` picks those whose block of the
+constraint rows is best conditioned over the configuration space, and every 8th step a guard checks the block's
+condition number against ``cond_max``; a mode beyond it is dropped with a warning and runs on line from then on
+(where the independent speeds are chosen again). A mode with Coulomb slip (a kinetic force proportional to a
+multiplier) or one whose derivation failed runs on line (the on-line SwitchingSimulator over the rest of the
+period). Within a mode both formulations integrate the same
 equations with RK4 at the same step; they differ by the integration error of the step.
 """
 
@@ -30,22 +34,27 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ..errors import KaneError, ModelError
+from ..codegen.c_backend import CFunction
 from ..mechanics.constraints import select_dependent
+from ..switching.online import _sigma_min
 from ..switching import Coulomb, UnilateralContact, mode_system
 from ..symbolic.derive import derive
 
 __all__ = ["CompiledMode", "ModePlant", "compile_modes", "robust_dependent"]
 
 _MAX_MODES = 16  # all subsets of up to four switched constraints are derived beforehand
+_GUARD_EVERY = 8  # the conditioning of a compiled mode's dependent block is checked every this many steps
 
 
 class CompiledMode:
     """One mode's compiled equations: ``dynamics`` (C backend) with its RK4 ``stepper``, ``idx`` the positions of
     its independent speeds among the model's and ``inputs`` the stepper's input buffer (model order)."""
 
-    def __init__(self, dynamics, model_u_names, t0, q0, params):
+    def __init__(self, dynamics, model_u_names, t0, q0, params, constraints=()):
         self.dynamics = dynamics
         self.idx = np.array([model_u_names.index(n) for n in dynamics.u_names], dtype=int)
+        self.dep = np.array([i for i in range(len(model_u_names)) if i not in set(self.idx)], dtype=int)
+        self.constraints = tuple(constraints)  # the names of its constraints (permanent and active transient)
         self.stepper = dynamics.stepper(t0, q0, np.zeros(dynamics.n_u), params, dynamics.model.input_values())
         self.inputs = self.stepper.inputs
         self.params = params
@@ -129,14 +138,24 @@ class ModePlant:
         runner = self.runner
         u_names = list(runner.dynamics.u_names)
         self.dt = float(dt)
-        self.modes = {key: CompiledMode(dyn, u_names, t0, q0, params) for key, dyn in modes.items()}
+        online = runner.dynamics
+        self.modes = {key: CompiledMode(dyn, u_names, t0, q0, params,
+                                        list(online.permanent) + [n for n in online.transient if n in key])
+                      for key, dyn in modes.items()}
+        self.cond_max = float(online.cond_max)
+        self._fn_A = CFunction(online.equations.full_program, ["A"])  # the guard's constraint rows, in C
+        self._p, self._w0 = online._p0 if params is None else online.model.parameter_values(params), online._w0
+        for mode in self.modes.values():
+            mode.rows = online._rows(mode.constraints)
+        self._u0 = np.zeros(online.n_u)
+        self._checks = 0
         inputs = tuple(str(s) for s in runner.dynamics.model.inputs)
         for mode in self.modes.values():
             if tuple(mode.dynamics.input_names) != inputs:
                 raise ModelError(f"compiled mode: its inputs {mode.dynamics.input_names} are not the model's "
                                  f"{inputs}")
         self._events = runner._events()  # the rules' event functions g(t, q, u full), following runner's mode
-        online = runner.dynamics  # each mode's on-line partition chosen now, not at its first event in a period
+        # each mode's on-line partition chosen now, not at its first event in a period
         for key in self.modes:
             online.set_mode(key)
             online.udot(t0, *runner.sim.state)
@@ -188,6 +207,10 @@ class ModePlant:
             t1, q1, u1 = mode.advance(t, q, u, h, m)
             hit = self._first_crossing(mode, t, q, u, g0, t1, q1, u1, h, skip)
             if hit is None:
+                self._checks += 1
+                if self._checks % _GUARD_EVERY == 0 and not self._conditioned(mode, t1, q1):  # step again on line
+                    t, q, u = self._online_until(t, q, u, t_end)
+                    break
                 t, q, u = t1, q1, u1
                 break
             name, crossing, s = hit
@@ -195,6 +218,30 @@ class ModePlant:
             t, u = self._switch(name, crossing, t, q, u)
             skip = name
         self._t, self._q, self._u = float(t), np.array(q, dtype=float), np.array(u, dtype=float)
+
+    def _conditioned(self, mode, t: float, q) -> bool:
+        """Whether the mode's dependent block stays within ``cond_max`` at (t, q): ||A||_F / sigma_min(A_dep) of
+        its constraint rows (checked after every 8th step: conditioning changes over many periods). Where it does not, the mode is dropped from ``modes`` with a warning naming the time
+        and the condition number: its periods run on line from then on, where the independent speeds are chosen
+        again (a mode's compiled equations keep the dependent speeds they were derived with)."""
+        if not mode.dep.size:
+            return True
+        A = self._fn_A.one(t, q, self._u0, self._p, self._w0)[0][mode.rows]
+        block = A[:, mode.dep]
+        if block.shape[0] == block.shape[1]:
+            s_min = _sigma_min(block)
+        else:
+            s_min = float(np.linalg.svd(block, compute_uv=False)[-1]) if block.shape[0] > block.shape[1] else 0.0
+        cond = math.sqrt(float(np.sum(A * A))) / s_min if s_min > 0.0 else math.inf
+        if cond <= self.cond_max:
+            return True
+        key = next(k for k, m in self.modes.items() if m is mode)
+        del self.modes[key]
+        names = [self.runner.dynamics.u_names[i] for i in mode.dep]
+        warnings.warn(f"real-time loop: at t = {t:.6g} s the dependent speeds {names} of mode {sorted(key) or 'free'} "
+                      f"have condition number {cond:.3g} > cond_max = {self.cond_max:g}; the mode runs on line from "
+                      f"now on", RuntimeWarning, stacklevel=3)
+        return False
 
     def _first_crossing(self, mode, t, q, u, g0, t1, q1, u1, h, skip):
         """(event name, crossing sign, step length to it) of the earliest event crossed over the step, or None;
