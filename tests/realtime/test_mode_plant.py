@@ -13,7 +13,8 @@ import kane
 from kane import realtime as rt
 from kane.io import load_model
 from kane.realtime import SwitchingDynamics
-from kane.realtime.mode_plant import ModePlant, robust_dependent
+from kane.realtime.mode_plant import ModePlant
+from kane.switching import robust_dependent
 from kane.switching import Coulomb, Lock, OnlineDynamics
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

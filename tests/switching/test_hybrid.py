@@ -79,6 +79,9 @@ def test_cart_pre_derived_modes_give_the_on_line_trajectory(cart_run):
                              output_dt=0.05, **TOL)
     assert runner.n_derived == 2
     assert {k: d.n_u for k, d in runner.mode_equations.items()} == {(): 2, ("caster_stick",): 1}
+    # the free cart's dependent speeds: the rear axle's lateral speed and the swivel rate, whose coefficients in the
+    # rolling rows are constants (the yaw rate's coefficient in the caster's row vanishes where the caster lines up)
+    assert set(runner.mode_equations[()].u_dependent_names) == {"v2", "w4"}
     traj = runner.run(3.0)
     assert runner.n_derived == 2  # nothing derived during the run
     same_samples(traj, online, atol=1e-7)

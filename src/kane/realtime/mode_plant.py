@@ -15,13 +15,13 @@ Each period, from (t, q, u) (u all the model's speeds):
    start), step there, and let the on-line machinery handle the event (impulse, new mode, records); go on from
    there in the new mode (back to 2).
 
-A mode's dependent speeds are fixed when it is derived: :func:`robust_dependent` picks those whose block of the
-constraint rows is best conditioned over the configuration space, and every 8th step a guard checks the block's
-condition number against ``cond_max``; a mode beyond it is dropped with a warning and runs on line from then on
-(where the independent speeds are chosen again). A mode with Coulomb slip (a kinetic force proportional to a
-multiplier) or one whose derivation failed runs on line (the on-line SwitchingSimulator over the rest of the
-period). Within a mode both formulations integrate the same
-equations with RK4 at the same step; they differ by the integration error of the step.
+A mode's dependent speeds are fixed when it is derived: :func:`kane.switching.robust_dependent` picks those whose
+block of the constraint rows is best conditioned over the configuration space, and every 8th step a guard checks
+the block's condition number against ``cond_max``; a mode beyond it is dropped with a warning and runs on line
+from then on (where the independent speeds are chosen again). A mode with Coulomb slip (a kinetic force
+proportional to a multiplier) or one whose derivation failed runs on line (the on-line SwitchingSimulator over the
+rest of the period). Within a mode both formulations integrate the same equations with RK4 at the same step; they
+differ by the integration error of the step.
 """
 
 from __future__ import annotations
@@ -35,12 +35,11 @@ from scipy.optimize import brentq
 
 from ..errors import KaneError, ModelError
 from ..codegen.c_backend import CFunction
-from ..mechanics.constraints import select_dependent
 from ..switching.online import _sigma_min
-from ..switching import Coulomb, UnilateralContact, mode_system
+from ..switching import Coulomb, UnilateralContact, mode_system, robust_dependent
 from ..symbolic.derive import derive
 
-__all__ = ["CompiledMode", "ModePlant", "compile_modes", "robust_dependent"]
+__all__ = ["CompiledMode", "ModePlant", "compile_modes"]
 
 _MAX_MODES = 16  # all subsets of up to four switched constraints are derived beforehand
 _GUARD_EVERY = 8  # the conditioning of a compiled mode's dependent block is checked every this many steps
@@ -92,38 +91,6 @@ def compile_modes(system, online, rules, q0, *, limit: int = _MAX_MODES) -> dict
             continue
         modes[frozenset(active)] = dyn
     return modes
-
-
-def robust_dependent(online, active, q0, samples: int = 64, seed: int = 0) -> tuple:
-    """The dependent speeds of the mode ``active`` (names of transient constraints) best conditioned over the
-    configuration space, not only at q0: of every set of m speeds (m the rank of the mode's constraint rows at q0),
-    the one whose block of the rows has the largest least sigma_min / ||A|| over q0 and ``samples``
-    configurations q0 + uniform(-pi, pi) per coordinate (fixed ``seed``). A mode's equations are derived once; a
-    block that turns singular along the motion (e.g. the yaw rate of a cart as the dependent speed of its caster's
-    rolling constraint, singular where the caster lines up) would spoil them where the on-line embedding re-chooses."""
-    names = list(online.permanent) + [n for n in online.transient if n in set(active)]
-    q0 = np.asarray(q0, dtype=float)
-    if not names:
-        return ()
-    A0 = online.constraint_rows(0.0, q0, names)[0]
-    choice = select_dependent(A0, online.u_names, tol=online.rank_tol)
-    rows, m = list(choice.rows), len(choice.dependent)
-    if m == 0:
-        return ()
-    rng = np.random.default_rng(seed)
-    qs = [q0] + list(q0 + rng.uniform(-np.pi, np.pi, size=(samples, q0.size)))
-    blocks = []
-    for q in qs:
-        A = online.constraint_rows(0.0, q, names)[0][rows]
-        norm = float(np.linalg.norm(A))
-        if norm > 0 and np.all(np.isfinite(A)):
-            blocks.append(A / norm)
-    best, score = tuple(choice.dependent), -1.0
-    for dep in itertools.combinations(range(len(online.u_names)), m):
-        worst = min(float(np.linalg.svd(A[:, dep], compute_uv=False)[-1]) for A in blocks)
-        if worst > score * (1.0 + 1e-9):
-            best, score = dep, worst
-    return tuple(online.u_names[i] for i in best)
 
 
 class ModePlant:
@@ -221,9 +188,10 @@ class ModePlant:
 
     def _conditioned(self, mode, t: float, q) -> bool:
         """Whether the mode's dependent block stays within ``cond_max`` at (t, q): ||A||_F / sigma_min(A_dep) of
-        its constraint rows (checked after every 8th step: conditioning changes over many periods). Where it does not, the mode is dropped from ``modes`` with a warning naming the time
-        and the condition number: its periods run on line from then on, where the independent speeds are chosen
-        again (a mode's compiled equations keep the dependent speeds they were derived with)."""
+        its constraint rows (checked after every 8th step: conditioning changes over many periods). Where it does
+        not, the mode is dropped from ``modes`` with a warning naming the time and the condition number: its periods
+        run on line from then on, where the independent speeds are chosen again (a mode's compiled equations keep
+        the dependent speeds they were derived with)."""
         if not mode.dep.size:
             return True
         A = self._fn_A.one(t, q, self._u0, self._p, self._w0)[0][mode.rows]

@@ -4,7 +4,7 @@ friction and lock rules, impulses, contact shapes, and pre-derived hybrid mode s
     >>> traj = kane.switching.simulate_switching(eqs, (0.0, 5.0), q0, u0, rules=[UnilateralContact(...)])
 """
 
-from kane.switching.hybrid import HybridSimulator, mode_system, simulate_hybrid
+from kane.switching.hybrid import HybridSimulator, mode_system, robust_dependent, simulate_hybrid
 from kane.switching.online import ImpulseResult, OnlineDynamics, SlipForce, constraint_layout
 from kane.switching.rules import Coulomb, Lock, UnilateralContact, resolve_impulse
 from kane.switching.shapes import Contact, Disk, Gap, Plane, Point, Sphere, contact
@@ -13,6 +13,7 @@ from kane.switching.simulator import SwitchingSimulator, simulate_switching
 __all__ = [
     "HybridSimulator",
     "mode_system",
+    "robust_dependent",
     "simulate_hybrid",
     "ImpulseResult",
     "OnlineDynamics",

@@ -22,6 +22,7 @@ event; ``mode_equations`` holds the derived modes, ``n_derived`` counts derivati
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import os
 from collections.abc import Callable, Iterable
@@ -29,6 +30,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from ..errors import KaneError, ModelError
+from ..mechanics.constraints import select_dependent
 from ..model.system import System
 from ..symbolic.derive import derive
 from ..io.trajectory import Stats, Trajectory
@@ -38,7 +40,7 @@ from ..simulate.simulator import SimulationError, Simulator
 from .rules import Coulomb, Lock, UnilateralContact
 from .simulator import SwitchingSimulator, run_and_save
 
-__all__ = ["HybridSimulator", "mode_system", "simulate_hybrid"]
+__all__ = ["HybridSimulator", "mode_system", "robust_dependent", "simulate_hybrid"]
 
 
 def mode_system(system: System, active: Iterable[str]) -> System:
@@ -55,6 +57,39 @@ def mode_system(system: System, active: Iterable[str]) -> System:
 
 
 _mode_system = mode_system
+
+
+def robust_dependent(online, active, q0, samples: int = 64, seed: int = 0) -> tuple:
+    """The dependent speeds of the mode ``active`` (names of transient constraints of ``online``, the model's
+    :class:`~kane.switching.OnlineDynamics`) best conditioned over the
+    configuration space, not only at q0: of every set of m speeds (m the rank of the mode's constraint rows at q0),
+    the one whose block of the rows has the largest least sigma_min / ||A|| over q0 and ``samples``
+    configurations q0 + uniform(-pi, pi) per coordinate (fixed ``seed``). A mode's equations are derived once; a
+    block that turns singular along the motion (e.g. the yaw rate of a cart as the dependent speed of its caster's
+    rolling constraint, singular where the caster lines up) would spoil them where the on-line embedding re-chooses."""
+    names = list(online.permanent) + [n for n in online.transient if n in set(active)]
+    q0 = np.asarray(q0, dtype=float)
+    if not names:
+        return ()
+    A0 = online.constraint_rows(0.0, q0, names)[0]
+    choice = select_dependent(A0, online.u_names, tol=online.rank_tol)
+    rows, m = list(choice.rows), len(choice.dependent)
+    if m == 0:
+        return ()
+    rng = np.random.default_rng(seed)
+    qs = [q0] + list(q0 + rng.uniform(-np.pi, np.pi, size=(samples, q0.size)))
+    blocks = []
+    for q in qs:
+        A = online.constraint_rows(0.0, q, names)[0][rows]
+        norm = float(np.linalg.norm(A))
+        if norm > 0 and np.all(np.isfinite(A)):
+            blocks.append(A / norm)
+    best, score = tuple(choice.dependent), -1.0
+    for dep in itertools.combinations(range(len(online.u_names)), m):
+        worst = min(float(np.linalg.svd(A[:, dep], compute_uv=False)[-1]) for A in blocks)
+        if worst > score * (1.0 + 1e-9):
+            best, score = dep, worst
+    return tuple(online.u_names[i] for i in best)
 
 
 @dataclasses.dataclass
@@ -150,7 +185,11 @@ class HybridSimulator(SwitchingSimulator):
 
     def _derive(self, active: tuple, q_ref) -> None:
         """Derive and compile the mode with the transient constraints ``active`` made permanent."""
-        eqs = derive(self.mode_system(self.system, active), reference_q=np.asarray(q_ref, dtype=float))
+        system, q_ref = self.mode_system(self.system, active), np.asarray(q_ref, dtype=float)
+        try:  # dependent speeds conditioned over the configuration space: the mode's equations are derived once
+            eqs = derive(system, dependent=robust_dependent(self.dynamics, active, q_ref) or None, reference_q=q_ref)
+        except ModelError:  # a mode_system of the user's whose constraints are not the model's
+            eqs = derive(system, reference_q=q_ref)
         self._add(active, eqs.compile())
         self.n_derived += 1
 
