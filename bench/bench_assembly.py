@@ -83,6 +83,17 @@ def _scipy_frame(dyn, solver, q0, w=1e4):
     return least_squares(fun, q0, jac=jac, method="trf", xtol=1e-12, ftol=1e-12, gtol=1e-12)
 
 
+def _frame_row(name: str, what: str, times, residual, distance, evals) -> dict:
+    """The figures of one solver over the frames (median ms a frame, worst residual [m] and distance to the
+    target [m], mean iterations or evaluations a frame), printed on one line."""
+    row = {"ms_per_frame": 1e3 * float(np.median(times)), "residual": float(max(residual)),
+           "distance": float(max(distance)), "iterations": float(np.mean(evals))}
+    print(f"{name:6s} one frame ({what}): median {row['ms_per_frame']:7.3f} ms; max constraint residual "
+          f"{row['residual']:.2e} m; max distance to the target {row['distance']:.2e} m; "
+          f"{'iterations' if name == 'kane' else 'evaluations'} per frame {row['iterations']:.1f}")
+    return row
+
+
 def run(frames: int = 100, quick: bool = False) -> dict:
     frames = 20 if quick else frames
     dyn, q0 = closed_chain()
@@ -107,12 +118,8 @@ def run(frames: int = 100, quick: bool = False) -> dict:
             C_contact = solver.errors(0.0, q)[2]
             residual.append(max(np.abs(dyn.holonomic_rows(0.0, q)[0]).max(), np.abs(C_contact).max()))
             distance.append(np.linalg.norm(solver.errors(0.0, q)[0]))
-        rows[name] = {"ms_per_frame": 1e3 * float(np.median(times)), "residual": float(max(residual)),
-                      "distance": float(max(distance)), "iterations": float(np.mean(evals))}
-        print(f"{name:6s} one frame (10 bodies, 2 loop rows, 1 contact row, 3 target rows): median "
-              f"{rows[name]['ms_per_frame']:7.3f} ms; max constraint residual {rows[name]['residual']:.2e} m; "
-              f"max distance to the target {rows[name]['distance']:.2e} m; "
-              f"{'iterations' if name == 'kane' else 'evaluations'} per frame {rows[name]['iterations']:.1f}")
+        rows[name] = _frame_row(name, "10 bodies, 2 loop rows, 1 contact row, 3 target rows", times, residual,
+                                distance, evals)
     ratio = rows["scipy"]["ms_per_frame"] / rows["kane"]["ms_per_frame"]
     rows["ratio"] = ratio
     print(f"scipy.optimize.least_squares / kane DragSolver: {ratio:.1f}x; target < 5 ms per frame: "
@@ -190,12 +197,8 @@ def run_nurbs_contact(frames: int = 100, quick: bool = False) -> dict:
             _, _, C_contact, _, _ = solver.errors(0.0, x)
             residual.append(max(np.abs(dyn.holonomic_rows(0.0, x[:dyn.model.n_q])[0]).max(), np.abs(C_contact).max()))
             distance.append(np.linalg.norm(solver.errors(0.0, x)[0]))
-        rows[name] = {"ms_per_frame": 1e3 * float(np.median(times)), "residual": float(max(residual)),
-                      "distance": float(max(distance)), "iterations": float(np.mean(evals))}
-        print(f"{name:6s} one frame (10 bodies, 2 loop rows, NURBS-NURBS contact: 5 rows, 4 parameters): median "
-              f"{rows[name]['ms_per_frame']:7.3f} ms; max constraint residual {rows[name]['residual']:.2e} m; "
-              f"max distance to the target {rows[name]['distance']:.2e} m; "
-              f"{'iterations' if name == 'kane' else 'evaluations'} per frame {rows[name]['iterations']:.1f}")
+        rows[name] = _frame_row(name, "10 bodies, 2 loop rows, NURBS-NURBS contact: 5 rows, 4 parameters", times,
+                                residual, distance, evals)
     rows["ratio"] = rows["scipy"]["ms_per_frame"] / rows["kane"]["ms_per_frame"]
     print(f"scipy.optimize.least_squares / kane DragSolver (NURBS-NURBS contact): {rows['ratio']:.1f}x; target < 5 "
           f"ms per frame: {'met' if rows['kane']['ms_per_frame'] < 5 else 'NOT met'}")

@@ -205,7 +205,7 @@ def test_dragging_the_gizmo_with_the_mouse_turns_the_crank_toward_it(session, ch
     circle nearest the gizmo's last position (closed form: the crank angle is the gizmo's polar angle)."""
     from kane.viz.screenshots import wait_until
 
-    from .test_live_browser import _pixel
+    from .test_live_browser import drag_x_arrow
 
     wait_s = 20.0
     viewer = AssembleViewer(session, ViewOptions(port=8732))
@@ -219,14 +219,7 @@ def test_dragging_the_gizmo_with_the_mouse_turns_the_crank_toward_it(session, ch
             wait_until(lambda: client.camera.image_width > 0 and np.allclose(client.camera.position, home, atol=1e-3),
                        "the page's camera at the scene's view", wait_s)
             g0, p0 = session.home.copy(), session.part_point()
-            a = _pixel(client.camera, g0)
-            tip = _pixel(client.camera, g0 + [viewer.gizmo_scale, 0.0, 0.0])  # the x arrow's end
-            start, along = a + 0.6 * (tip - a), (tip - a) / np.linalg.norm(tip - a)
-            page.mouse.move(*start)
-            page.mouse.down()
-            for k in range(1, 11):
-                page.mouse.move(*(start + 12 * k * along))
-            page.mouse.up()
+            drag_x_arrow(page, client.camera, g0, viewer.gizmo_scale)
 
             last = [g0]
 

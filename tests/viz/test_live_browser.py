@@ -27,6 +27,19 @@ def _pixel(camera, point) -> np.ndarray:
     return np.array([0.5 * camera.image_width + f * c[0] / c[2], 0.5 * camera.image_height + f * c[1] / c[2]])
 
 
+def drag_x_arrow(page, camera, gizmo, scale: float) -> None:
+    """Drag the gizmo at ``gizmo`` (3,) [m] by its x arrow (length ``scale`` [m]) with the page's mouse: press 0.6
+    along the arrow as ``camera`` draws it, then move 120 pixels along it in ten steps and release."""
+    a = _pixel(camera, gizmo)
+    tip = _pixel(camera, np.asarray(gizmo) + [scale, 0.0, 0.0])  # the x arrow's end
+    start, along = a + 0.6 * (tip - a), (tip - a) / np.linalg.norm(tip - a)
+    page.mouse.move(*start)
+    page.mouse.down()
+    for k in range(1, 11):
+        page.mouse.move(*(start + 12 * k * along))
+    page.mouse.up()
+
+
 def test_dragging_the_gizmo_with_the_mouse_pulls_the_body(chromium, tmp_path):
     live = LiveSimulation(puck())
     viewer = LiveViewer(live, ViewOptions(port=8710), record=tmp_path / "live.h5")
@@ -38,14 +51,7 @@ def test_dragging_the_gizmo_with_the_mouse_pulls_the_body(chromium, tmp_path):
             client = wait_until(lambda: list(viewer.server.get_clients().values()), "the page", WAIT_S)[0]
             wait_until(lambda: client.camera.image_width > 0, "the page's camera", WAIT_S)
             x0, g0 = live.point(), live.device.position.copy()
-            a = _pixel(client.camera, g0)
-            tip = _pixel(client.camera, g0 + [viewer.gizmo_scale, 0.0, 0.0])  # the x arrow's end
-            start, along = a + 0.6 * (tip - a), (tip - a) / np.linalg.norm(tip - a)
-            page.mouse.move(*start)
-            page.mouse.down()
-            for k in range(1, 11):
-                page.mouse.move(*(start + 12 * k * along))
-            page.mouse.up()
+            drag_x_arrow(page, client.camera, g0, viewer.gizmo_scale)
             moved = wait_until(lambda: np.linalg.norm(live.device.position - g0) > 0.05,
                                "the server to hear the drag", WAIT_S)
             last = [live.device.position.copy()]
