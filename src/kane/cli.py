@@ -29,6 +29,7 @@ from rich.table import Table
 
 from .errors import KaneError, ModelError
 from .io.model_file import LoadedModel, SimulationSettings, load_model
+from .switching.model_table import refuse_switching
 from .model.system import System
 from .io.trajectory import check_output_path
 from .simulate import Method, Simulator, SimulationError, TrajectoryWriter, load_trajectory, make_projection
@@ -242,6 +243,7 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
     lm = load_model_or_script(model)
     if lm.tables.get("contacts"):
         raise ModelError(f"{model}: [[contacts]] are simulated by kane.io.model_surfaces.rolling_dynamics")
+    refuse_switching(lm, "kane simulate")
     overrides = {k: v for k, v in (("t_end", t_end), ("method", method), ("rtol", rtol), ("atol", atol),
                                    ("dt", dt), ("output_dt", output_dt)) if v is not None}
     s = replace(lm.simulation, **overrides)

@@ -1,6 +1,7 @@
 """``kane realtime``: the closing summary and the log, on the virtual clock (no result depends on timing)."""
 
 import io
+import json
 import re
 from pathlib import Path
 
@@ -99,6 +100,32 @@ def test_no_coupling_point_anywhere_is_a_clear_error(tmp_path):
 class _Tty(io.StringIO):
     def isatty(self):
         return True
+
+
+LOCK = "examples/shopping_cart_caster_lock.toml"
+
+
+def test_the_switching_tables_lock_the_caster_inside_the_loop(tmp_path):
+    """[[switching]] locks the swivel from 2 s to 4 s: the command runs the switched cart (compiled modes) and the
+    log shows the lock held (the swivel rate w4 zero, its angle q4 still) only inside the interval, with a plastic
+    lock that takes kinetic energy out."""
+    out = tmp_path / "lock.h5"
+    res = CliRunner().invoke(main, ["realtime", LOCK, "--duration", "4.5", "--virtual-clock", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "switched constraints, modes compiled to C" in res.output
+    assert "mode changes: 2, lock 1, unlock 1" in res.output
+    with h5py.File(out, "r") as f:
+        t, q, u, mode = f["t"][:], f["q"][:], f["u"][:], f["mode"][:]
+        u_names, modes = json.loads(f.attrs["u_names"]), json.loads(f.attrs["modes"])
+        kinds, times = f["events/kind"].asstr()[:].tolist(), f["events/t"][:]
+        data = [json.loads(d) for d in f["events/data"].asstr()[:]]
+    assert kinds == ["lock", "unlock"] and times.tolist() == pytest.approx([2.0, 4.0], abs=1e-12)
+    w4 = u[:, u_names.index("w4")]
+    locked = (t > 2.0) & (t <= 4.0)  # a row holds the state at the period's start
+    assert np.all(np.abs(w4[locked]) < 1e-9) and np.ptp(q[locked, 3]) < 1e-9
+    assert np.all(np.asarray(modes)[mode[locked]] == "caster_lock")
+    assert np.max(np.abs(w4[t < 2.0])) > 0.1 and np.max(np.abs(w4[t > 4.01])) > 1e-3
+    assert data[0]["delta_kinetic"] < 0.0
 
 
 def test_status_line_is_rewritten_in_place_on_a_tty_only():

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import kane
+from kane.errors import ModelError
 from kane.io.model_file import load_model
 from kane.io.model_surfaces import rolling_dynamics
 from kane.viz.live import LiveSimulation
@@ -18,6 +19,7 @@ from kane.viz.scene import build_scene
 from kane.viz.viewer import Viewer, ViewOptions, open_run
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.toml"))
+SWITCHED = [p for p in EXAMPLES if "[[switching]]" in p.read_text()]  # the live viewer does not run switching rules
 
 
 def _bowl_gap(q, params):
@@ -61,7 +63,14 @@ def test_the_ball_stays_in_its_bowl_live_recorded_and_played_back(tmp_path):
     assert traj.q[-1, 0] < traj.q[0, 0] - 0.05  # released up the side, it rolls down towards the bottom
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_an_example_with_switching_rules_is_refused_not_run_with_them_off():
+    assert [p.stem for p in SWITCHED] == ["shopping_cart_caster_lock"]
+    with pytest.raises(ModelError, match=r"kane view does not run the \[\[switching\]\] rules of this model"):
+        LiveSimulation(load_model(SWITCHED[0]))
+
+
+@pytest.mark.parametrize("path", [p for p in EXAMPLES if p not in SWITCHED],
+                         ids=[p.stem for p in EXAMPLES if p not in SWITCHED])
 def test_the_example_opens_live_and_from_a_run_file(path, tmp_path):
     live = LiveSimulation(load_model(path))
     viewer = LiveViewer(live, ViewOptions(port=8720), record=tmp_path / "live.h5")

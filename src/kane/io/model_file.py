@@ -35,9 +35,10 @@ Schema (tables and their keys; ``expr`` = a number or an expression string; ``ve
     [simulation]   t_start = 0.0; t_end = 10.0; method = "dopri5" | "rk4" | "semi_implicit_euler" | "radau"
                    | "bdf"; rtol = 1e-8; atol = 1e-10; dt (fixed-step methods); output_dt = 0.01; max_step;
                    dependent = [speed names] (default: chosen automatically)
-    [realtime], [[visuals]], [[surfaces]], [[contacts]]
-                   read by kane.realtime, kane.viz and kane.io.model_surfaces (see their docs); kept as data on
-                   ``LoadedModel.tables`` and checked through ``LoadedModel.context(table, index)``
+    [realtime], [[visuals]], [[surfaces]], [[contacts]], [[switching]]
+                   read by kane.realtime, kane.viz, kane.io.model_surfaces and kane.switching.model_table (see their
+                   docs); kept as data on ``LoadedModel.tables`` and checked through
+                   ``LoadedModel.context(table, index)``
 
 Symbols in scope: parameters, inputs, joint coordinates and speeds, and ``t`` in loads, constraints and speed
 maps; spring tensions add ``stretch`` and ``stretch_rate``; mass properties and joint placements use parameters

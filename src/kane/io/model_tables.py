@@ -15,10 +15,10 @@ __all__ = ["TOP_TABLES", "EXTENSION_TABLES", "model_defaults", "add_bodies", "ad
 
 TOP_TABLES = {"model": dict, "parameters": dict, "inputs": dict, "bodies": list, "joints": list, "loads": list,
         "constraints": list, "simulation": dict, "realtime": dict, "visuals": list, "surfaces": list,
-        "contacts": list}
+        "contacts": list, "switching": list}
 # tables read by the packages above io (kane.realtime, kane.viz) or by their own io module: kept as data on
 # LoadedModel.tables and checked there through LoadedModel.context (errors name the file, table, key and line)
-EXTENSION_TABLES = ("realtime", "visuals", "surfaces", "contacts")
+EXTENSION_TABLES = ("realtime", "visuals", "surfaces", "contacts", "switching")
 _JOINT_COMMON = {"name", "type", "parent", "child", "coordinates", "speed_names", "parent_point", "child_point",
                  "parent_rotation", "child_rotation", "q0", "u0", "speeds"}
 _JOINT_KINDS = {"revolute": {"axis"}, "prismatic": {"axis"}, "cylindrical": {"axis"}, "universal": {"sequence"},

@@ -15,10 +15,12 @@ import click
 import numpy as np
 
 from ..errors import ArgumentError
+from ..switching.model_table import switching_rules
 from .coupler import CouplerGains, VirtualCoupler, add_coupler, check_gains
 from .devices import Replay, SimulatedHand, Workspace
 from .loop import ClockMode, LoopOptions, LoopResult, RealtimeLoop
 from .model_table import DEVICES, RealtimeSettings, realtime_settings
+from .switching_plant import SwitchingDynamics
 from .udp import UdpDevice
 
 __all__ = ["parse_couple", "RealtimeRun", "run_realtime", "circle_path", "line_path", "realtime_command"]
@@ -113,8 +115,9 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     else:
         raise ArgumentError("kane realtime: give --couple BODY:X,Y,Z, or body (and point) in the model file's "
                             "[realtime] table")
+    rules = switching_rules(loaded)  # [[switching]] tables: the loop runs the switched system (compiled modes)
     port = add_coupler(loaded.system, body, point)
-    dyn = loaded.derive().compile()
+    dyn = SwitchingDynamics(loaded.derive(), rules, system=loaded.system) if rules else loaded.derive().compile()
     rate, stiffness, max_force, device = o["rate"], o["stiffness"], o["max_force"], o["device"]
     period = 1.0 / rate
     gains = CouplerGains(float(stiffness), float(stiffness * period if o["damping"] is None else o["damping"]))
@@ -140,13 +143,19 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
         raise ArgumentError(f"--device {device!r}: expected one of {', '.join(DEVICES)}")
     loop_options = LoopOptions(rate=rate, duration=o["duration"], substeps=o["substeps"],
                                clock=ClockMode.VIRTUAL if virtual_clock else ClockMode.REAL)
-    result = RealtimeLoop(coupler, dev, q0, u0, params=dict(loaded.parameters), options=loop_options,
-                          log=output).run(progress=status)
+    loop = RealtimeLoop(coupler, dev, q0, u0, params=dict(loaded.parameters), options=loop_options, log=output)
+    result = loop.run(progress=status)
     lines = [f"warning: {w.message}" for w in caught]
-    lines += [f"status: {result.status} ({result.engine.value} engine, {o['substeps']} substep(s) per period)",
+    engine = (f"{result.engine.value} engine" if not rules else "switched constraints, modes compiled to C"
+              if getattr(loop.plant, "modes", None) else "switched constraints, on line")
+    lines += [f"status: {result.status} ({engine}, {o['substeps']} substep(s) per period)",
               *result.deadlines.lines(),
               f"device samples refused: {result.refused}, missing: {result.missing}; saturated periods: "
               f"{result.saturated}; energy into the model through the coupler: {result.port_energy:.6g} J"]
+    if rules:
+        events = getattr(loop.plant, "events", ())
+        kinds = [e.kind for e in events]
+        lines.append(f"mode changes: {len(events)}" + "".join(f", {k} {kinds.count(k)}" for k in dict.fromkeys(kinds)))
     if device == "udp":
         lines.append("udp packets: " + ", ".join(f"{k} {v}" for k, v in dev.counts.items()))
     lines.append(f"log: {result.log}")

@@ -1,10 +1,12 @@
 """Constraints that come and go during a run (seed 000 Figure 2): on-line embedding by recombination, contact,
-friction and lock rules, impulses, contact shapes, and pre-derived hybrid mode sequences.
+friction and lock rules, impulses, contact shapes, pre-derived hybrid mode sequences, and the rules of a model
+file's ``[[switching]]`` tables (:func:`switching_rules`).
 
     >>> traj = kane.switching.simulate_switching(eqs, (0.0, 5.0), q0, u0, rules=[UnilateralContact(...)])
 """
 
 from kane.switching.hybrid import HybridSimulator, mode_system, robust_dependent, simulate_hybrid
+from kane.switching.model_table import refuse_switching, switching_rules
 from kane.switching.online import ImpulseResult, OnlineDynamics, SlipForce, constraint_layout
 from kane.switching.rules import Coulomb, Lock, UnilateralContact, resolve_impulse
 from kane.switching.shapes import Contact, Disk, Gap, Plane, Point, Sphere, contact
@@ -32,4 +34,6 @@ __all__ = [
     "contact",
     "SwitchingSimulator",
     "simulate_switching",
+    "switching_rules",
+    "refuse_switching",
 ]

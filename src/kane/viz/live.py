@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import ArgumentError, KaneError
 from ..io.model_surfaces import rolling_dynamics
+from ..switching.model_table import refuse_switching
 from ..io.trajectory import TrajectoryWriter
 from ..model.model import float_value
 from ..options import Method
@@ -117,6 +118,7 @@ class LiveSimulation:
 
     def __init__(self, loaded, options: LiveOptions = LiveOptions()):
         self.loaded, self.options = loaded, options
+        refuse_switching(loaded, "kane view")
         model = loaded.system.compile()
         self.params = {k: float(v) for k, v in loaded.parameters.items()}
         body, point = parse_couple(options.couple) if options.couple else default_couple(model, self.params)

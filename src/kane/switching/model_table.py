@@ -1,0 +1,111 @@
+"""The ``[[switching]]`` tables of a TOML model file: the rules that switch its transient constraints on and off
+during a run (seed 000's hybrid state machine; :mod:`kane.switching`), written as data.
+
+Schema (one table per rule; ``constraint`` names a ``[[constraints]]`` entry declared ``transient = true``)::
+
+    [[switching]]  type = "lock":    constraint; on = [[t_on, t_off], ...] (intervals [s] while it holds);
+                                     restitution = 0.0 (0: a plastic lock)
+                   type = "coulomb": constraint (one row, a slip velocity [m/s]); mu_s; mu_k (<= mu_s);
+                                     normal = a force [N] (number or expression of the parameters) or the name of
+                                     a contact's constraint (its multiplier); normal_row = 0; v_stick = 1e-6 [m/s]
+                   type = "contact": constraint (its row ``row``, default 0, the gap rate [m/s]); gap = expression
+                                     of t, the coordinates and the parameters [m] (> 0 apart); restitution = 0.0;
+                                     v_min = 1e-3 [m/s]
+
+:func:`switching_rules` turns them into :class:`kane.switching.Lock`, :class:`~kane.switching.Coulomb` and
+:class:`~kane.switching.UnilateralContact` records; ``kane realtime`` runs a model with such tables under its rules
+(:class:`kane.realtime.SwitchingDynamics`). Errors name the file, the table, the key and the line.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from ..errors import ModelError
+from ..model.system import t
+from .rules import Coulomb, Lock, UnilateralContact
+
+__all__ = ["switching_rules", "refuse_switching"]
+
+# type -> (required keys, optional keys)
+_KEYS = {"lock": (("constraint", "on"), {"restitution"}),
+         "coulomb": (("constraint", "mu_s", "mu_k", "normal"), {"normal_row", "v_stick"}),
+         "contact": (("constraint", "gap"), {"restitution", "v_min", "row"})}
+_GUARDED = {"lock": "on", "coulomb": "mu_k", "contact": "restitution"}
+
+
+def switching_rules(loaded) -> tuple:
+    """The rule records of every ``[[switching]]`` table of ``loaded`` (a :class:`kane.io.LoadedModel`), in file
+    order; () without such tables."""
+    items = loaded.tables.get("switching", [])
+    if not items:
+        return ()
+    model = loaded.system.compile()
+    transient = {c.name: c for c in model.constraints if c.transient}
+    L = loaded.loader
+    scope = {**L.scope(), **{str(q): q for q in model.q}}
+    values = {sp.Symbol(k): v for k, v in loaded.parameters.items()}
+    rules, switched = [], {}
+    for i in range(len(items)):
+        ctx = loaded.context("switching", i)
+        kind = ctx.kind(_KEYS, "rule")
+        name = ctx.string("constraint")
+        if name not in transient:
+            listed = ", ".join(sorted(transient)) or "none (declare one with transient = true in [[constraints]])"
+            raise ctx.error("constraint", f"no transient constraint named {name!r}; the transient constraints: "
+                                          f"{listed}")
+        if name in switched:
+            raise ctx.error("constraint", f"{name!r} is already switched by [[switching]] #{switched[name] + 1}")
+        switched[name] = i
+        with ctx.guard(_GUARDED[kind]):  # a rule's own check (kane.ModelError) named at its key
+            if kind == "lock":
+                on = ctx.get("on")
+                if not isinstance(on, list) or not all(isinstance(p, list) and len(p) == 2 for p in on):
+                    raise ctx.error("on", "expected a list of [t_on, t_off] intervals [s], such as [[0.5, 1.5]]")
+                rule = Lock(name, [tuple(ctx.evaluate("on", ctx.expr("on", scope, x)) for x in p) for p in on],
+                            ctx.number("restitution", scope, 0.0))
+            elif kind == "coulomb":
+                normal = ctx.get("normal")
+                if isinstance(normal, str) and normal in transient:
+                    force = normal
+                else:
+                    force = ctx.number("normal", scope)
+                rule = Coulomb(name, force, ctx.number("mu_s", scope), ctx.number("mu_k", scope),
+                               _index(ctx, "normal_row"), ctx.number("v_stick", scope, 1e-6))
+            else:
+                rule = UnilateralContact(name, _gap(ctx, scope, model.q, values), ctx.number("restitution", scope, 0.0),
+                                         ctx.number("v_min", scope, 1e-3), _index(ctx, "row"))
+        rules.append(rule)
+    return tuple(rules)
+
+
+def refuse_switching(loaded, command: str) -> None:
+    """Raise :class:`kane.ModelError` when ``loaded`` has ``[[switching]]`` tables, which ``command`` (such as
+    "kane simulate") does not run: it would integrate the system with every transient constraint off, silently."""
+    if loaded.tables.get("switching"):
+        raise ModelError(f"{loaded.path or loaded.name}: {command} does not run the [[switching]] rules of this "
+                         f"model; run it with kane realtime, or in Python with kane.switching.simulate_switching("
+                         f"equations, t_span, q0, u0, kane.switching.model_table.switching_rules(model))")
+
+
+def _index(ctx, key) -> int:
+    v = ctx.get(key, 0)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ctx.error(key, f"expected a row index (an integer >= 0), got {v!r}")
+    return v
+
+
+def _gap(ctx, scope, q, values):
+    """gap(t, q) -> float [m] from the expression of key ``gap`` (parameters at their values)."""
+    e = ctx.expr("gap", scope).xreplace(values)
+    unknown = sorted(str(s) for s in e.free_symbols - {t, *q})
+    if unknown:
+        raise ctx.error("gap", f"the gap may depend on t, the coordinates and the parameters only; it uses "
+                               f"{', '.join(unknown)}")
+    # lambdify prints the parsed expression tree (never the file's text) into numpy code
+    fn = sp.lambdify([t, *q], e, modules="numpy")
+
+    def gap(time, coordinates):
+        return float(fn(time, *coordinates))
+
+    return gap
