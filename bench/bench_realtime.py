@@ -4,8 +4,8 @@ the virtual coupler, on the wall clock.
 Printed: (1) ``--long`` s (default 60) at 1 kHz with the compiled stepper: missed deadlines (a period whose work
 ends after the next period's start), p50 / p99 / max compute time per period (device read included: the simulated
 hand is integrated on Python floats each period; the coupler is one C call into a preallocated buffer; the log's
-ring buffer is written to disk by its own thread) and the wake-up lateness (sleep, then spin the last
-``LoopOptions.spin`` = 1 ms); (2) the highest rate of 1, 2, 5, 10, 20 and 50 kHz run for ``--short``
+ring buffer is handed to a writer process in the free time of the periods) and the wake-up lateness (sleep, then
+spin the last ``LoopOptions.spin`` = 1 ms); (2) the highest rate of 1, 2, 5, 10, 20 and 50 kHz run for ``--short``
 s (default 10) with no missed deadline; (3) the same 1 kHz loop with the Python Simulator as the engine, and the
 ratio of p50 compute times compiled / Python; (4) the machine's floor at 10 kHz: kane's loop against a C loop
 (bench/_floor.py) on the same schedule that only waits and spins for kane's p50 compute time.

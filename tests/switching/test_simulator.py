@@ -419,3 +419,27 @@ def test_switching_simulator_steps_and_reports_its_mode(disk_eqs):
     assert runner.dynamics.mode_name == "slip(rolling-)"
     traj = runner.run(3.0)
     assert runner.dynamics.mode_name == "rolling" and traj.status == "completed"
+
+
+@pytest.mark.parametrize("runner", ["online", "hybrid"])
+def test_lock_intervals_are_not_stepped_over_by_a_coasting_cart(runner):
+    """A cart coasting straight with its caster trailing has no forces: an adaptive step grows to seconds and,
+    left alone, spans a whole lock interval (the event function negative at both ends). Every boundary must still
+    be an event at its time; the locks cost nothing (the swivel is already still): T+ = T-."""
+    from kane.switching.hybrid import simulate_hybrid
+    rules = [Lock("caster_stick", on=[(2.0, 4.0), (6.0, 7.5)])]
+    q0, u0 = [0.0, 0.0, 0.0, 0.0], [0.5, 0.0, 0.0, 0.0]
+    inputs = {"F": 0.0, "tau": 0.0}
+    if runner == "online":
+        traj = simulate_switching(kane.derive(cart("transient")), (0.0, 8.0), q0, u0, rules, inputs=inputs)
+    else:
+        s = cart("transient")
+        traj = simulate_hybrid(s, (0.0, 8.0), q0, u0, rules, inputs=inputs, dependent=None)
+    got = [(e.kind, e.t) for e in traj.events if e.kind in ("lock", "unlock")]
+    assert [k for k, _ in got] == ["lock", "unlock", "lock", "unlock"]
+    np.testing.assert_allclose([t for _, t in got], [2.0, 4.0, 6.0, 7.5], atol=1e-12)
+    assert [m for *_, m in traj.modes] == ["free", "caster_stick", "free", "caster_stick", "free"]
+    for e in traj.events:
+        if e.kind == "lock":
+            assert abs(e.data["delta_kinetic"]) < 1e-12
+    assert traj.q[-1, 0] == pytest.approx(0.5 * 8.0, rel=1e-9)  # coasting at 0.5 m/s all along

@@ -37,7 +37,7 @@ from ..io.trajectory import Stats, Trajectory
 from ..options import Method
 from ..simulate.events import Event
 from ..simulate.simulator import SimulationError, Simulator
-from .rules import Coulomb, Lock, UnilateralContact
+from .rules import Coulomb, Lock, UnilateralContact, lock_step_limit
 from .simulator import SwitchingSimulator, run_and_save
 
 __all__ = ["HybridSimulator", "mode_system", "robust_dependent", "simulate_hybrid"]
@@ -150,7 +150,8 @@ class HybridSimulator(SwitchingSimulator):
                          atol=atol, max_step=max_step, project=project, project_every=project_every,
                          cond_max=cond_max, dependent=dependent, force_tol=force_tol, max_switches=max_switches,
                          record_forces=False, description=description)
-        self._options = {"method": method, "rtol": rtol, "atol": atol, "max_step": max_step, "params": params,
+        self._options = {"method": method, "rtol": rtol, "atol": atol, "params": params,
+                         "max_step": min(max_step, lock_step_limit(self.rules)),  # no step spans a lock interval
                          "output_dt": output_dt, "project_every": project_every,
                          "description": self.sim.description}
         self._project = bool(project)

@@ -26,7 +26,8 @@ import numpy as np
 
 from ..errors import KaneError, ModelError
 
-__all__ = ["UnilateralContact", "Coulomb", "Lock", "ImpulseResult", "resolve_impulse", "project_positions"]
+__all__ = ["UnilateralContact", "Coulomb", "Lock", "ImpulseResult", "resolve_impulse", "project_positions",
+           "lock_step_limit"]
 
 
 def _name(value, what: str) -> str:
@@ -122,6 +123,14 @@ class Lock:
             return bool(self.on(t, q, u))
         return any(a <= t < b for a, b in self.on)
 
+
+def lock_step_limit(rules) -> float:
+    """The longest step [s] that holds at most one boundary of the interval locks among ``rules`` (half the shortest
+    distance between two of their boundaries; inf without): a lock's event function is negative outside its
+    intervals and positive inside, so a step spanning a whole interval (or a gap between two) would see no sign
+    change and skip both switches."""
+    edges = np.unique([x for r in rules if isinstance(r, Lock) and not callable(r.on) for pair in r.on for x in pair])
+    return 0.5 * float(np.min(np.diff(edges))) if edges.size > 1 else math.inf
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from ..options import Method
 from ..simulate.events import Event, EventFunctionError
 from ..simulate.simulator import SimulationError, Simulator
 from .online import OnlineDynamics, SlipForce
-from .rules import Coulomb, Lock, UnilateralContact
+from .rules import Coulomb, Lock, UnilateralContact, lock_step_limit
 
 __all__ = ["UnilateralContact", "Coulomb", "Lock", "SwitchingSimulator", "simulate_switching", "run_and_save"]
 
@@ -84,6 +84,7 @@ class SwitchingSimulator:
         q0, u0 = self._initial_mode(t0, q0, u0)
         projection = (lambda t, q, u: dyn.projection(t, q, u, params)) if project else None
         monitors = {**(self._force_monitors() if record_forces else {}), **dict(monitors or {})}
+        max_step = min(max_step, lock_step_limit(self.rules))  # no step spans a whole lock interval
         self.sim = Simulator(dyn, t0=t0, q0=q0, u0=u0, method=method, rtol=rtol, atol=atol, max_step=max_step,
                              dt=dt, params=params, inputs=inputs, events=self._events(), monitors=monitors,
                              output_dt=output_dt, projection=projection, project_every=project_every,
