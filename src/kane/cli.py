@@ -29,7 +29,7 @@ from rich.table import Table
 
 from .errors import KaneError, ModelError
 from .io.model_file import LoadedModel, SimulationSettings, load_model
-from .switching.model_table import refuse_switching
+from .switching.command import mode_change_rows, switching_simulation
 from .model.system import System
 from .io.trajectory import check_output_path
 from .simulate import Method, Simulator, SimulationError, TrajectoryWriter, load_trajectory, make_projection
@@ -221,6 +221,7 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
     goes; a failure, --max-steps or --max-wall-time stops it with the last good state, keeping the samples;
     Ctrl-C or SIGTERM closes the file (status "interrupted: ...") and exits with status 130. A closing table
     gives evaluations, steps, the relative energy drift, the largest constraint residual and the wall time.
+    A model with [[switching]] tables runs under its rules (kane.switching): the table adds the mode changes.
     """
     start = time.perf_counter()
     console, err = _console(), _console(stderr=True)
@@ -243,7 +244,6 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
     lm = load_model_or_script(model)
     if lm.tables.get("contacts"):
         raise ModelError(f"{model}: [[contacts]] are simulated by kane.io.model_surfaces.rolling_dynamics")
-    refuse_switching(lm, "kane simulate")
     overrides = {k: v for k, v in (("t_end", t_end), ("method", method), ("rtol", rtol), ("atol", atol),
                                    ("dt", dt), ("output_dt", output_dt)) if v is not None}
     s = replace(lm.simulation, **overrides)
@@ -251,6 +251,11 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
         raise ModelError(f"--t-end: expected an end time after the start t = {s.t_start:g} s, got {s.t_end:g}")
     if not Method.parse(s.method).adaptive and s.dt is None:
         raise ModelError(f"method {s.method!r} is fixed-step: give --dt [s] (or dt in [simulation])")
+    if lm.tables.get("switching"):  # seed 000's loop: the rules switch the transient constraints during the run
+        with err.status("deriving the equations of motion"):
+            sim = switching_simulation(lm, s, writer := TrajectoryWriter(path), dependent=_dependent(dependent),
+                                       project=project, max_steps=max_steps, max_wall_time=max_wall_time or None)
+        return lm, sim.dynamics, sim, writer, s
     with err.status("deriving and compiling the equations of motion"):
         dyn = lm.derive(_dependent(dependent)).compile()
     q0, u0 = lm.initial_state(dyn)
@@ -323,6 +328,7 @@ def _print_run_summary(console, lm, dyn, traj, path, total_s) -> None:
                         ("quaternion_norm", "max quaternion norm error")):
         if name in traj.residuals and traj.n_samples:
             rows.append((label, f"{float(np.max(traj.residuals[name])):.3e}"))
+    rows += mode_change_rows(traj)
     rows += [("wall time", f"{st.wall_time_s:.3f} s stepping, {total_s:.3f} s in all")]
     for k, v in rows:
         table.add_row(k, escape(v))

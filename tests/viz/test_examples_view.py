@@ -64,7 +64,7 @@ def test_the_ball_stays_in_its_bowl_live_recorded_and_played_back(tmp_path):
 
 
 def test_an_example_with_switching_rules_is_refused_not_run_with_them_off():
-    assert [p.stem for p in SWITCHED] == ["shopping_cart_caster_lock"]
+    assert [p.stem for p in SWITCHED] == ["disk_on_ramp_held", "shopping_cart_caster_lock"]
     with pytest.raises(ModelError, match=r"kane view does not run the \[\[switching\]\] rules of this model"):
         LiveSimulation(load_model(SWITCHED[0]))
 

@@ -47,27 +47,30 @@ def standard_monitors(dyn, params=None, inputs=None) -> dict:
 class WorkEnergyBalance:
     """The work-energy balance of a run: ``change`` = E(t_end) - E(t0) [J]; ``work`` [J] of the loads without a
     potential (inputs, dampers, forces: the trapezoidal integral of the recorded power; None when a load has no
-    known potential); ``residual`` |change - work| relative to the largest of |E0|, |work| and the kinetic energy
-    reached (the energy drift when no load works)."""
+    known potential); ``jumps`` [J], the energy changes at the instants where the state jumps (the impulses of a
+    switching run's mode changes: two samples at one time); ``residual`` |change - work - jumps| relative to the
+    largest of |E0|, |work|, |jumps| and the kinetic energy reached (the energy drift when no load works)."""
 
     change: float
     work: float | None
     residual: float | None
+    jumps: float = 0.0
 
     def rows(self) -> list[tuple[str, str]]:
         """(label, text) lines for a run summary."""
         if self.work is None:
             return [("energy change", f"{self.change:.6g} J (the work of the loads cannot be computed: a load has "
                                       "no known potential)")]
-        driven = self.work != 0.0
+        driven = self.work != 0.0 or self.jumps != 0.0
         return [("energy change", f"{self.change:.6g} J"),
-                ("work of inputs and non-conservative loads", f"{self.work:.6g} J" if driven else ""),
+                ("work of inputs and non-conservative loads", f"{self.work:.6g} J" if self.work != 0.0 else ""),
+                ("energy change in the jumps (impulses)", f"{self.jumps:.6g} J" if self.jumps != 0.0 else ""),
                 ("work-energy residual (relative)" if driven else "energy drift (relative)", f"{self.residual:.3e}")]
 
 
 def work_energy_balance(dyn, traj, params=None) -> WorkEnergyBalance | None:
-    """The balance of a trajectory recorded with :func:`standard_monitors` (its ``power`` residual); None for a
-    run without samples or energy."""
+    """The balance of a trajectory recorded with :func:`standard_monitors` (its ``power`` residual; a switching
+    run's monitors give one too); None for a run without samples or energy."""
     if traj.energy is None or not traj.n_samples:
         return None
     e = traj.energy
@@ -78,7 +81,9 @@ def work_energy_balance(dyn, traj, params=None) -> WorkEnergyBalance | None:
         ke = np.atleast_1d(dyn.kinetic_energy(float(traj.t[0]), traj.q, traj.u, params=params))
     except KaneError:
         ke = np.zeros(1)
-    p = traj.residuals["power"]
-    work = float(np.sum(0.5 * (p[1:] + p[:-1]) * np.diff(traj.t)))
-    scale = max(abs(float(e[0])), abs(work), float(np.max(np.abs(ke))), 1e-300)
-    return WorkEnergyBalance(change, work, abs(change - work) / scale)
+    p, dt = traj.residuals["power"], np.diff(traj.t)
+    work = float(np.sum(0.5 * (p[1:] + p[:-1]) * dt))
+    jumps = float(np.sum(np.diff(e)[dt == 0.0]))
+    scale = max(abs(float(e[0])), abs(work), abs(jumps), float(np.max(np.abs(ke))), 1e-300)
+    jumps = jumps if abs(jumps) > 1e-13 * scale else 0.0  # below: the rounding of a restart's projection
+    return WorkEnergyBalance(change, work, abs(change - work - jumps) / scale, jumps)

@@ -104,8 +104,9 @@ class Simulator:
     ``events``: Event objects. ``monitors``: residual functions name -> f(t, q, u) -> float, recorded with every
     sample, as is the energy [J] when ``record_energy`` and the dynamics implements ``energy``.
     Samples are taken every ``output_dt`` [s] from t0 (dense output) or, if None, at every step; kept in memory
-    when ``record`` and sent to ``writer`` when given. ``projection(t, q, u) -> (q, u)`` runs every
-    ``project_every`` accepted steps. ``mode`` names the initial mode.
+    when ``record`` and sent to ``writer`` when given, as are the event crossings when ``record_events`` (False
+    where the caller keeps records of its own, as :mod:`kane.switching` does). ``projection(t, q, u) -> (q, u)``
+    runs every ``project_every`` accepted steps. ``mode`` names the initial mode.
     A runaway run stops with a SimulationError, samples saved, after ``max_steps`` attempted steps or
     ``max_wall_time`` [s] in ``step()`` (None: 1,000,000 steps for adaptive methods, no other limit).
     """
@@ -119,8 +120,9 @@ class Simulator:
                  projection: Projection | None = None, project_every: int = 1, max_step: float = np.inf,
                  min_step: float = 0.0, first_step: float | None = None, mode: str = "default",
                  description: str | None = None, max_steps: int | None = None,
-                 max_wall_time: float | None = None):
+                 max_wall_time: float | None = None, record_events: bool = True):
         self.dynamics = dynamics
+        self._record_events = bool(record_events)
         self.method = Method.parse(method)
         self.n_q, self.n_u = int(dynamics.n_q), int(dynamics.n_u)
         self.q_names = _names(dynamics, "q_names", self.n_q, "q")
@@ -335,7 +337,7 @@ class Simulator:
         self._sample_step(step, t_stop, x_stop, terminal is not None)
         records = tuple(EventRecord(h.t, h.event.name, "terminal" if h.event.terminal else "crossing",
                                     {"direction": h.crossing}) for h in hits)
-        for rec in records:
+        for rec in records if self._record_events else ():
             self._event_records.append(rec)
             if self._writer is not None:
                 self._writer.add_event(rec)

@@ -1,10 +1,11 @@
 """Constraints that come and go during a run (seed 000 Figure 2): on-line embedding by recombination, contact,
 friction and lock rules, impulses, contact shapes, pre-derived hybrid mode sequences, and the rules of a model
-file's ``[[switching]]`` tables (:func:`switching_rules`).
+file's ``[[switching]]`` tables (:func:`switching_rules`; :func:`switching_simulation` is ``kane simulate``'s run).
 
     >>> traj = kane.switching.simulate_switching(eqs, (0.0, 5.0), q0, u0, rules=[UnilateralContact(...)])
 """
 
+from kane.switching.command import switching_simulation
 from kane.switching.hybrid import HybridSimulator, mode_system, robust_dependent, simulate_hybrid
 from kane.switching.model_table import refuse_switching, switching_rules
 from kane.switching.online import ImpulseResult, OnlineDynamics, SlipForce, constraint_layout
@@ -36,4 +37,5 @@ __all__ = [
     "simulate_switching",
     "switching_rules",
     "refuse_switching",
+    "switching_simulation",
 ]

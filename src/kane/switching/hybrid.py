@@ -36,7 +36,7 @@ from ..symbolic.derive import derive
 from ..io.trajectory import Stats, Trajectory
 from ..options import Method
 from ..simulate.events import Event
-from ..simulate.simulator import SimulationError, Simulator
+from ..simulate.simulator import Simulator
 from .rules import Coulomb, Lock, UnilateralContact, lock_step_limit
 from .simulator import SwitchingSimulator, run_and_save
 
@@ -272,33 +272,17 @@ class HybridSimulator(SwitchingSimulator):
         self.sim, self._mode_now = sim, mode
         self._segments.append((mode, sim))
 
-    def _continue(self, t, q, u_full) -> None:
+    def _resume(self, t, q, u_full) -> None:
         """Go on after an event: the same Simulator if the mode is unchanged, else a new interval."""
         if self._key() == self._mode_now.key:
             self.sim.reset(t, q, self._mode_now.state(u_full), mode=self.dynamics.mode_name)
         else:
             self._start(t, q, u_full)
 
-    # ---- running -------------------------------------------------------------------------------------------
-    def run(self, t_end: float) -> Trajectory:
-        """Integrate to ``t_end`` [s] through every mode change; returns the trajectory (full speeds)."""
-        self._t_end = float(t_end)
-        while self.sim.t < t_end:
-            self.sim.integrator.t_bound = self._t_end
-            try:
-                info = self.sim.step()
-            except SimulationError as exc:
-                exc.trajectory = self.trajectory(f"failed: {exc.reason}")
-                raise
-            if not info.terminated:
-                continue
-            self.n_switches += 1
-            t, (q, u_m) = self.sim.t, self.sim.state
-            u = self._mode_now.full(t, q, u_m, self.params)
-            if self.n_switches > self.max_switches:
-                raise self._error(t, q, u, f"more than {self.max_switches} mode changes (Zeno behaviour?)")
-            self._switch(info, t, q, u, lambda u_new: self._continue(t, q, u_new))
-        return self.trajectory()
+    # ---- running: SwitchingSimulator.advance and step, with these hooks --------------------------------------
+    def _event_state(self) -> tuple:
+        t, (q, u_m) = self.sim.t, self.sim.state
+        return t, q, self._mode_now.full(t, q, u_m, self.params)
 
     def trajectory(self, status: str | None = None) -> Trajectory:
         """The samples so far (speeds: all the model's), the event records and the mode intervals."""

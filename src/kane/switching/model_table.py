@@ -84,8 +84,9 @@ def refuse_switching(loaded, command: str) -> None:
     "kane simulate") does not run: it would integrate the system with every transient constraint off, silently."""
     if loaded.tables.get("switching"):
         raise ModelError(f"{loaded.path or loaded.name}: {command} does not run the [[switching]] rules of this "
-                         f"model; run it with kane realtime, or in Python with kane.switching.simulate_switching("
-                         f"equations, t_span, q0, u0, kane.switching.model_table.switching_rules(model))")
+                         f"model; run it with kane simulate (offline) or kane realtime, or in Python with "
+                         f"kane.switching.simulate_switching(equations, t_span, q0, u0, "
+                         f"kane.switching.switching_rules(model))")
 
 
 def _index(ctx, key) -> int:

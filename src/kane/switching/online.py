@@ -157,6 +157,7 @@ class OnlineDynamics:
         self._fn_Ab = compile_program(fp, ["M", "A", "b"])
         energy_outputs = ["kinetic"] + (["potential"] if equations.has_potential else [])
         self._fn_energy = compile_program(fp, energy_outputs)
+        self._fn_power = compile_program(fp, ["power"]) if equations.has_potential else None
         self._fn_holo = compile_program(fp, ["C", "A_C", "W"])
         self._p0, self._w0 = model.parameter_values(), model.input_values()
         self.selections: list = []  # (t [s], independent speed names, condition number, "mode" | "condition")
@@ -387,10 +388,14 @@ class OnlineDynamics:
         """u' (n_u,) = C u_i' + c of the current mode (units of u per second)."""
         return self._evaluate(t, q, u, params, inputs)[0].copy()
 
-    def kinetic_energy(self, t, q, u, params=None) -> float:
-        """Kinetic energy [J]."""
+    def kinetic_energy(self, t, q, u, params=None):
+        """Kinetic energy [J]: a float at one state, (N,) at N states (q (N, n_q), u (N, n_u), t a float or (N,))."""
         q, u = self._state(q, u)
-        return float(self._fn_energy(t, q, u, self._pw(params, None)[0], self._w0)[0][0])
+        p = self._pw(params, None)[0]
+        if q.ndim == 2:
+            times = np.broadcast_to(np.asarray(t, dtype=float), q.shape[:1])
+            return np.array([float(self._fn_energy(ti, qi, ui, p, self._w0)[0][0]) for ti, qi, ui in zip(times, q, u)])
+        return float(self._fn_energy(t, q, u, p, self._w0)[0][0])
 
     def potential_energy(self, t, q, params=None) -> float:
         """Potential energy [J] of gravity and springs (NotImplementedError if a load's potential is unknown)."""
@@ -402,6 +407,24 @@ class OnlineDynamics:
     def energy(self, t, q, u, params=None) -> float:
         """Total mechanical energy [J] (kinetic + potential)."""
         return self.kinetic_energy(t, q, u, params) + self.potential_energy(t, q, params)
+
+    def power(self, t, q, u, params=None, inputs=None) -> float:
+        """Power [W] of the loads without a potential (as :meth:`kane.Dynamics.power`) plus that of kinetic friction
+        in the slipping constraints (its force times a u, a the constraint's row): along a motion of the current
+        mode E' equals it. The active constraints count as workless (a moving constraint's work is left out).
+        Raises NotImplementedError where a load's potential is unknown."""
+        if self._fn_power is None:
+            raise NotImplementedError("a spring or joint load has no known potential: the power of the loads "
+                                      "without one is not defined")
+        q, u = self._state(q, u)
+        p, w = self._pw(params, inputs)
+        total = float(self._fn_power(t, q, u, p, w)[0][0])
+        if self.slips:
+            friction = self._evaluate(t, q, u, params, inputs)[2]
+            A = self._raw((float(t), q.tobytes(), u.tobytes(), p.tobytes(), w.tobytes()), t, q, u, p, w)[2]
+            total += sum(float(F) * float(A[self.layout[s.constraint].rows.start] @ u)
+                         for s, F in zip(self.slips, friction))
+        return total
 
     def constraint_forces(self, t, q, u, params=None, inputs=None) -> dict:
         """Multipliers of the kinetostatic equations A_S^T lambda = M u' - f: name -> (rows,) for every active

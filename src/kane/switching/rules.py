@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import KaneError, ModelError
 
 __all__ = ["UnilateralContact", "Coulomb", "Lock", "ImpulseResult", "resolve_impulse", "project_positions",
-           "lock_step_limit"]
+           "lock_step_limit", "check_rules", "gap_value"]
 
 
 def _name(value, what: str) -> str:
@@ -131,6 +131,69 @@ def lock_step_limit(rules) -> float:
     change and skip both switches."""
     edges = np.unique([x for r in rules if isinstance(r, Lock) and not callable(r.on) for pair in r.on for x in pair])
     return 0.5 * float(np.min(np.diff(edges))) if edges.size > 1 else math.inf
+
+
+def gap_value(rule: UnilateralContact, t: float, q) -> float:
+    """The contact's gap [m] at (t, q); NaN where its function cannot be evaluated."""
+    try:
+        return float(rule.gap(t, q))
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def check_rules(rules, dyn, t0: float, q0: np.ndarray, params=None) -> None:
+    """Raise :class:`kane.ModelError` for rules that do not fit the constraints of ``dyn`` (an OnlineDynamics):
+    an unknown or permanent constraint, two rules on one, a stick constraint of more than one row, a normal or a row
+    that does not exist, a gap that is not finite at (t0 [s], q0) or whose rate runs against the constraint's row."""
+    seen = {}
+    for rule in rules:
+        if not isinstance(rule, (UnilateralContact, Coulomb, Lock)):
+            raise ModelError(f"rules must be UnilateralContact, Coulomb or Lock records, got {rule!r}")
+        name, kind = rule.constraint, type(rule).__name__
+        if name not in dyn.layout:
+            raise ModelError(f"{kind} rule names constraint {name!r}, which is not declared; declared "
+                             f"constraints: {', '.join(dyn.layout) or '(none)'}")
+        if not dyn.layout[name].transient:
+            raise ModelError(f"{kind} rule names constraint {name!r}, which is permanent: declare it with "
+                             "transient=True to switch it during a run")
+        if name in seen:
+            raise ModelError(f"constraint {name!r} has two rules ({seen[name]} and {kind}); give it one")
+        seen[name] = kind
+        rows = dyn.layout[name].rows
+        n_rows = rows.stop - rows.start
+        if isinstance(rule, Coulomb):
+            if n_rows != 1:
+                raise ModelError(f"Coulomb rule on {name!r}: the stick constraint has {n_rows} rows; only "
+                                 "one-row stick constraints (a slip velocity [m/s]) are supported")
+            if isinstance(rule.normal, str):
+                if rule.normal not in dyn.layout:
+                    raise ModelError(f"Coulomb rule on {name!r}: normal constraint {rule.normal!r} is not "
+                                     f"declared; declared constraints: {', '.join(dyn.layout)}")
+                nr = dyn.layout[rule.normal].rows
+                if not 0 <= rule.normal_row < nr.stop - nr.start:
+                    raise ModelError(f"Coulomb rule on {name!r}: normal_row {rule.normal_row} out of range")
+        if isinstance(rule, UnilateralContact):
+            if not 0 <= rule.row < n_rows:
+                raise ModelError(f"UnilateralContact {name!r}: row {rule.row} out of range (0..{n_rows - 1})")
+            _check_gap(rule, dyn, t0, q0, params)
+
+
+def _check_gap(rule: UnilateralContact, dyn, t0, q0, params) -> None:
+    """The gap is finite at the start and its rate (a central difference along q' of random speeds) has the sign
+    of the constraint's row."""
+    g0 = gap_value(rule, t0, q0)
+    if not math.isfinite(g0):
+        raise ModelError(f"UnilateralContact {rule.constraint!r}: gap(t0, q0) = {g0!r}; expected a finite "
+                         "distance [m]")
+    u = np.random.default_rng(0).normal(size=dyn.n_u)
+    qd = dyn.qdot(t0, q0, u, params)
+    h = 1e-6 / max(1.0, float(np.max(np.abs(qd))))
+    rate = (gap_value(rule, t0, q0 + h * qd) - gap_value(rule, t0, q0 - h * qd)) / (2 * h)
+    row = dyn.constraint_residual(t0, q0, u, [rule.constraint], params)[rule.row]
+    if rate * row < 0 and min(abs(rate), abs(row)) > 1e-6 * (1 + abs(row)):
+        raise ModelError(f"UnilateralContact {rule.constraint!r}: row {rule.row} of the constraint is oriented "
+                         f"against the gap (gap rate {rate:.6g}, row {row:.6g}); write the row as the gap's "
+                         "rate (positive when separating)")
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,6 @@ in m/s), the change of kinetic energy [J], the new mode and the independent spee
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 
 import numpy as np
@@ -39,7 +38,7 @@ from ..options import Method
 from ..simulate.events import Event, EventFunctionError
 from ..simulate.simulator import SimulationError, Simulator
 from .online import OnlineDynamics, SlipForce
-from .rules import Coulomb, Lock, UnilateralContact, lock_step_limit
+from .rules import Coulomb, Lock, UnilateralContact, check_rules, gap_value, lock_step_limit
 
 __all__ = ["UnilateralContact", "Coulomb", "Lock", "SwitchingSimulator", "simulate_switching", "run_and_save"]
 
@@ -53,8 +52,12 @@ class SwitchingSimulator:
     inputs(t, q, u)) to the dynamics. ``project``: put the state back on the active constraints every
     ``project_every`` accepted steps. ``cond_max`` and ``dependent``: see OnlineDynamics. ``record_forces``:
     record every constraint's multipliers at every output sample as residuals "lambda_<name>"
-    (:meth:`_force_monitors`). ``force_tol`` [N]: multipliers within it
-    of a limit count as on it. ``max_switches`` bounds the mode changes (Zeno guard).
+    (:meth:`_force_monitors`); ``record_balance``: record ``power`` and ``constraint`` too, for the work-energy
+    balance of ``kane simulate`` (:meth:`_balance_monitors`). ``force_tol`` [N]: multipliers within it
+    of a limit count as on it. ``max_switches`` bounds the mode changes (Zeno guard). ``writer``: a
+    :class:`kane.io.TrajectoryWriter` that receives the samples, modes and event records as the run goes (closed
+    with the status when it fails or :meth:`finish` ends it); ``t_end`` [s] bounds the steps of :meth:`step`;
+    ``max_steps`` and ``max_wall_time`` [s] stop a runaway run (see :class:`kane.simulate.Simulator`).
     Raises :class:`kane.ModelError` for bad rules before the run, :class:`SimulationError` during it.
     """
 
@@ -62,8 +65,9 @@ class SwitchingSimulator:
                  method: Method | str = Method.DOPRI5, rtol: float = 1e-9, atol: float = 1e-11,
                  max_step: float = np.inf, dt: float | None = None, output_dt: float | None = None, monitors=None,
                  project: bool = True, project_every: int = 1, cond_max: float = 1e6, dependent=None,
-                 force_tol: float = 1e-9,
-                 max_switches: int = 10000, record_forces: bool = True, description: str | None = None):
+                 force_tol: float = 1e-9, max_switches: int = 10000, record_forces: bool = True,
+                 record_balance: bool = False, description: str | None = None, writer=None,
+                 t_end: float = np.inf, max_steps: int | None = None, max_wall_time: float | None = None):
         self.dynamics = dyn = OnlineDynamics(equations, cond_max=cond_max, dependent=dependent)
         self.rules = tuple(rules)
         self.params, self.inputs = params, inputs
@@ -75,82 +79,27 @@ class SwitchingSimulator:
         if q0.shape != (dyn.n_q,) or u0.shape != (dyn.n_u,):
             raise ModelError(f"q0 and u0 need {dyn.n_q} and {dyn.n_u} entries (all the model's speeds), got "
                              f"{q0.size} and {u0.size}")
-        self._check_rules(t0, q0, u0)
+        check_rules(self.rules, dyn, t0, q0, params)
         self.records: list[EventRecord] = []
+        self._n_written = 0  # records sent to the writer
         self.active: set = set()
         self.slipping: dict = {}
         self.n_switches = 0
         self._n_selections = 0
         q0, u0 = self._initial_mode(t0, q0, u0)
         projection = (lambda t, q, u: dyn.projection(t, q, u, params)) if project else None
-        monitors = {**(self._force_monitors() if record_forces else {}), **dict(monitors or {})}
+        monitors = {**(self._force_monitors() if record_forces else {}),
+                    **(self._balance_monitors() if record_balance else {}), **dict(monitors or {})}
         max_step = min(max_step, lock_step_limit(self.rules))  # no step spans a whole lock interval
+        self._t_end = float(t_end)
         self.sim = Simulator(dyn, t0=t0, q0=q0, u0=u0, method=method, rtol=rtol, atol=atol, max_step=max_step,
                              dt=dt, params=params, inputs=inputs, events=self._events(), monitors=monitors,
                              output_dt=output_dt, projection=projection, project_every=project_every,
-                             mode=dyn.mode_name,
+                             mode=dyn.mode_name, writer=writer, t_end=t_end, max_steps=max_steps,
+                             max_wall_time=max_wall_time, record_events=False,
                              description=description if description is not None else equations.model.name)
         self._log_selections()
-
-    # ---- validation ----------------------------------------------------------------------------------------
-    def _check_rules(self, t0, q0, u0) -> None:
-        dyn = self.dynamics
-        seen = {}
-        for rule in self.rules:
-            if not isinstance(rule, (UnilateralContact, Coulomb, Lock)):
-                raise ModelError(f"rules must be UnilateralContact, Coulomb or Lock records, got {rule!r}")
-            name = rule.constraint
-            kind = type(rule).__name__
-            if name not in dyn.layout:
-                raise ModelError(f"{kind} rule names constraint {name!r}, which is not declared; declared "
-                                 f"constraints: {', '.join(dyn.layout) or '(none)'}")
-            if not dyn.layout[name].transient:
-                raise ModelError(f"{kind} rule names constraint {name!r}, which is permanent: declare it with "
-                                 "transient=True to switch it during a run")
-            if name in seen:
-                raise ModelError(f"constraint {name!r} has two rules ({seen[name]} and {kind}); give it one")
-            seen[name] = kind
-            rows = dyn.layout[name].rows
-            n_rows = rows.stop - rows.start
-            if isinstance(rule, Coulomb):
-                if n_rows != 1:
-                    raise ModelError(f"Coulomb rule on {name!r}: the stick constraint has {n_rows} rows; only "
-                                     "one-row stick constraints (a slip velocity [m/s]) are supported")
-                if isinstance(rule.normal, str):
-                    if rule.normal not in dyn.layout:
-                        raise ModelError(f"Coulomb rule on {name!r}: normal constraint {rule.normal!r} is not "
-                                         f"declared; declared constraints: {', '.join(dyn.layout)}")
-                    nr = dyn.layout[rule.normal].rows
-                    if not 0 <= rule.normal_row < nr.stop - nr.start:
-                        raise ModelError(f"Coulomb rule on {name!r}: normal_row {rule.normal_row} out of range")
-            if isinstance(rule, UnilateralContact):
-                if not 0 <= rule.row < n_rows:
-                    raise ModelError(f"UnilateralContact {name!r}: row {rule.row} out of range (0..{n_rows - 1})")
-                self._check_gap(rule, t0, q0, u0)
-
-    def _check_gap(self, rule, t0, q0, u0) -> None:
-        dyn = self.dynamics
-        g0 = self._gap(rule, t0, q0)
-        if not math.isfinite(g0):
-            raise ModelError(f"UnilateralContact {rule.constraint!r}: gap(t0, q0) = {g0!r}; expected a finite "
-                             "distance [m]")
-        rng = np.random.default_rng(0)
-        u = rng.normal(size=dyn.n_u)
-        qd = dyn.qdot(t0, q0, u, self.params)
-        h = 1e-6 / max(1.0, float(np.max(np.abs(qd))))
-        rate = (self._gap(rule, t0, q0 + h * qd) - self._gap(rule, t0, q0 - h * qd)) / (2 * h)
-        row = dyn.constraint_residual(t0, q0, u, [rule.constraint], self.params)[rule.row]
-        if rate * row < 0 and min(abs(rate), abs(row)) > 1e-6 * (1 + abs(row)):
-            raise ModelError(f"UnilateralContact {rule.constraint!r}: row {rule.row} of the constraint is oriented "
-                             f"against the gap (gap rate {rate:.6g}, row {row:.6g}); write the row as the gap's "
-                             "rate (positive when separating)")
-
-    @staticmethod
-    def _gap(rule, t, q) -> float:
-        try:
-            return float(rule.gap(t, q))
-        except (TypeError, ValueError):
-            return math.nan
+        self._write_records()
 
     # ---- the mode and its quantities -----------------------------------------------------------------------
     def _inputs_at(self, t, q, u):
@@ -195,6 +144,16 @@ class SwitchingSimulator:
                 def force(t, q, u, name=name, k=k):
                     return float(self._forces(t, q, u).get(name, np.zeros(n))[k])
                 out[f"lambda_{name}" if n == 1 else f"lambda_{name}_{k}"] = force
+        return out
+
+    def _balance_monitors(self) -> dict:
+        """Monitors "power" [W] (:meth:`OnlineDynamics.power`: the loads without a potential and kinetic friction;
+        where the potential is known) and "constraint", the largest |A u + b| of the active constraints."""
+        dyn = self.dynamics
+        out = {"power": lambda t, q, u: dyn.power(t, q, u, self.params, self._inputs_at(t, q, u))} \
+            if dyn.equations.has_potential else {}
+        out["constraint"] = lambda t, q, u: float(np.max(np.abs(dyn.constraint_residual(t, q, u, params=self.params)),
+                                                         initial=0.0))
         return out
 
     # ---- events (their functions follow the current mode; 1.0 where a rule has nothing to watch) ------------
@@ -254,6 +213,13 @@ class SwitchingSimulator:
         data = {"constraint": constraint, "impulse": [], **data, "mode": self.dynamics.mode_name}
         self.records.append(EventRecord(float(t), constraint, kind, data))
 
+    def _write_records(self) -> None:
+        writer = self.sim._writer
+        if writer is not None and writer.is_open:
+            for rec in self.records[self._n_written:]:
+                writer.add_event(rec)
+        self._n_written = len(self.records)
+
     def _log_selections(self) -> None:
         for t, names, cond, reason in self.dynamics.selections[self._n_selections:]:
             if reason == "condition":
@@ -275,7 +241,7 @@ class SwitchingSimulator:
             if isinstance(rule, Lock) and rule.is_on(t, q, u):
                 self.active.add(rule.constraint)
         for rule in self.rules:
-            if isinstance(rule, UnilateralContact) and self._gap(rule, t, q) <= 1e-12:
+            if isinstance(rule, UnilateralContact) and gap_value(rule, t, q) <= 1e-12:
                 if self._contact_rate(rule, t, q, u) <= rule.v_min:
                     self.active.add(rule.constraint)
         self._apply_mode()
@@ -416,30 +382,68 @@ class SwitchingSimulator:
         err.__cause__ = exc
         return err
 
+    @property
+    def t(self) -> float:
+        """Current time [s]."""
+        return self.sim.t
+
+    @property
+    def terminated(self) -> bool:
+        """False: :meth:`step` handles every event (the interface of :class:`kane.simulate.Simulator`)."""
+        return False
+
+    @property
+    def stats(self):
+        """Work so far (evaluations, steps, wall time) of the integrator, over every mode."""
+        return self.sim.stats
+
     def run(self, t_end: float) -> Trajectory:
-        """Integrate to ``t_end`` [s] through every mode change; returns the trajectory."""
+        """Integrate to ``t_end`` [s] through every mode change; returns the trajectory (its last sample at the
+        final time)."""
         self.advance(t_end)
+        self.sim.run(t_end)
         return self.trajectory()
 
     def advance(self, t_end: float) -> None:
         """Integrate to ``t_end`` [s] through every mode change without building the trajectory (a real-time
         loop's period)."""
+        self._t_end = float(t_end)
+        while self.sim.t < t_end:
+            self.sim.integrator.t_bound = self._t_end  # (a hybrid run's Simulator changes with its mode)
+            self.step()
+
+    def step(self) -> None:
+        """Take one accepted step, cut at an event, and make the mode change the event calls for. A failure raises
+        :class:`SimulationError` with the trajectory so far; the writer, if any, is closed with the status."""
         sim = self.sim
-        sim.integrator.t_bound = float(t_end)
-        while sim.t < t_end:
-            try:
-                info = sim.step()
-            except SimulationError as exc:
-                exc.trajectory = self.trajectory(f"failed: {exc.reason}")
-                raise
-            self._log_selections()
-            if not info.terminated:
-                continue
+        try:
+            info = sim.step()
+        except SimulationError as exc:
+            exc.trajectory = self.trajectory(f"failed: {exc.reason}")
+            raise
+        self._log_selections()
+        if info.terminated:
             self.n_switches += 1
-            t, (q, u) = sim.t, sim.state
-            if self.n_switches > self.max_switches:
-                raise self._error(t, q, u, f"more than {self.max_switches} mode changes (Zeno behaviour?)")
-            self._switch(info, t, q, u, lambda u_new: sim.reset(t, q, u_new, mode=self.dynamics.mode_name))
+            t, q, u = self._event_state()
+            try:
+                if self.n_switches > self.max_switches:
+                    raise self._error(t, q, u, f"more than {self.max_switches} mode changes (Zeno behaviour?)")
+                self._switch(info, t, q, u, lambda u_new: self._resume(t, q, u_new))
+            except SimulationError as exc:
+                self._write_records()
+                if sim._writer is not None and sim._writer.is_open:
+                    sim._writer.close(f"failed: {exc.reason}", sim.stats)
+                raise
+        self._write_records()
+
+    def _event_state(self) -> tuple:
+        """(t [s], q, u of all the model's speeds) where the last step stopped."""
+        t, (q, u) = self.sim.t, self.sim.state
+        return t, q, u
+
+    def _resume(self, t, q, u) -> None:
+        """Go on from an event at (t, q, the speeds after its impulse) in the mode the rules chose."""
+        self.sim.reset(t, q, u, mode=self.dynamics.mode_name)
 
     def restart(self) -> None:
         """Go on from the current state after the inputs changed there discontinuously (a force held per period,
@@ -469,6 +473,12 @@ class SwitchingSimulator:
         """The samples so far with this run's event records and modes."""
         traj = self.sim.trajectory(status)
         return dataclasses.replace(traj, events=list(self.records))
+
+    def finish(self, status: str = "completed") -> Trajectory:
+        """End the run: close the writer, if any, with ``status``; returns the trajectory."""
+        self._write_records()
+        self.sim.finish(status)
+        return self.trajectory(status)
 
 
 def run_and_save(runner_class, model, t_span, q0, u0, rules, path, options) -> Trajectory:
