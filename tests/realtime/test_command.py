@@ -65,8 +65,9 @@ def test_the_model_files_realtime_table_is_all_the_command_needs(tmp_path):
     assert x_b[0].tolist() == pytest.approx([-0.3, 0.0, 0.0], abs=1e-12)
     # the coupler's gains of the table, K = 500 N/m and B = 5 N s/m (no saturation below max_force = 40 N)
     np.testing.assert_allclose(force, 500.0 * (x_h - x_b) + 5.0 * (v_h - v_b), rtol=0, atol=1e-9)
-    # the hand walks forward along +x (hand_path = "line"), dragging the cart
-    assert x_h[-1, 0] - x_h[0, 0] > 0.005 and force[-1, 0] > 0
+    # the hand walks forward along +x (hand_path = "line"); the file's shove F = F0 exp(-t/T) (20 N at first) drives
+    # the cart ahead of it, and the coupler holds the cart back
+    assert x_b[-1, 0] - x_b[0, 0] > x_h[-1, 0] - x_h[0, 0] > 0.005 and force[-1, 0] < 0
 
 
 def _cart_with(tmp_path, table):
@@ -139,3 +140,87 @@ def test_status_line_is_rewritten_in_place_on_a_tty_only():
     assert "\n" not in text and text.count("\r") == 4
     assert text.split("\r")[2] == "t 2.00 s  periods 20  "  # padded over the longer previous line
     assert text.endswith("\r" + " " * 22 + "\r")
+
+
+SCHEDULED = """
+[model]
+name = "scheduled"
+
+[parameters]
+m = 2.0
+F0 = 3.0
+
+[inputs]
+F = "F0*sin(5*t)"               # drives the particle on the x rail; the hand holds the other one
+
+[[bodies]]
+name = "driven"
+mass = "m"
+particle = true
+
+[[bodies]]
+name = "handle"
+mass = 1.0
+particle = true
+
+[[joints]]
+name = "rail_x"
+parent = "ground"
+child = "driven"
+type = "prismatic"
+axis = "x"
+coordinates = ["x"]
+speed_names = ["vx"]
+
+[[joints]]
+name = "rail_y"
+parent = "ground"
+child = "handle"
+type = "prismatic"
+axis = "y"
+coordinates = ["y"]
+speed_names = ["vy"]
+
+[[loads]]
+type = "force"
+body = "driven"
+vector = ["F", 0, 0]
+
+[realtime]
+body = "handle"
+rate = 500.0
+"""
+
+
+def test_the_model_files_input_schedules_are_held_over_each_period(tmp_path):
+    """The schedule F(t) = F0 sin(5 t) is sampled at each period's start t_k = k T and held over the period (as the
+    coupler force is): the driven particle's speed after k periods is sum_j F(t_j) T / m, its position
+    sum_j (v_j T + F(t_j) T^2 / (2 m)) (hand derivation; RK4 is exact for a constant force)."""
+    path = tmp_path / "scheduled.toml"
+    path.write_text(SCHEDULED)
+    out = tmp_path / "rt.h5"
+    res = CliRunner().invoke(main, ["realtime", str(path), "--device", "sim", "--duration", "0.5",
+                                    "--virtual-clock", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "inputs from the model's schedules, held over each period: F" in res.output
+    with h5py.File(out, "r") as f:
+        t, q, u = f["t"][:], f["q"][:], f["u"][:]  # each row: the state at the period's start
+    m, T = 2.0, 1.0 / 500.0
+    force = 3.0 * np.sin(5.0 * t)
+    v = np.concatenate([[0.0], np.cumsum(force * T / m)])
+    x = np.concatenate([[0.0], np.cumsum(v[:-1] * T + force * T ** 2 / (2 * m))])
+    assert len(t) == 250
+    np.testing.assert_allclose(u[:, 0], v[:-1], rtol=0, atol=1e-13)
+    np.testing.assert_allclose(q[:, 0], x[:-1], rtol=0, atol=1e-13)
+    assert np.ptp(q[:, 1]) > 0  # the hand moves the handle, not the driven particle
+
+
+def test_a_schedule_that_is_not_finite_stops_the_loop_with_the_time(tmp_path):
+    path = tmp_path / "scheduled.toml"
+    path.write_text(SCHEDULED.replace('F = "F0*sin(5*t)"', 'F = "F0*sqrt(0.1 - t)"'))
+    out = tmp_path / "rt.h5"
+    res = CliRunner().invoke(main, ["realtime", str(path), "--device", "sim", "--duration", "0.5",
+                                    "--virtual-clock", "-o", str(out)])
+    assert "status: failed: the input F is nan at t = 0.102 s" in res.output, res.output
+    with h5py.File(out, "r") as f:
+        assert f.attrs["status"].startswith("failed: the input F is nan") and f["t"][-1] == pytest.approx(0.102)

@@ -143,7 +143,9 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
         raise ArgumentError(f"--device {device!r}: expected one of {', '.join(DEVICES)}")
     loop_options = LoopOptions(rate=rate, duration=o["duration"], substeps=o["substeps"],
                                clock=ClockMode.VIRTUAL if virtual_clock else ClockMode.REAL)
-    loop = RealtimeLoop(coupler, dev, q0, u0, params=dict(loaded.parameters), options=loop_options, log=output)
+    laws = loaded.input_function(dyn)  # the file's [inputs] schedules, held over each period as the coupler's force
+    loop = RealtimeLoop(coupler, dev, q0, u0, params=dict(loaded.parameters), options=loop_options, log=output,
+                        inputs=laws)
     result = loop.run(progress=status)
     lines = [f"warning: {w.message}" for w in caught]
     engine = (f"{result.engine.value} engine" if not rules else "switched constraints, modes compiled to C"
@@ -152,6 +154,8 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
               *result.deadlines.lines(),
               f"device samples refused: {result.refused}, missing: {result.missing}; saturated periods: "
               f"{result.saturated}; energy into the model through the coupler: {result.port_energy:.6g} J"]
+    if laws is not None:
+        lines.append(f"inputs from the model's schedules, held over each period: {', '.join(loaded.input_laws)}")
     if rules:
         events = getattr(loop.plant, "events", ())
         kinds = [e.kind for e in events]

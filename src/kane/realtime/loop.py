@@ -157,10 +157,13 @@ class RealtimeLoop:
     """The loop coupling ``device`` (a :class:`kane.realtime.Device`) to the virtual system of ``coupler``
     (a :class:`VirtualCoupler` bound to its dynamics), from (t0 [s], q0 (n_q,), u0 (n_u,)); ``params`` for the
     dynamics; ``log``: path of the HDF5 log, or None. ``start()`` runs it in its own thread, ``stop()`` asks it to
-    stop, ``join()`` waits and returns the :class:`LoopResult`; ``run()`` does all three (Ctrl-C stops it)."""
+    stop, ``join()`` waits and returns the :class:`LoopResult`; ``run()`` does all three (Ctrl-C stops it).
+    ``inputs``: a callable inputs(t, q, u) -> {name: value} of the model's other inputs (a model file's [inputs]
+    schedules, :meth:`kane.io.LoadedModel.input_function`), evaluated at each period's start and held over it, as
+    the coupler's force is; None: they stay at their defaults. A value that is not finite stops the run ("failed")."""
 
     def __init__(self, coupler: VirtualCoupler, device, q0, u0, *, t0: float = 0.0, params=None,
-                 options: LoopOptions = LoopOptions(), log=None):
+                 options: LoopOptions = LoopOptions(), log=None, inputs=None):
         self.coupler, self.device, self.options = coupler, device, options
         dyn = coupler.dynamics
         self.dynamics = dyn
@@ -186,6 +189,7 @@ class RealtimeLoop:
             self.plant = _PythonPlant(dyn, t0, q0, u0, params, coupler.port.inputs, dt)
         if options.dynamics_every > 1:
             self.plant = SlowDynamics(self.plant, options.dynamics_every, dyn, params)
+        self._inputs = None if inputs is None else self._scheduled(inputs, t0, q0, u0)
         self._has_energy = bool(getattr(dyn.equations, "has_potential", False))
         coupler.point_state(t0, q0, u0)  # compile what the periods call before the first one starts
         energy = None
@@ -207,6 +211,27 @@ class RealtimeLoop:
         self._stop_status = "stopped"
         self._progress, self._progress_every = None, 0.25
         self._done = threading.Event()
+
+    def _scheduled(self, inputs, t0, q0, u0):
+        """hold(t, q, u): ``inputs`` evaluated and written into the plant's inputs (model order)."""
+        names = tuple(inputs(t0, q0, u0))
+        known, coupled = tuple(str(s) for s in self.dynamics.model.inputs), set(self.coupler.port.inputs)
+        bad = [n for n in names if n not in known or n in coupled]
+        if bad:
+            raise ArgumentError(f"real-time loop: inputs {', '.join(bad)} are not inputs of the model other than the "
+                                f"coupler's; its inputs: {', '.join(n for n in known if n not in coupled) or 'none'}")
+        where = tuple(zip(names, (known.index(n) for n in names)))
+        w = self.plant.w
+
+        def hold(t, q, u):
+            values = inputs(t, q, u)
+            for name, i in where:
+                v = values[name]
+                if not math.isfinite(v):
+                    raise KaneError(f"the input {name} is {v!r} at t = {t:.9g} s")
+                w[i] = v
+
+        return hold
 
     # ---- control -------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -281,7 +306,7 @@ class RealtimeLoop:
         if isinstance(q, np.ndarray) and isinstance(u, np.ndarray):
             cpl.bind(q, u)  # the compiled stepper's state buffers: one C call per period, no allocation
         t = t_start
-        stop, plant, clock = self._stop, self.plant, time.perf_counter
+        stop, plant, clock, hold = self._stop, self.plant, time.perf_counter, self._inputs
         has_mode, modes, mode = hasattr(plant, "mode"), {"single": 0}, 0  # mode name -> its index in the log
         if has_mode:
             modes = {}
@@ -347,6 +372,8 @@ class RealtimeLoop:
                     self._timing(woke, lateness)
                     break
                 try:
+                    if hold is not None:
+                        hold(t, q, u)
                     plant.advance(period, n_sub, force)
                 except KaneError as exc:
                     status = f"failed: {exc}"

@@ -166,8 +166,7 @@ class ModePlant:
             if mode is None:
                 t, q, u = self._online_until(t, q, u, t_end)
                 break
-            for i in self.index:
-                mode.inputs[i] = self.w[i]
+            mode.inputs[:] = self.w  # the coupler's force and any scheduled inputs, held over the period
             h = t_end - t
             m = max(1, math.ceil(h / self.dt - 1e-9))
             g0 = [ev.function(t, q, u) for ev in self._events]

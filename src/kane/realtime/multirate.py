@@ -59,6 +59,11 @@ class SlowDynamics:
             self.plant.advance(self.every * period, n, mean)
 
     @property
+    def w(self):
+        """The wrapped plant's inputs (model order): a scheduled input written there holds over its next step."""
+        return self.plant.w
+
+    @property
     def mode(self) -> str:
         """The wrapped plant's mode ("single" when it has none)."""
         return getattr(self.plant, "mode", "single")
