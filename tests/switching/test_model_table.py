@@ -159,6 +159,6 @@ def test_sweep_refuses_the_file(tmp_path):
     res = CliRunner().invoke(main, ["sweep", "examples/shopping_cart_caster_lock.toml", "--grid", "mB=10:20:2",
                                     "--in-process", "-o", str(tmp_path / "out.h5")])
     assert res.exit_code == 2, res.output
-    assert ("kane sweep does not run the [[switching]] rules of this model; run it with kane simulate (offline) or "
-            "kane realtime") in " ".join(res.output.split())
+    assert ("kane sweep does not run the [[switching]] rules of this model; run it with kane simulate (offline), "
+            "kane realtime or kane view --live") in " ".join(res.output.split())
     assert not (tmp_path / "out.h5").exists()

@@ -3,23 +3,24 @@ and the model stepped with the gizmo moved; a short run written by simulate() is
 agree on the bodies' poses at the initial state. A model with [[contacts]] is simulated with its rolling contacts
 (kane.io.model_surfaces.rolling_dynamics): live, and played back from a run converted to joint coordinates."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import kane
-from kane.errors import ModelError
 from kane.io.model_file import load_model
 from kane.io.model_surfaces import rolling_dynamics
+from kane.io.trajectory import TrajectoryWriter
+from kane.switching import switching_simulation
 from kane.viz.live import LiveSimulation
 from kane.viz.live_view import LiveViewer
 from kane.viz.rolling_run import rolling_run
-from kane.viz.scene import build_scene
 from kane.viz.viewer import Viewer, ViewOptions, open_run
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.toml"))
-SWITCHED = [p for p in EXAMPLES if "[[switching]]" in p.read_text()]  # the live viewer does not run switching rules
+SWITCHED = [p for p in EXAMPLES if "[[switching]]" in p.read_text()]  # run under their rules (kane.switching)
 
 
 def _bowl_gap(q, params):
@@ -63,14 +64,38 @@ def test_the_ball_stays_in_its_bowl_live_recorded_and_played_back(tmp_path):
     assert traj.q[-1, 0] < traj.q[0, 0] - 0.05  # released up the side, it rolls down towards the bottom
 
 
-def test_an_example_with_switching_rules_is_refused_not_run_with_them_off():
+def test_the_caster_lock_example_runs_its_rules_live_and_in_its_recording(tmp_path):
+    """examples/shopping_cart_caster_lock.toml in the live viewer: the switching plant of kane realtime locks the
+    caster's swivel at 2 s (w4 = 0 and q4 still while locked, the time shown with the mode) and unlocks it at 4 s;
+    the recording holds the mode intervals and the events."""
     assert [p.stem for p in SWITCHED] == ["disk_on_ramp_held", "shopping_cart_caster_lock"]
-    with pytest.raises(ModelError, match=r"kane view does not run the \[\[switching\]\] rules of this model"):
-        LiveSimulation(load_model(SWITCHED[0]))
+    live = LiveSimulation(load_model(SWITCHED[1]))
+    viewer = LiveViewer(live, ViewOptions(port=8750), record=tmp_path / "live.h5")
+    try:
+        viewer.pause.value = True  # the test steps the model itself
+        live.device.move_to(live.home + [0.3, 0.1, 0.0])  # pull the basket forward and to the side
+        live.start_recording(tmp_path / "live.h5")
+        live.advance(int(round(2.5 / live.period)))
+        viewer.show()
+        assert live.mode == "caster_lock" and viewer.time.content == "t = 2.50 s, mode caster_lock"
+        t, q, u = live._raw()
+        assert u[live.dynamics.u_names.index("w4")] == 0.0
+        q4 = q[live.dynamics.q_names.index("q4")]
+        live.advance(int(round(2.0 / live.period)))
+        t, q, u = live._raw()
+        assert live.mode == "free" and abs(u[live.dynamics.u_names.index("w4")]) > 1e-6
+        run = kane.load_trajectory(live.stop_recording())
+    finally:
+        viewer.close()
+    assert [(e.kind, e.t) for e in run.events] == [("lock", 2.0), ("unlock", 4.0)]
+    assert [m for _, _, m in run.modes] == ["free", "caster_lock", "free"]
+    locked = (run.t > 2.0 + 1e-9) & (run.t < 4.0 - 1e-9)
+    assert np.all(run.u[locked, run.u_names.index("w4")] == 0.0)
+    np.testing.assert_allclose(run.q[locked, run.q_names.index("q4")], q4, rtol=0, atol=1e-12)
+    assert run.events[0].data["delta_kinetic"] < 0  # the lock is a plastic impulse
 
 
-@pytest.mark.parametrize("path", [p for p in EXAMPLES if p not in SWITCHED],
-                         ids=[p.stem for p in EXAMPLES if p not in SWITCHED])
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_the_example_opens_live_and_from_a_run_file(path, tmp_path):
     live = LiveSimulation(load_model(path))
     viewer = LiveViewer(live, ViewOptions(port=8720), record=tmp_path / "live.h5")
@@ -91,10 +116,16 @@ def test_the_example_opens_live_and_from_a_run_file(path, tmp_path):
     if live.rolling is not None:  # [[contacts]]: the rolling dynamics' run, in joint coordinates
         rolling_run(rolling_dynamics(load_model(path)), (0.0, 0.05), tmp_path / "run.h5", params=live.params,
                     output_dt=0.01, description=f"{live.loaded.name} ({path})")
+    elif live.switching is not None:  # [[switching]]: kane simulate's run, every speed kept
+        lm = load_model(path)
+        sim = switching_simulation(lm, replace(lm.simulation, t_end=0.05, output_dt=0.01),
+                                   TrajectoryWriter(tmp_path / "run.h5"))
+        sim.run(0.05)
+        sim.finish()
     else:
         kane.simulate(dyn, (0.0, 0.05), q0, u0, params=live.params, output_dt=0.01, path=tmp_path / "run.h5",
                       description=f"{live.loaded.name} ({path})")
-    scene = build_scene(live.equations, kane.load_trajectory(tmp_path / "run.h5"), start.shapes)
+    scene = open_run(tmp_path / "run.h5", path).scene()
     playback = Viewer(scene, ViewOptions(port=8730))
     try:
         playback.show(len(scene.t) - 1)

@@ -43,7 +43,7 @@ def switching_simulation(loaded, settings, writer=None, *, dependent=None, proje
                               output_dt=settings.output_dt, project=project, dependent=dependent,
                               record_balance=True, writer=writer, t_end=settings.t_end, max_steps=max_steps,
                               max_wall_time=max_wall_time,
-                              description=f"{loaded.name} ({loaded.path or loaded.name}), switched constraints")
+                              description=f"{loaded.name} ({loaded.path or loaded.name})")
 
 
 def mode_change_rows(traj) -> list[tuple[str, str]]:

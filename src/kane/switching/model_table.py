@@ -81,11 +81,11 @@ def switching_rules(loaded) -> tuple:
 
 def refuse_switching(loaded, command: str) -> None:
     """Raise :class:`kane.ModelError` when ``loaded`` has ``[[switching]]`` tables, which ``command`` (such as
-    "kane simulate") does not run: it would integrate the system with every transient constraint off, silently."""
+    "kane sweep") does not run: it would integrate the system with every transient constraint off, silently."""
     if loaded.tables.get("switching"):
         raise ModelError(f"{loaded.path or loaded.name}: {command} does not run the [[switching]] rules of this "
-                         f"model; run it with kane simulate (offline) or kane realtime, or in Python with "
-                         f"kane.switching.simulate_switching(equations, t_span, q0, u0, "
+                         f"model; run it with kane simulate (offline), kane realtime or kane view --live, or in "
+                         f"Python with kane.switching.simulate_switching(equations, t_span, q0, u0, "
                          f"kane.switching.switching_rules(model))")
 
 

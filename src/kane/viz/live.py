@@ -15,6 +15,10 @@ A model file with ``[[contacts]]`` (rolling contacts, not part of the derived eq
 :func:`kane.io.model_surfaces.rolling_dynamics`' RollingContactDynamics (absolute coordinates, projected onto its
 contacts every 10 steps) with the coupler's inputs; its state is shown, coupled and recorded in the kane model's
 joint coordinates (:meth:`~kane.algorithms.cartesian.CartesianDynamics.joint_coordinates`).
+
+A model file with ``[[switching]]`` tables runs on the switching plant of ``kane realtime`` (every mode compiled to
+C, the rules inside each period: :mod:`kane.viz.live_switching`); its ``[inputs]`` schedules are held over each
+period, and a recording has one sample per period (all the model's speeds) with the mode changes.
 """
 
 from __future__ import annotations
@@ -28,7 +32,6 @@ import numpy as np
 
 from ..errors import ArgumentError, KaneError
 from ..io.model_surfaces import rolling_dynamics
-from ..switching.model_table import refuse_switching
 from ..io.trajectory import TrajectoryWriter
 from ..model.model import float_value
 from ..options import Method
@@ -36,6 +39,7 @@ from ..realtime.command import parse_couple
 from ..realtime.coupler import CouplerGains, VirtualCoupler, add_coupler, passivity_bound
 from ..realtime.devices import DeviceSample, Workspace, check_sample
 from ..simulate import Simulator, make_projection
+from .live_switching import PlantRecorder, switching_live_dynamics
 from .rolling_run import JointCoordinateWriter
 
 __all__ = ["GizmoDevice", "LiveOptions", "LiveSimulation", "default_couple"]
@@ -118,14 +122,18 @@ class LiveSimulation:
 
     def __init__(self, loaded, options: LiveOptions = LiveOptions()):
         self.loaded, self.options = loaded, options
-        refuse_switching(loaded, "kane view")
         model = loaded.system.compile()
         self.params = {k: float(v) for k, v in loaded.parameters.items()}
         body, point = parse_couple(options.couple) if options.couple else default_couple(model, self.params)
         self.port = add_coupler(loaded.system, body, point)
         self.equations = loaded.derive()
-        self.dynamics = dyn = self.equations.compile()
-        self.q0, self.u0 = loaded.initial_state(dyn)
+        self.switching = switching_live_dynamics(loaded)  # [[switching]] tables: None without
+        self.dynamics = dyn = self.switching or self.equations.compile()
+        self.q0, self.u0 = loaded.initial_state(dyn) if self.switching is None else (
+            np.array([loaded.q0.get(n, 0.0) for n in dyn.q_names]),
+            np.array([loaded.u0.get(n, 0.0) for n in dyn.u_names]))
+        # the viewer poses the bodies from the kane model's independent speeds; a switching plant keeps them all
+        self._independent = [dyn.u_names.index(str(s)) for s in self.equations.u_independent]
         start = rolling_dynamics(loaded) if loaded.tables.get("contacts") else None
         self.rolling = None if start is None else start.dynamics
         self._x0 = (self.q0, self.u0)
@@ -140,6 +148,7 @@ class LiveSimulation:
         self.gains = CouplerGains(float(k), float(b))
         self.max_force = float(options.max_force if options.max_force is not None else 30.0 * mass)
         self._laws = loaded.input_function(dyn)
+        self.plant = self._recorder = None
         holonomic = any(c.holonomic is not None and not c.transient for c in self.equations.constraint_layout.values())
         self._holonomic = holonomic
         self._lock = threading.RLock()
@@ -155,6 +164,12 @@ class LiveSimulation:
         """A coupler and a Simulator for the current parameters, from (t, q, u)."""
         self.coupler = VirtualCoupler(self.dynamics, self.port, self.gains, max_force=self.max_force,
                                       params=dict(self.params))
+        if self.switching is not None:
+            self.plant = self.switching.make_plant(t, q, u, dict(self.params), self.port.inputs,
+                                                   self.period / self.options.substeps)
+            self._recorder = None if writer is None else PlantRecorder(
+                writer, self.plant, self.switching, dict(self.params), f"{self.loaded.name} live ({self.loaded.path})")
+            return
         proj = make_projection(self.dynamics, params=dict(self.params)) if self._holonomic else None
         simulated = self.dynamics
         if self.rolling is not None:
@@ -180,31 +195,60 @@ class LiveSimulation:
     def state(self) -> tuple[float, np.ndarray, np.ndarray]:
         """(t [s], q (n_q,), independent u) now, in the kane model's joint coordinates."""
         with self._lock:
+            if self.plant is not None:
+                t, q, u = self.plant.state()
+                return t, np.array(q), np.array(u)[self._independent]
             return (self.sim.t, *self._joint(self.sim.t, *self.sim.state))
 
+    @property
+    def mode(self) -> str | None:
+        """The switching plant's mode now ("free" when no switched constraint holds); None without [[switching]]."""
+        return None if self.plant is None else self.plant.mode
+
     def _raw(self) -> tuple[float, np.ndarray, np.ndarray]:
-        """(t, q, u) of the simulated dynamics now (absolute coordinates for a model with [[contacts]])."""
+        """(t, q, u) of the simulated dynamics now (absolute coordinates for a model with [[contacts]], all the
+        speeds for one with [[switching]])."""
+        if self.plant is not None:
+            t, q, u = self.plant.state()
+            return t, np.array(q), np.array(u)
         return (self.sim.t, *self.sim.state)
+
+    def _coupled(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """(t, q, u) as the coupler's dynamics take them."""
+        return self._raw() if self.plant is not None else self.state
 
     def point(self) -> np.ndarray:
         """The coupled body point's position (3,) [m], ground axes, now."""
-        t, q, u = self.state
+        t, q, u = self._coupled()
         return self.coupler.point_state(t, q, u)[0]
 
     def advance(self, periods: int = 1) -> None:
         """Run ``periods`` coupler periods: read the gizmo, hold the coupler force over the period's steps."""
         for _ in range(int(periods)):
             with self._lock:
-                t, q, u = self.state
+                t, q, u = self._coupled()
                 sample = self.device.read(t)
                 if check_sample(sample, self.device.workspace) is None:
                     force = self.coupler.force(t, q, u, sample.position, sample.velocity).force
                 else:
                     force = np.zeros(3)
                 self.device.write_force(t, -force)
+                if self.plant is not None:
+                    self._hold(t, q, u, force)
+                    continue
                 self._pull = {n: float(f) for n, f in zip(self.port.inputs, force)}
                 for _ in range(self.options.substeps):
                     self.sim.step()
+
+    def _hold(self, t, q, u, force) -> None:
+        """One period of the switching plant: the schedules at t and the coupler ``force`` held over it."""
+        if self._laws is not None:
+            index = [str(s) for s in self.dynamics.model.inputs]
+            for name, value in self._laws(t, q, u).items():
+                self.plant.w[index.index(name)] = value
+        self.plant.advance(self.period, self.options.substeps, force)
+        if self._recorder is not None:
+            self._recorder.sample()
 
     def reset(self) -> None:
         """Back to the model's initial state at t = 0, the gizmo at the coupled point (a recording is closed)."""
@@ -249,6 +293,9 @@ class LiveSimulation:
             if path is None:
                 return None
             t, q, u = self._raw()
-            self.sim.finish("stopped")
+            if self._recorder is not None:
+                self._recorder.close("stopped")
+            else:
+                self.sim.finish("stopped")
             self._bind(t, q, u)
             return path

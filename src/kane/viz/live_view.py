@@ -134,7 +134,8 @@ class LiveViewer:
                 trail.append(position[i] + quaternion_to_rotation(wxyz[i]) @ np.asarray(p, dtype=float))
                 path = np.array(trail if len(trail) > 1 else [trail[0], trail[0]])
                 line.points = np.stack([path[:-1], path[1:]], axis=1)
-            self.time.content = f"t = {t:.2f} s"
+            mode = self.live.mode
+            self.time.content = f"t = {t:.2f} s" + ("" if mode is None else f", mode {mode}")
         self.frames_shown += 1
 
     def _run(self) -> None:

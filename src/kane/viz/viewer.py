@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -93,7 +93,11 @@ def open_run(run_path, model_path=None, load_model=None) -> OpenedRun:
                             f"({', '.join(coordinates)}; {', '.join(speeds)}); is --model the model of this run?")
     dependent = [u for u in speeds if u not in traj.u_names]
     params = {k: v for k, v in traj.params.items() if k in {str(p) for p in model.parameters}} or None
-    return OpenedRun(traj, lm.derive(dependent or None), loaded_shapes(lm, params), lm)
+    equations = lm.derive(dependent or None)
+    independent = tuple(str(u) for u in equations.u_independent)
+    if traj.u_names != independent:  # a switching run keeps every speed: the scene takes the independent ones
+        traj = replace(traj, u=traj.u[:, [traj.u_names.index(n) for n in independent]], u_names=independent)
+    return OpenedRun(traj, equations, loaded_shapes(lm, params), lm)
 
 
 def draw_scene(server, scene: Scene) -> tuple[dict, list]:
