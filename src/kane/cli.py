@@ -36,6 +36,7 @@ from .simulate import Method, Simulator, SimulationError, TrajectoryWriter, load
 from .simulate.run_limits import DEFAULT_MAX_STEPS, interrupt_signals, interrupted_status
 from .simulate.start_check import check_start
 from .simulate.monitors import standard_monitors, work_energy_balance
+from .simulate.rolling_run import rolling_simulation
 
 __all__ = ["main", "load_model_or_script"]
 
@@ -234,7 +235,7 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
             err.print(f"interrupted during start-up of {model}; nothing was simulated or saved", markup=False,
                       soft_wrap=True)
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
-        traj = _run(sim, s.t_start, s.t_end, err, writer, signals)
+        traj = _run(sim, s.t_start, s.t_end, err, writer, signals) or load_trajectory(path)  # (or: not in memory)
     _print_run_summary(console, lm, dyn, traj, path, time.perf_counter() - start)
 
 
@@ -242,8 +243,6 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
            err):
     """Load, derive and compile MODEL, check its initial state and make the Simulator writing to ``path``."""
     lm = load_model_or_script(model)
-    if lm.tables.get("contacts"):
-        raise ModelError(f"{model}: [[contacts]] are simulated by kane.io.model_surfaces.rolling_dynamics")
     overrides = {k: v for k, v in (("t_end", t_end), ("method", method), ("rtol", rtol), ("atol", atol),
                                    ("dt", dt), ("output_dt", output_dt)) if v is not None}
     s = replace(lm.simulation, **overrides)
@@ -251,6 +250,11 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
         raise ModelError(f"--t-end: expected an end time after the start t = {s.t_start:g} s, got {s.t_end:g}")
     if not Method.parse(s.method).adaptive and s.dt is None:
         raise ModelError(f"method {s.method!r} is fixed-step: give --dt [s] (or dt in [simulation])")
+    if lm.tables.get("contacts"):  # rolling contacts: absolute coordinates, written in joint coordinates
+        with err.status("building the rolling contacts"):
+            dyn, sim, writer = rolling_simulation(lm, s, path, project=project, max_steps=max_steps,
+                                                  max_wall_time=max_wall_time or None)
+        return lm, dyn, sim, writer, s
     if lm.tables.get("switching"):  # seed 000's loop: the rules switch the transient constraints during the run
         with err.status("deriving the equations of motion"):
             sim = switching_simulation(lm, s, writer := TrajectoryWriter(path), dependent=_dependent(dependent),
@@ -331,7 +335,7 @@ def _print_run_summary(console, lm, dyn, traj, path, total_s) -> None:
     rows += mode_change_rows(traj)
     rows += [("wall time", f"{st.wall_time_s:.3f} s stepping, {total_s:.3f} s in all")]
     for k, v in rows:
-        table.add_row(k, escape(v))
+        table.add_row(escape(k), escape(v))
     console.print(table)
 
 
@@ -385,7 +389,7 @@ def info(run):
             ("residuals", ", ".join(traj.residuals) or "(none)"),
             ("events", str(len(traj.events))), ("modes", ", ".join(m for _, _, m in traj.modes) or "(none)")]
     for k, v in rows:
-        table.add_row(k, escape(v))
+        table.add_row(escape(k), escape(v))
     console.print(table)
     if traj.params:
         pt = Table(title="parameters", title_justify="left")

@@ -8,11 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import kane
 from kane import joints as J
-from kane.cli import main
 from kane.algorithms.cartesian_contact import RollingContact, RollingContactDynamics
 from kane.errors import ArgumentError, ModelError
 from kane.io.model_file import load_model
@@ -153,9 +151,3 @@ def test_bad_surface_contacts_are_named(bowl, tmp_path):
     path.write_text(text[:text.index("[[surfaces]]")])
     with pytest.raises(ModelError, match=r"apart.toml: rolling_dynamics needs at least one \[\[contacts\]\] table"):
         rolling_dynamics(load_model(path))
-
-
-def test_kane_simulate_refuses_a_file_with_contacts_and_names_the_python_entry(tmp_path):
-    res = CliRunner().invoke(main, ["simulate", str(BOWL), "-o", str(tmp_path / "bowl.h5")])
-    assert res.exit_code == 2 and "[[contacts]] are simulated by kane.io.model_surfaces.rolling_dynamics" in " ".join(
-        res.output.split())

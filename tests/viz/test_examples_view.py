@@ -16,7 +16,7 @@ from kane.io.trajectory import TrajectoryWriter
 from kane.switching import switching_simulation
 from kane.viz.live import LiveSimulation
 from kane.viz.live_view import LiveViewer
-from kane.viz.rolling_run import rolling_run
+from kane.simulate.rolling_run import rolling_run
 from kane.viz.viewer import Viewer, ViewOptions, open_run
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.toml"))

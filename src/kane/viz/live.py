@@ -40,7 +40,7 @@ from ..realtime.coupler import CouplerGains, VirtualCoupler, add_coupler, passiv
 from ..realtime.devices import DeviceSample, Workspace, check_sample
 from ..simulate import Simulator, make_projection
 from .live_switching import PlantRecorder, switching_live_dynamics
-from .rolling_run import JointCoordinateWriter
+from ..simulate.rolling_run import JointCoordinateWriter
 
 __all__ = ["GizmoDevice", "LiveOptions", "LiveSimulation", "default_couple"]
 
