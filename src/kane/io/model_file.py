@@ -66,8 +66,9 @@ import numpy as np
 import sympy as sp
 
 from ..errors import ArgumentError, DerivationError, ModelError
-from ..model.system import System, t
+from ..model.system import System
 from ..symbolic.derive import derive
+from .input_schedule import InputSchedule
 from .model_context import Ctx, Loader, ModelFileError, SimulationSettings, type_name
 from .model_tables import (EXTENSION_TABLES, TOP_TABLES, add_bodies, add_constraint, add_joints, add_load, model_defaults,
                            simulation_settings)
@@ -137,27 +138,22 @@ class LoadedModel:
         return (np.array([self.q0[n] for n in dynamics.q_names], dtype=float),
                 np.array([self.u0[n] for n in dynamics.u_names], dtype=float))
 
+    def input_schedule(self) -> InputSchedule | None:
+        """The ``[inputs]`` schedules as an :class:`InputSchedule` (picklable; bound per run to a Dynamics and the
+        run's parameters), None without schedules."""
+        if not self.input_laws:
+            return None
+        model = self.system.compile()
+        names = tuple(self.input_laws)
+        return InputSchedule(names, tuple(self.input_laws[n] for n in names), tuple(model.q), tuple(model.u),
+                             tuple(sp.Symbol(k) for k in self.parameters),
+                             tuple(float(v) for v in self.parameters.values()))
+
     def input_function(self, dynamics):
         """Inputs for :func:`kane.simulate.simulate`: None (defaults) or a callable (t, q, u) -> {name: value}
         evaluating the schedules with the parameter defaults."""
-        if not self.input_laws:
-            return None
-        model = dynamics.model
-        pvals = {sp.Symbol(k): v for k, v in self.parameters.items()}
-        names = list(self.input_laws)
-        exprs = [self.input_laws[n].xreplace(pvals) for n in names]
-        needs_full = any(e.free_symbols & {sp.Symbol(n) for n in dynamics.u_dependent_names} for e in exprs)
-        # lambdify prints the parsed expression tree (never user text) into numpy code
-        fn = sp.lambdify([t, *model.q, *model.u], exprs, modules="numpy")
-        index = [dynamics.u_names.index(str(u)) if str(u) in dynamics.u_names else None for u in model.u]
-
-        def inputs(time, q, u):
-            full = dynamics.full_speeds(time, q, u) if needs_full else [
-                0.0 if k is None else u[k] for k in index]
-            with np.errstate(all="ignore"):  # a NaN stops the run with the time and state (Simulator)
-                return {n: float(v) for n, v in zip(names, fn(time, *q, *full))}
-
-        return inputs
+        schedule = self.input_schedule()
+        return None if schedule is None else schedule.bind(dynamics, self.parameters)
 
 
 def _names(values, what) -> tuple[str, ...]:

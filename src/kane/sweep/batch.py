@@ -32,8 +32,12 @@ from .metrics import evaluate_metrics
 __all__ = ["BatchModel", "check_batchable", "run_batch"]
 
 
-def check_batchable(run) -> None:
-    """Raise ArgumentError unless ``run`` (RunSettings) can be batched: RK4 with a step ``dt`` and no events."""
+def check_batchable(run, schedule=None) -> None:
+    """Raise ArgumentError unless ``run`` (RunSettings) can be batched: RK4 with a step ``dt``, no events and no
+    input ``schedule`` (the batch holds the inputs at their defaults)."""
+    if schedule is not None:
+        raise ArgumentError(f"the batch backend holds the inputs at their defaults; this model schedules "
+                            f"{', '.join(schedule.names)}: use Backend.IN_PROCESS or Backend.DASK for this sweep")
     if run.method is not Method.RK4 or run.dt is None or run.events:
         raise ArgumentError(f"the batch backend runs fixed-step RK4 with a step dt and no run events; got method "
                             f"{run.method.value}, dt {run.dt}, {len(run.events)} event(s): use Backend.IN_PROCESS "

@@ -10,7 +10,9 @@ of up to 16 (about four per worker thread), so the per-task cost of the schedule
 travel once to every worker (``Client.scatter(broadcast=True)``) and each worker process compiles them once
 (the C library comes from the on-disk cache under ``$KANE_CACHE_DIR``). A run that fails
 (:class:`kane.SimulationError`, :class:`kane.errors.SingularStateError`) is recorded with its message and last
-good state, and the sweep goes on. Points with the same key (repeated) run once.
+good state, and the sweep goes on. Points with the same key (repeated) run once. A model file's ``[inputs]``
+schedules drive every run at its own parameter values (:class:`kane.io.input_schedule.InputSchedule`, sent to
+the workers with the equations); their text is part of every key.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ArgumentError, KaneError
+from ..io.input_schedule import InputSchedule
 from ..io.model_file import LoadedModel, load_model
 from ..model.system import System
 from ..simulate import SimulationError, simulate
@@ -92,7 +95,8 @@ class Task:
 @dataclass(frozen=True)
 class Plan:
     """A sweep ready to run: the ``equations`` (kane.Equations), their ``model_hash``, the ``names`` swept, the
-    metric ``columns``, and the ``tasks`` in the sweep's order."""
+    metric ``columns``, the ``tasks`` in the sweep's order and the model file's input ``schedule`` (None without
+    one)."""
 
     sweep: Sweep
     model_name: str
@@ -101,6 +105,7 @@ class Plan:
     names: tuple[str, ...]
     columns: tuple[str, ...]
     tasks: tuple[Task, ...]
+    schedule: InputSchedule | None = None
 
 
 @dataclass(frozen=True)
@@ -137,8 +142,8 @@ def _code_digest(fn: Callable, depth: int = 0) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
-def _settings_text(run: RunSettings, metrics: Metrics) -> str:
-    return json.dumps({
+def _settings_text(run: RunSettings, metrics: Metrics, schedule: InputSchedule | None = None) -> str:
+    return json.dumps({"inputs": None if schedule is None else schedule.text(),
         "t_span": [_hex(v) for v in run.t_span], "method": run.method.value, "rtol": _hex(run.rtol),
         "atol": _hex(run.atol), "dt": None if run.dt is None else _hex(run.dt),
         "output_dt": None if run.output_dt is None else _hex(run.output_dt), "max_step": _hex(run.max_step),
@@ -182,7 +187,8 @@ def prepare(sweep: Sweep) -> Plan:
                 f"parameters: {', '.join(p_names) or '(none)'}; coordinates: {', '.join(q_names)}; independent "
                 f"speeds: {', '.join(u_names)}")
     model_hash = _model_hash(equations)
-    settings = _settings_text(sweep.run, sweep.metrics)
+    schedule = lm.input_schedule()
+    settings = _settings_text(sweep.run, sweep.metrics, schedule)
     base_p = {n: float(lm.parameters[n]) for n in p_names}
     tasks, seen = [], set()
     for point in sweep.points():
@@ -196,7 +202,7 @@ def prepare(sweep: Sweep) -> Plan:
             seen.add(key)
             tasks.append(Task(key, tuple(point[n] for n in sweep.names), params, q0, u0))
     columns = metric_columns(sweep.metrics, sweep.run, q_names, u_names)
-    return Plan(sweep, lm.name, equations, model_hash, sweep.names, columns, tuple(tasks))
+    return Plan(sweep, lm.name, equations, model_hash, sweep.names, columns, tuple(tasks), schedule)
 
 
 _CHUNK_MAX = 64  # runs per Dask task at most
@@ -211,15 +217,17 @@ def _dynamics(equations, model_hash: str):
 
 
 def run_task(task: Task, equations, model_hash: str, run: RunSettings, metrics: Metrics, n_columns: int,
-             keep: bool = False) -> tuple:
+             keep: bool = False, schedule: InputSchedule | None = None) -> tuple:
     """Run one point and return its row (key, status, message, values, metrics, trajectory): the trajectory
-    (t, q, u, energy) when ``keep`` and the run completed, else None. A failure of the run
-    (kane.SimulationError, kane.errors.SingularStateError, an arithmetic error) is a row with status "failed"."""
+    (t, q, u, energy) when ``keep`` and the run completed, else None; ``schedule`` gives the inputs at the
+    point's parameters. A failure of the run (kane.SimulationError, kane.errors.SingularStateError, an
+    arithmetic error) is a row with status "failed"."""
     dyn = _dynamics(equations, model_hash)
     try:
+        inputs = None if schedule is None else schedule.bind(dyn, task.params)
         traj = simulate(dyn, run.t_span, np.array(task.q0), np.array(task.u0), method=run.method, rtol=run.rtol,
-                        atol=run.atol, dt=run.dt, events=run.events, params=task.params, output_dt=run.output_dt,
-                        max_step=run.max_step)
+                        atol=run.atol, dt=run.dt, events=run.events, params=task.params, inputs=inputs,
+                        output_dt=run.output_dt, max_step=run.max_step)
         return (task.key, "done", "", task.values, evaluate_metrics(metrics, run, traj),
                 (traj.t, traj.q, traj.u, traj.energy) if keep else None)
     except SimulationError as exc:
@@ -234,7 +242,8 @@ def _in_process(plan: Plan, tasks, sink, keep: bool) -> None:
     _COMPILED.setdefault(plan.model_hash, plan.equations.compile())
     s = plan.sweep
     for task in tasks:
-        sink([run_task(task, plan.equations, plan.model_hash, s.run, s.metrics, len(plan.columns), keep)])
+        sink([run_task(task, plan.equations, plan.model_hash, s.run, s.metrics, len(plan.columns), keep,
+                       plan.schedule)])
 
 
 def _in_batch(plan: Plan, tasks, sink, execution: Execution, keep: bool) -> None:
@@ -242,7 +251,8 @@ def _in_batch(plan: Plan, tasks, sink, execution: Execution, keep: bool) -> None
     bm = BatchModel(plan.equations)
 
     def alone(task):
-        return run_task(task, plan.equations, plan.model_hash, s.run, s.metrics, len(plan.columns), keep)
+        return run_task(task, plan.equations, plan.model_hash, s.run, s.metrics, len(plan.columns), keep,
+                        plan.schedule)
 
     for i in range(0, len(tasks), execution.batch_size):
         sink(run_batch(plan, tasks[i: i + execution.batch_size], bm, alone, keep))
@@ -264,8 +274,8 @@ def _client(execution: Execution):
 
 
 def _run_chunk(tasks, equations, model_hash: str, run: RunSettings, metrics: Metrics, n_columns: int,
-               keep: bool) -> list:
-    return [run_task(t, equations, model_hash, run, metrics, n_columns, keep) for t in tasks]
+               keep: bool, schedule=None) -> list:
+    return [run_task(t, equations, model_hash, run, metrics, n_columns, keep, schedule) for t in tasks]
 
 
 def _dynamics_ready(equations, model_hash: str, task: Task) -> bool:
@@ -290,13 +300,14 @@ def _on_dask(plan: Plan, tasks, sink, execution: Execution, keep: bool) -> None:
         threads = max(1, sum(client.nthreads().values()))
         size = max(1, min(_CHUNK_MAX, len(tasks) // (4 * threads)))  # about 4 chunks a thread, results streaming
         chunks = [tasks[i: i + size] for i in range(0, len(tasks), size)]
-        shared = client.scatter([plan.equations, s.run, s.metrics], broadcast=True)
+        shared = client.scatter([plan.equations, s.run, s.metrics, plan.schedule], broadcast=True)
         # every worker compiles (or loads from the C cache) before the runs are handed out, all at once, so no
         # worker spends its share of the sweep compiling while the others run
         client.gather([client.submit(_dynamics_ready, shared[0], plan.model_hash, tasks[0], workers=[w],
                                      pure=False) for w in client.nthreads()])
         futures = client.map(_run_chunk, chunks, equations=shared[0], model_hash=plan.model_hash, run=shared[1],
-                             metrics=shared[2], n_columns=len(plan.columns), keep=keep, pure=False)
+                             metrics=shared[2], n_columns=len(plan.columns), keep=keep, schedule=shared[3],
+                             pure=False)
         for batch in as_completed(futures, with_results=True).batches():
             sink([row for _, rows in batch for row in rows])
     finally:
@@ -320,7 +331,7 @@ def run_sweep(sweep: Sweep | Plan, path=None, execution: Execution = Execution()
     if trajectories and path is None:
         raise ArgumentError("sweep trajectories are kept in the results file: give an output path")
     if execution.backend is Backend.BATCH:
-        check_batchable(plan.sweep.run)
+        check_batchable(plan.sweep.run, plan.schedule)
     store = None if path is None else open_results(path, plan.model_name, plan.names, plan.columns, _axes(plan.sweep))
     have = store.keys() if store is not None else set()
     todo = [t for t in plan.tasks if t.key not in have]

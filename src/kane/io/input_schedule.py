@@ -1,0 +1,67 @@
+"""The ``[inputs]`` schedules of a model file as data that travels: :class:`InputSchedule` holds the parsed
+expressions (of t, the coordinates, the speeds and the parameters), pickles to another process (a sweep's Dask
+workers) and gives each run its ``inputs(t, q, u) -> {name: value}`` at that run's parameter values.
+
+    >>> schedule = loaded.input_schedule()                 # None without schedules
+    >>> inputs = schedule.bind(dynamics, {"F0": 30.0})     # for kane.simulate(dynamics, ..., inputs=inputs)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import sympy as sp
+
+from ..model.system import t
+
+__all__ = ["InputSchedule"]
+
+
+@dataclass(frozen=True)
+class InputSchedule:
+    """Scheduled inputs ``names`` with their ``expressions`` (sympy, free in t, ``q`` (the model's coordinates),
+    ``u`` (all its speeds) and ``parameters``, whose ``defaults`` are used where :meth:`bind` is not given a
+    value). The numpy function is printed from the parsed expression trees (never from the file's text) once per
+    process, on the first :meth:`bind`."""
+
+    names: tuple[str, ...]
+    expressions: tuple[sp.Expr, ...]
+    q: tuple[sp.Symbol, ...]
+    u: tuple[sp.Symbol, ...]
+    parameters: tuple[sp.Symbol, ...]
+    defaults: tuple[float, ...]
+
+    def text(self) -> str:
+        """A canonical text of the schedules (for content hashes)."""
+        return "\n".join(f"{n} = {sp.srepr(e)}" for n, e in zip(self.names, self.expressions))
+
+    def _function(self):
+        fn = self.__dict__.get("_fn")
+        if fn is None:  # lambdify prints the parsed expression tree into numpy code
+            fn = sp.lambdify([t, *self.q, *self.u, *self.parameters], list(self.expressions), modules="numpy")
+            self.__dict__["_fn"] = fn
+        return fn
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_fn"}  # the printed function is rebuilt
+
+    def bind(self, dynamics, params: Mapping[str, float] | None = None):
+        """inputs(t, q, u) -> {name: value} for ``dynamics`` (its ``u_names``; the speeds it does not integrate
+        come from its ``full_speeds`` where a schedule reads them) at the parameter values ``params`` (name ->
+        value; the defaults for the others). A schedule that is not finite gives NaN: a Simulator stops there with
+        the time and the state."""
+        fn, names = self._function(), self.names
+        given = dict(params or {})
+        p = [float(given.get(str(s), d)) for s, d in zip(self.parameters, self.defaults)]
+        dependent = {sp.Symbol(n) for n in getattr(dynamics, "u_dependent_names", ())}
+        needs_full = any(e.free_symbols & dependent for e in self.expressions)
+        index = [dynamics.u_names.index(str(s)) if str(s) in dynamics.u_names else None for s in self.u]
+
+        def inputs(time, q, u):
+            full = dynamics.full_speeds(time, q, u) if needs_full else [0.0 if k is None else u[k] for k in index]
+            with np.errstate(all="ignore"):
+                return {n: float(v) for n, v in zip(names, fn(time, *q, *full, *p))}
+
+        return inputs
