@@ -143,13 +143,16 @@ def _code_digest(fn: Callable, depth: int = 0) -> str:
 
 
 def _settings_text(run: RunSettings, metrics: Metrics, schedule: InputSchedule | None = None) -> str:
-    return json.dumps({"inputs": None if schedule is None else schedule.text(),
+    settings = {
         "t_span": [_hex(v) for v in run.t_span], "method": run.method.value, "rtol": _hex(run.rtol),
         "atol": _hex(run.atol), "dt": None if run.dt is None else _hex(run.dt),
         "output_dt": None if run.output_dt is None else _hex(run.output_dt), "max_step": _hex(run.max_step),
         "events": [[e.name, e.direction, bool(e.terminal), _code_digest(e.function)] for e in run.events],
         "metrics": [metrics.final, metrics.maxima, metrics.energy_drift,
-                    [[f.name, _code_digest(f.fn)] for f in metrics.functions]]}, sort_keys=True)
+                    [[f.name, _code_digest(f.fn)] for f in metrics.functions]]}
+    if schedule is not None:  # (only then: the keys of a sweep without schedules are those of earlier versions)
+        settings["inputs"] = schedule.text()
+    return json.dumps(settings, sort_keys=True)
 
 
 def _model_hash(equations) -> str:
