@@ -247,3 +247,26 @@ def test_info_and_plot_read_a_killed_run_and_say_how_far_it_got(runner, tmp_path
     junk = tmp_path / "notes.txt"
     junk.write_text("not hdf5")
     _one_paragraph_error(runner.invoke(main, ["info", str(junk)]), "notes.txt is not an HDF5 file")
+
+
+@pytest.mark.parametrize("command", [["sweep", "--grid", "m=1:2:2", "--in-process"], ["linearize"], ["export-c"]])
+def test_commands_that_leave_the_rolling_contacts_out_refuse_the_file(runner, tmp_path, command):
+    """Without its [[contacts]] the ball of ball_in_bowl.toml is a free body that falls through the bowl: a sweep,
+    a linearization or C code of that would be a silent wrong answer."""
+    out = tmp_path / "out"
+    extra = [] if command[0] == "linearize" else ["-o", str(out)]
+    result = runner.invoke(main, [command[0], str(EXAMPLES / "ball_in_bowl.toml"), *command[1:], *extra])
+    assert result.exit_code == 2, result.output
+    assert (f"kane {command[0]} does not run the [[contacts]] of this model" in " ".join(result.output.split())
+            and "run it with kane simulate, kane view --live or kane assemble" in " ".join(result.output.split()))
+    assert not out.exists()
+
+
+def test_linearize_and_export_c_say_that_the_switching_rules_are_not_applied(runner, tmp_path):
+    path = EXAMPLES / "disk_on_ramp_held.toml"
+    lin = runner.invoke(main, ["linearize", str(path)])
+    exp = runner.invoke(main, ["export-c", str(path), "-o", str(tmp_path / "disk_c")])
+    assert lin.exit_code == 0 and exp.exit_code == 0, lin.output + exp.output
+    assert "which the linearization does not apply: it holds with the switched constraints (brake) off" in lin.output
+    assert "which the exported C code does not apply" in exp.output and (tmp_path / "disk_c" / "model.c").exists()
+    assert "linearization: 3 states (q1, q2, u1)" in lin.output  # the free mode: the disk rolls (one speed)

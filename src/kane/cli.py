@@ -29,7 +29,9 @@ from rich.table import Table
 
 from .errors import KaneError, ModelError
 from .io.model_file import LoadedModel, SimulationSettings, load_model
+from .io.model_surfaces import refuse_contacts
 from .switching.command import mode_change_rows, switching_simulation
+from .switching.model_table import switching_note
 from .model.system import System
 from .io.trajectory import check_output_path
 from .simulate import Method, Simulator, SimulationError, TrajectoryWriter, load_trajectory, make_projection
@@ -96,6 +98,15 @@ def load_model_or_script(path) -> LoadedModel:
     elif settings is not None and not isinstance(settings, SimulationSettings):
         raise ModelError(f"{p}: variable 'simulation' must be a dict or a kane.io.SimulationSettings")
     return LoadedModel.from_system(system, p, settings)
+
+
+def _checked(lm: LoadedModel, command: str, what: str) -> LoadedModel:
+    """``lm``, refused when it has [[contacts]] (``command`` would leave them out), with a note on stderr when it
+    has [[switching]] rules (``what`` holds in the free mode)."""
+    refuse_contacts(lm, command)
+    if note := switching_note(lm, what):
+        _console(stderr=True).print(note, markup=False, soft_wrap=True)
+    return lm
 
 
 def _dependent(values) -> list[str] | None:
@@ -412,7 +423,7 @@ def linearize(model, at, steady, sweep, plot_file, dependent):
     """Linearize MODEL about its initial state changed by --at (see kane.analysis.command)."""
     from .analysis.command import linearize_report
 
-    lm = load_model_or_script(model)
+    lm = _checked(load_model_or_script(model), "kane linearize", "the linearization")
     click.echo(linearize_report(lm, lm.derive(_dependent(dependent)), at, _dependent(steady) or (), sweep, plot_file),
                nl=False)
 
@@ -438,52 +449,6 @@ def sweep(model, grid, randoms, n, seed, t_end, scheduler, workers, in_process, 
                              in_process, _console(stderr=True), points, trajectories))
 
 
-# ---- studies -----------------------------------------------------------------------------------------------
-@main.group(short_help="Numerical studies from the seed papers (tables and plots).")
-def study():
-    """Reproduce the seed papers' numerical experiments with kane's own formulations."""
-
-
-@study.command(short_help="CRBM vs ABM on an ill-conditioned 2-link chain (seed 001, Figs. 5.3-5.6).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="conditioning", show_default=True,
-              help="Directory for the CSV tables and PNG plots.")
-@click.option("--quick", is_flag=True, help="A coarse sweep and three chains over 2 s (a smoke run).")
-@click.option("--rtol", type=click.FloatRange(min=0, min_open=True), default=1e-6, show_default=True,
-              help="DOPRI5 relative tolerance (atol is the same) for the evaluation counts.")
-@click.option("--max-evaluations", type=click.IntRange(min=1), default=100_000, show_default=True,
-              help="A run needing more is reported as failed, as in the thesis.")
-@_errors
-def conditioning(out_dir, quick, rtol, max_evaluations):
-    """Condition number of the joint-space inertia H of a 2-link planar chain with a growing distal link, the
-    relative error of CRBM (CRBA + LDL^T) and ABM (ABA) accelerations against a 50-digit reference over a sweep
-    of the second joint angle (Figs. 5.3-5.5), and the function evaluations DOPRI5 needs to simulate 10 s with
-    each (Fig. 5.6). Writes sweep.csv, integration.csv and four PNG plots to --out."""
-    from .studies.conditioning import run_study, write_results
-
-    console, err = _console(), _console(stderr=True)
-    with err.status("running the conditioning study (Cloutier 1995, §5.2)"):
-        result = run_study(quick=quick, rtol=rtol, atol=rtol, max_evaluations=max_evaluations)
-        paths = write_results(result, out_dir)
-    s = result.sweep
-    table = Table(title="Figs. 5.3-5.5: sweep of the joint 2 angle at rest (l1 = m1 = 1)", title_justify="left")
-    for col in ("l2 = m2", "max cond(H)", "max rel. error CRBM", "max rel. error ABM"):
-        table.add_column(col, justify="right")
-    for i, l2 in enumerate(s.l2):
-        table.add_row(f"{l2:g}", f"{s.cond[i].max():.2e}", f"{s.err_crbm[i].max():.2e}", f"{s.err_abm[i].max():.2e}")
-    console.print(table)
-    st = result.settings
-    table = Table(title=f"Fig. 5.6: DOPRI5 evaluations for {st['t_end']:g} s at rtol = {st['rtol']:g}",
-                  title_justify="left")
-    for col in ("l1 / L", "max cond(H)", "max rel. error CRBM", "n ABM", "n CRBM", "n CRBM / n ABM"):
-        table.add_column(col, justify="right")
-    for r in result.runs:
-        table.add_row(f"{r.ratio:g}", f"{r.cond_max:.1e}", f"{r.crbm_error_max:.1e}", str(r.n_abm or "failed"),
-                      str(r.n_crbm or "failed"), f"{r.r_crbm:.2f}" if math.isfinite(r.r_crbm) else "-")
-    console.print(table)
-    for p in paths:
-        console.print(f"wrote {p}", markup=False)
-
-
 # ---- export-c ----------------------------------------------------------------------------------------------
 @main.command("export-c", short_help="Write the equations as C99: model.c, model.h, main.c and a Makefile.")
 @click.argument("model", type=click.Path(exists=True, dir_okay=False))
@@ -495,7 +460,7 @@ def export_c(model, out_dir, dt, steps):
     """Derive MODEL and write it as self-contained C99 (see kane.codegen.c_export); inputs are arguments."""
     from .codegen.c_export import CExportOptions, export_c as write_c
 
-    lm = load_model_or_script(model)
+    lm = _checked(load_model_or_script(model), "kane export-c", "the exported C code")
     opts = CExportOptions(dt=dt or lm.simulation.dt or 1e-3, steps=steps, t0=lm.simulation.t_start)
     res = write_c(lm.derive(), Path(out_dir or f"{Path(model).stem}_c"), q0=lm.q0, u0=lm.u0,
                   params=dict(lm.parameters), inputs=dict(lm.inputs), options=opts)
@@ -503,6 +468,9 @@ def export_c(model, out_dir, dt, steps):
                      f"{res.directory / 'model_demo'}", markup=False, soft_wrap=True)
 
 
+from .studies.command import study_command  # noqa: E402  (the command's logic is in kane.studies)
+
+main.add_command(study_command(_errors))
 from .realtime.command import realtime_command  # noqa: E402  (the command's logic is in kane.realtime)
 
 main.add_command(realtime_command(load_model_or_script, _errors))

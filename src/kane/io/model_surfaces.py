@@ -38,7 +38,8 @@ from ..algorithms.cartesian_contact import RollingContact, RollingContactDynamic
 from ..errors import ModelError
 from ..surfaces import Cylinder, Ellipsoid, NurbsSurface, Plane, Sphere, Surface, Torus
 
-__all__ = ["SurfaceOnBody", "SurfaceContactSpec", "RollingModel", "surfaces_of", "contacts_of", "rolling_dynamics"]
+__all__ = ["SurfaceOnBody", "SurfaceContactSpec", "RollingModel", "surfaces_of", "contacts_of", "rolling_dynamics",
+           "refuse_contacts"]
 
 _PLACED = {"origin", "rotation"}
 # primitive -> (required size keys, optional keys)
@@ -164,6 +165,17 @@ def _parameters(ctx, key, surface: SurfaceOnBody) -> tuple[float, float]:
             raise ctx.error(key, f"parameter {label} = {value:g} of surface {surface.name!r} is outside its bounds "
                                  f"[{lo:g}, {hi:g}]")
     return float(s), float(t)
+
+
+def refuse_contacts(loaded, command: str) -> None:
+    """Raise :class:`kane.ModelError` when ``loaded`` has ``[[contacts]]``, which ``command`` (such as "kane sweep")
+    does not run: the derived equations leave the contacts out, so it would treat the bodies as free."""
+    if loaded.tables.get("contacts"):
+        raise ModelError(f"{loaded.path or loaded.name}: {command} does not run the [[contacts]] of this model "
+                         f"(rolling contacts, simulated in absolute coordinates by kane.io.model_surfaces."
+                         f"rolling_dynamics); "
+                         f"without them its bodies would be free; run it with kane simulate, kane view --live or "
+                         f"kane assemble")
 
 
 def contacts_of(loaded, surfaces: dict[str, SurfaceOnBody] | None = None) -> dict[str, SurfaceContactSpec]:

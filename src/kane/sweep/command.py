@@ -10,6 +10,7 @@ import re
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..errors import ArgumentError
+from ..io.model_surfaces import refuse_contacts
 from ..switching.model_table import refuse_switching
 from ..options import Method
 from .execute import Backend, Execution, run_sweep
@@ -57,6 +58,7 @@ def sweep_command(lm, output, grids=(), randoms=(), n=100, seed=0, t_end=None, s
     closing line. ``grids`` and ``randoms`` are option strings; ``n`` random points with ``seed``; ``points`` the
     path of a CSV file of points (one more axis); ``trajectories``: keep each run's samples in the file."""
     refuse_switching(lm, "kane sweep")
+    refuse_contacts(lm, "kane sweep")
     axes = [parse_grid(g) for g in grids]
     if randoms:
         axes.append(Draws(tuple(parse_random(r) for r in randoms), n, seed))

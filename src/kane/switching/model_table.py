@@ -25,7 +25,7 @@ from ..errors import ModelError
 from ..model.system import t
 from .rules import Coulomb, Lock, UnilateralContact
 
-__all__ = ["switching_rules", "refuse_switching"]
+__all__ = ["switching_rules", "refuse_switching", "switching_note"]
 
 # type -> (required keys, optional keys)
 _KEYS = {"lock": (("constraint", "on"), {"restitution"}),
@@ -87,6 +87,16 @@ def refuse_switching(loaded, command: str) -> None:
                          f"model; run it with kane simulate (offline), kane realtime or kane view --live, or in "
                          f"Python with kane.switching.simulate_switching(equations, t_span, q0, u0, "
                          f"kane.switching.switching_rules(model))")
+
+
+def switching_note(loaded, what: str) -> str | None:
+    """The note that ``what`` (such as "the linearization") is that of the free mode, the rules of ``loaded``'s
+    ``[[switching]]`` tables not applied; None without such tables."""
+    names = [item.get("constraint") for item in loaded.tables.get("switching", [])]
+    if not names:
+        return None
+    return (f"note: {loaded.path or loaded.name} has [[switching]] rules, which {what} does not apply: it holds with "
+            f"the switched constraints ({', '.join(map(str, names))}) off")
 
 
 def _index(ctx, key) -> int:
