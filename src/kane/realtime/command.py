@@ -15,6 +15,7 @@ import click
 import numpy as np
 
 from ..errors import ArgumentError
+from ..io.model_surfaces import refuse_contacts
 from ..switching.model_table import switching_rules
 from .coupler import CouplerGains, VirtualCoupler, add_coupler, check_gains
 from .devices import Replay, SimulatedHand, Workspace
@@ -101,6 +102,7 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     substeps, udp_port, workspace [m], hand_...); one given (not None) overrides the file's ``[realtime]`` table,
     which overrides the defaults. ``damping`` defaults to twice the passivity bound, K T. ``status(line)`` is
     called about 4 times a second with the live status line."""
+    refuse_contacts(loaded, "kane realtime")  # its plants step the derived equations, which leave contacts out
     table = realtime_settings(loaded)
     unknown = set(options) - set(RealtimeSettings.__dataclass_fields__)
     if unknown:
