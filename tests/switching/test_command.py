@@ -13,8 +13,10 @@ from click.testing import CliRunner
 
 from kane.cli import main
 from kane.io import load_model
-from kane.simulate import load_trajectory
-from kane.switching import SwitchingSimulator
+from kane.io.model_file import parse_model
+from kane.io.trajectory import TrajectoryWriter
+from kane.simulate import SimulationError, load_trajectory
+from kane.switching import SwitchingSimulator, switching_rules
 
 BLOCKS = """
 [model]
@@ -232,3 +234,16 @@ def test_the_step_limit_stops_a_switching_run_and_keeps_it(tmp_path):
     assert traj.status.startswith("failed: the step limit") and traj.stats.n_steps == 5
     assert [e.kind for e in traj.events] == ["stick", "slip"] and traj.t[-1] == traj.events[-1].t
     assert len(traj.modes) == 3 and traj.modes[1][2] == "grip"  # sliding, held, sliding
+
+
+def test_a_failed_mode_change_closes_the_file_with_the_reason_and_the_records_so_far(tmp_path):
+    lm = parse_model(BLOCKS, "blocks.toml")
+    writer = TrajectoryWriter(tmp_path / "run.h5")
+    sim = SwitchingSimulator(lm.derive(), [0.0, 1.0], [1.5, -0.5], switching_rules(lm), max_switches=1,
+                             writer=writer, t_end=2.0)
+    with pytest.raises(SimulationError, match="more than 1 mode changes") as info:
+        sim.run(2.0)
+    assert info.value.t == 1.25 and not writer.is_open
+    traj = load_trajectory(tmp_path / "run.h5")
+    assert traj.status == "failed: more than 1 mode changes (Zeno behaviour?)" and traj.t[-1] == 1.25
+    assert [(e.kind, e.t) for e in traj.events] == [("lock", 0.5)]

@@ -81,7 +81,7 @@ class SwitchingSimulator:
                              f"{q0.size} and {u0.size}")
         check_rules(self.rules, dyn, t0, q0, params)
         self.records: list[EventRecord] = []
-        self._n_written = 0  # records sent to the writer
+        self._writer, self._n_written = writer, 0  # records sent to the writer
         self.active: set = set()
         self.slipping: dict = {}
         self.n_switches = 0
@@ -214,7 +214,7 @@ class SwitchingSimulator:
         self.records.append(EventRecord(float(t), constraint, kind, data))
 
     def _write_records(self) -> None:
-        writer = self.sim._writer
+        writer = self._writer
         if writer is not None and writer.is_open:
             for rec in self.records[self._n_written:]:
                 writer.add_event(rec)
@@ -431,8 +431,8 @@ class SwitchingSimulator:
                 self._switch(info, t, q, u, lambda u_new: self._resume(t, q, u_new))
             except SimulationError as exc:
                 self._write_records()
-                if sim._writer is not None and sim._writer.is_open:
-                    sim._writer.close(f"failed: {exc.reason}", sim.stats)
+                if self._writer is not None and self._writer.is_open:
+                    self._writer.close(f"failed: {exc.reason}", sim.stats)
                 raise
         self._write_records()
 
