@@ -36,7 +36,7 @@ from .log import SAMPLE_MISSING, SAMPLE_REFUSED, SAMPLE_USED, RealtimeLog
 from .multirate import SlowDynamics
 from .stats import DeadlineStats, DeadlineSummary
 
-__all__ = ["ClockMode", "Engine", "LoopOptions", "LoopResult", "RealtimeLoop"]
+__all__ = ["ClockMode", "Engine", "LoopOptions", "LoopResult", "RealtimeLoop", "input_holder"]
 
 _SWITCH_INTERVAL = 5e-5  # [s] the interpreter's thread switch interval while a loop runs
 
@@ -118,6 +118,30 @@ class LoopResult:
     log: Path | None
 
 
+def input_holder(inputs, model, coupled, w, t0, q0, u0):
+    """hold(t, q, u): the scheduled ``inputs`` (a callable (t, q, u) -> {name: value}) evaluated and written into
+    ``w``, a plant's inputs in the order of ``model``'s; ``coupled`` names the coupler's inputs, which a schedule
+    may not set. An ArgumentError names schedules of unknown inputs (checked at (t0, q0, u0)); a value that is
+    not finite raises KaneError with the input's name and the time."""
+    names = tuple(inputs(t0, q0, u0))
+    known = tuple(str(s) for s in model.inputs)
+    bad = [n for n in names if n not in known or n in coupled]
+    if bad:
+        raise ArgumentError(f"real-time loop: inputs {', '.join(bad)} are not inputs of the model other than the "
+                            f"coupler's; its inputs: {', '.join(n for n in known if n not in coupled) or 'none'}")
+    where = tuple(zip(names, (known.index(n) for n in names)))
+
+    def hold(t, q, u):
+        values = inputs(t, q, u)
+        for name, i in where:
+            v = values[name]
+            if not math.isfinite(v):
+                raise KaneError(f"the input {name} is {v!r} at t = {t:.9g} s")
+            w[i] = v
+
+    return hold
+
+
 class _CompiledPlant:
     def __init__(self, dynamics, t, q, u, params, index):
         self.stepper = dynamics.stepper(t, q, u, params, dynamics.model.input_values())
@@ -189,7 +213,8 @@ class RealtimeLoop:
             self.plant = _PythonPlant(dyn, t0, q0, u0, params, coupler.port.inputs, dt)
         if options.dynamics_every > 1:
             self.plant = SlowDynamics(self.plant, options.dynamics_every, dyn, params)
-        self._inputs = None if inputs is None else self._scheduled(inputs, t0, q0, u0)
+        self._inputs = None if inputs is None else input_holder(inputs, dyn.model, coupler.port.inputs,
+                                                                self.plant.w, t0, q0, u0)
         self._has_energy = bool(getattr(dyn.equations, "has_potential", False))
         coupler.point_state(t0, q0, u0)  # compile what the periods call before the first one starts
         energy = None
@@ -211,27 +236,6 @@ class RealtimeLoop:
         self._stop_status = "stopped"
         self._progress, self._progress_every = None, 0.25
         self._done = threading.Event()
-
-    def _scheduled(self, inputs, t0, q0, u0):
-        """hold(t, q, u): ``inputs`` evaluated and written into the plant's inputs (model order)."""
-        names = tuple(inputs(t0, q0, u0))
-        known, coupled = tuple(str(s) for s in self.dynamics.model.inputs), set(self.coupler.port.inputs)
-        bad = [n for n in names if n not in known or n in coupled]
-        if bad:
-            raise ArgumentError(f"real-time loop: inputs {', '.join(bad)} are not inputs of the model other than the "
-                                f"coupler's; its inputs: {', '.join(n for n in known if n not in coupled) or 'none'}")
-        where = tuple(zip(names, (known.index(n) for n in names)))
-        w = self.plant.w
-
-        def hold(t, q, u):
-            values = inputs(t, q, u)
-            for name, i in where:
-                v = values[name]
-                if not math.isfinite(v):
-                    raise KaneError(f"the input {name} is {v!r} at t = {t:.9g} s")
-                w[i] = v
-
-        return hold
 
     # ---- control -------------------------------------------------------------------------------------------
     def start(self) -> None:

@@ -38,9 +38,10 @@ from ..options import Method
 from ..realtime.command import parse_couple
 from ..realtime.coupler import CouplerGains, VirtualCoupler, add_coupler, passivity_bound
 from ..realtime.devices import DeviceSample, Workspace, check_sample
+from ..realtime.loop import input_holder
 from ..simulate import Simulator, make_projection
-from .live_switching import PlantRecorder, switching_live_dynamics
 from ..simulate.rolling_run import JointCoordinateWriter
+from .live_switching import PlantRecorder, switching_live_dynamics
 
 __all__ = ["GizmoDevice", "LiveOptions", "LiveSimulation", "default_couple"]
 
@@ -167,6 +168,8 @@ class LiveSimulation:
         if self.switching is not None:
             self.plant = self.switching.make_plant(t, q, u, dict(self.params), self.port.inputs,
                                                    self.period / self.options.substeps)
+            self._held = None if self._laws is None else input_holder(self._laws, self.dynamics.model,
+                                                                      self.port.inputs, self.plant.w, t, q, u)
             self._recorder = None if writer is None else PlantRecorder(
                 writer, self.plant, self.switching, dict(self.params), f"{self.loaded.name} live ({self.loaded.path})")
             return
@@ -242,10 +245,8 @@ class LiveSimulation:
 
     def _hold(self, t, q, u, force) -> None:
         """One period of the switching plant: the schedules at t and the coupler ``force`` held over it."""
-        if self._laws is not None:
-            index = [str(s) for s in self.dynamics.model.inputs]
-            for name, value in self._laws(t, q, u).items():
-                self.plant.w[index.index(name)] = value
+        if self._held is not None:
+            self._held(t, q, u)
         self.plant.advance(self.period, self.options.substeps, force)
         if self._recorder is not None:
             self._recorder.sample()
