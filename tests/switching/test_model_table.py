@@ -7,9 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from click.testing import CliRunner
 
-from kane.cli import main
 from kane.io.model_context import ModelFileError
 from kane.io.model_file import parse_model
 from kane.switching.model_table import switching_rules
@@ -152,13 +150,3 @@ def test_bad_tables_are_named_with_the_key_and_line(table, key, message):
     assert text.startswith("model file ball.toml: [[switching]] #2,") and f"key '{key}'" in text
     assert message in text
     assert re.search(r"line (\d+)", text) and int(re.search(r"line (\d+)", text).group(1)) >= line
-
-
-def test_sweep_refuses_the_file(tmp_path):
-    """Sweeping the cart with its caster lock silently off would be a wrong answer: the command says so."""
-    res = CliRunner().invoke(main, ["sweep", "examples/shopping_cart_caster_lock.toml", "--grid", "mB=10:20:2",
-                                    "--in-process", "-o", str(tmp_path / "out.h5")])
-    assert res.exit_code == 2, res.output
-    assert ("kane sweep does not run the [[switching]] rules of this model; run it with kane simulate (offline), "
-            "kane realtime or kane view --live") in " ".join(res.output.split())
-    assert not (tmp_path / "out.h5").exists()

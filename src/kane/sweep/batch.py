@@ -32,9 +32,12 @@ from .metrics import evaluate_metrics
 __all__ = ["BatchModel", "check_batchable", "run_batch"]
 
 
-def check_batchable(run, schedule=None) -> None:
-    """Raise ArgumentError unless ``run`` (RunSettings) can be batched: RK4 with a step ``dt``, no events and no
-    input ``schedule`` (the batch holds the inputs at their defaults)."""
+def check_batchable(run, schedule=None, switched: bool = False) -> None:
+    """Raise ArgumentError unless ``run`` (RunSettings) can be batched: RK4 with a step ``dt``, no events, no
+    input ``schedule`` (the batch holds the inputs at their defaults) and no switching rules (``switched``)."""
+    if switched:
+        raise ArgumentError("the batch backend runs one set of equations; a model with [[switching]] rules changes "
+                            "them during a run: use Backend.IN_PROCESS or Backend.DASK for this sweep")
     if schedule is not None:
         raise ArgumentError(f"the batch backend holds the inputs at their defaults; this model schedules "
                             f"{', '.join(schedule.names)}: use Backend.IN_PROCESS or Backend.DASK for this sweep")

@@ -11,7 +11,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..errors import ArgumentError
 from ..io.model_surfaces import refuse_contacts
-from ..switching.model_table import refuse_switching
 from ..options import Method
 from .execute import Backend, Execution, run_sweep
 from .spec import Draws, Grid, Normal, Points, RunSettings, Sweep, Uniform
@@ -57,7 +56,6 @@ def sweep_command(lm, output, grids=(), randoms=(), n=100, seed=0, t_end=None, s
     """Run the sweep of ``lm`` (a :class:`kane.io.model_file.LoadedModel`) into ``output`` and return the
     closing line. ``grids`` and ``randoms`` are option strings; ``n`` random points with ``seed``; ``points`` the
     path of a CSV file of points (one more axis); ``trajectories``: keep each run's samples in the file."""
-    refuse_switching(lm, "kane sweep")
     refuse_contacts(lm, "kane sweep")
     axes = [parse_grid(g) for g in grids]
     if randoms:

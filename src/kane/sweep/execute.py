@@ -33,6 +33,7 @@ from ..io.model_file import LoadedModel, load_model
 from ..model.system import System
 from ..simulate import SimulationError, simulate
 from .batch import BatchModel, check_batchable, run_batch
+from .switched import point_rules, run_switched, switching_text
 from .metrics import evaluate_metrics, failed_metrics, metric_columns
 from .spec import Draws, Grid, Metrics, Points, RunSettings, Sweep, number
 from .results import load_sweep, open_results
@@ -83,13 +84,15 @@ class Execution:
 @dataclass(frozen=True)
 class Task:
     """One run: its ``key``, the swept ``values`` (in the order of the sweep's names), the full ``params``
-    {name: value}, q0 (n_q,) and u0 (n_u,) (independent speeds)."""
+    {name: value}, q0 (n_q,) and u0 (n_u,) (independent speeds; every speed of a switching model), and the
+    switching ``rules`` at its parameters (() for a model without [[switching]] tables)."""
 
     key: str
     values: tuple[float, ...]
     params: dict
     q0: tuple[float, ...]
     u0: tuple[float, ...]
+    rules: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,8 @@ class Plan:
     columns: tuple[str, ...]
     tasks: tuple[Task, ...]
     schedule: InputSchedule | None = None
+    u_names: tuple[str, ...] = ()
+    switched: bool = False
 
 
 @dataclass(frozen=True)
@@ -142,7 +147,8 @@ def _code_digest(fn: Callable, depth: int = 0) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
-def _settings_text(run: RunSettings, metrics: Metrics, schedule: InputSchedule | None = None) -> str:
+def _settings_text(run: RunSettings, metrics: Metrics, schedule: InputSchedule | None = None,
+                   switching: str | None = None) -> str:
     settings = {
         "t_span": [_hex(v) for v in run.t_span], "method": run.method.value, "rtol": _hex(run.rtol),
         "atol": _hex(run.atol), "dt": None if run.dt is None else _hex(run.dt),
@@ -152,6 +158,8 @@ def _settings_text(run: RunSettings, metrics: Metrics, schedule: InputSchedule |
                     [[f.name, _code_digest(f.fn)] for f in metrics.functions]]}
     if schedule is not None:  # (only then: the keys of a sweep without schedules are those of earlier versions)
         settings["inputs"] = schedule.text()
+    if switching is not None:
+        settings["switching"] = switching
     return json.dumps(settings, sort_keys=True)
 
 
@@ -177,8 +185,9 @@ def prepare(sweep: Sweep) -> Plan:
     the model's parameters, coordinates (``q0.NAME``) and independent speeds (``u0.NAME``)."""
     lm = _loaded(sweep.model)
     equations = lm.derive(dependent=sweep.dependent)
+    switching = switching_text(lm, sweep.run)  # [[switching]]: every speed is a state (kane.sweep.switched)
     q_names = [str(s) for s in equations.model.q]
-    u_names = [str(s) for s in equations.u_independent]
+    u_names = [str(s) for s in (equations.model.u if switching else equations.u_independent)]
     p_names = [str(s) for s in equations.model.parameters]
     for name in sweep.names:
         kind, _, rest = name.partition(".")
@@ -187,25 +196,27 @@ def prepare(sweep: Sweep) -> Plan:
         if not ok:
             raise ArgumentError(
                 f"sweep of model {lm.name!r}: no parameter, q0.NAME or u0.NAME called {name!r}; the model's "
-                f"parameters: {', '.join(p_names) or '(none)'}; coordinates: {', '.join(q_names)}; independent "
-                f"speeds: {', '.join(u_names)}")
+                f"parameters: {', '.join(p_names) or '(none)'}; coordinates: {', '.join(q_names)}; "
+                f"{'' if switching else 'independent '}speeds: {', '.join(u_names)}")
     model_hash = _model_hash(equations)
     schedule = lm.input_schedule()
-    settings = _settings_text(sweep.run, sweep.metrics, schedule)
+    settings = _settings_text(sweep.run, sweep.metrics, schedule, switching)
     base_p = {n: float(lm.parameters[n]) for n in p_names}
     tasks, seen = [], set()
     for point in sweep.points():
         params = {**base_p, **{n: v for n, v in point.items() if "." not in n}}
         q0 = tuple(point.get(f"q0.{n}", float(lm.q0[n])) for n in q_names)
-        u0 = tuple(point.get(f"u0.{n}", float(lm.u0[n])) for n in u_names)
+        u0 = tuple(point.get(f"u0.{n}", float(lm.u0.get(n, 0.0))) for n in u_names)
         text = json.dumps([model_hash, settings, sorted((k, _hex(v)) for k, v in params.items()),
                            [_hex(v) for v in q0], [_hex(v) for v in u0]])
         key = hashlib.sha256(text.encode()).hexdigest()
         if key not in seen:
             seen.add(key)
-            tasks.append(Task(key, tuple(point[n] for n in sweep.names), params, q0, u0))
+            tasks.append(Task(key, tuple(point[n] for n in sweep.names), params, q0, u0,
+                              point_rules(lm, params) if switching else ()))
     columns = metric_columns(sweep.metrics, sweep.run, q_names, u_names)
-    return Plan(sweep, lm.name, equations, model_hash, sweep.names, columns, tuple(tasks), schedule)
+    return Plan(sweep, lm.name, equations, model_hash, sweep.names, columns, tuple(tasks), schedule, tuple(u_names),
+                switching is not None)
 
 
 _CHUNK_MAX = 64  # runs per Dask task at most
@@ -225,8 +236,12 @@ def run_task(task: Task, equations, model_hash: str, run: RunSettings, metrics: 
     (t, q, u, energy) when ``keep`` and the run completed, else None; ``schedule`` gives the inputs at the
     point's parameters. A failure of the run (kane.SimulationError, kane.errors.SingularStateError, an
     arithmetic error) is a row with status "failed"."""
-    dyn = _dynamics(equations, model_hash)
     try:
+        if task.rules:
+            traj = run_switched(task, equations, run, schedule)
+            return (task.key, "done", "", task.values, evaluate_metrics(metrics, run, traj),
+                    (traj.t, traj.q, traj.u, traj.energy) if keep else None)
+        dyn = _dynamics(equations, model_hash)
         inputs = None if schedule is None else schedule.bind(dyn, task.params)
         traj = simulate(dyn, run.t_span, np.array(task.q0), np.array(task.u0), method=run.method, rtol=run.rtol,
                         atol=run.atol, dt=run.dt, events=run.events, params=task.params, inputs=inputs,
@@ -242,7 +257,8 @@ def run_task(task: Task, equations, model_hash: str, run: RunSettings, metrics: 
 
 
 def _in_process(plan: Plan, tasks, sink, keep: bool) -> None:
-    _COMPILED.setdefault(plan.model_hash, plan.equations.compile())
+    if not plan.switched:  # (a switching run embeds its constraints on line: nothing to compile)
+        _COMPILED.setdefault(plan.model_hash, plan.equations.compile())
     s = plan.sweep
     for task in tasks:
         sink([run_task(task, plan.equations, plan.model_hash, s.run, s.metrics, len(plan.columns), keep,
@@ -305,9 +321,10 @@ def _on_dask(plan: Plan, tasks, sink, execution: Execution, keep: bool) -> None:
         chunks = [tasks[i: i + size] for i in range(0, len(tasks), size)]
         shared = client.scatter([plan.equations, s.run, s.metrics, plan.schedule], broadcast=True)
         # every worker compiles (or loads from the C cache) before the runs are handed out, all at once, so no
-        # worker spends its share of the sweep compiling while the others run
-        client.gather([client.submit(_dynamics_ready, shared[0], plan.model_hash, tasks[0], workers=[w],
-                                     pure=False) for w in client.nthreads()])
+        # worker spends its share of the sweep compiling while the others run (a switching model compiles nothing)
+        if not plan.switched:
+            client.gather([client.submit(_dynamics_ready, shared[0], plan.model_hash, tasks[0], workers=[w],
+                                         pure=False) for w in client.nthreads()])
         futures = client.map(_run_chunk, chunks, equations=shared[0], model_hash=plan.model_hash, run=shared[1],
                              metrics=shared[2], n_columns=len(plan.columns), keep=keep, schedule=shared[3],
                              pure=False)
@@ -334,7 +351,7 @@ def run_sweep(sweep: Sweep | Plan, path=None, execution: Execution = Execution()
     if trajectories and path is None:
         raise ArgumentError("sweep trajectories are kept in the results file: give an output path")
     if execution.backend is Backend.BATCH:
-        check_batchable(plan.sweep.run, plan.schedule)
+        check_batchable(plan.sweep.run, plan.schedule, plan.switched)
     store = None if path is None else open_results(path, plan.model_name, plan.names, plan.columns, _axes(plan.sweep))
     have = store.keys() if store is not None else set()
     todo = [t for t in plan.tasks if t.key not in have]
@@ -347,7 +364,7 @@ def run_sweep(sweep: Sweep | Plan, path=None, execution: Execution = Execution()
             counts[r[1]] += 1
         if store is not None:
             store.append(batch, [str(v) for v in plan.equations.model.q],
-                         [str(v) for v in plan.equations.u_independent])
+                         list(plan.u_names))
         if progress is not None:
             progress(len(rows), len(todo))
 

@@ -7,7 +7,7 @@ file's ``[[switching]]`` tables (:func:`switching_rules`; :func:`switching_simul
 
 from kane.switching.command import switching_simulation
 from kane.switching.hybrid import HybridSimulator, mode_system, robust_dependent, simulate_hybrid
-from kane.switching.model_table import refuse_switching, switching_rules
+from kane.switching.model_table import switching_rules
 from kane.switching.online import ImpulseResult, OnlineDynamics, SlipForce, constraint_layout
 from kane.switching.rules import Coulomb, Lock, UnilateralContact, resolve_impulse
 from kane.switching.shapes import Contact, Disk, Gap, Plane, Point, Sphere, contact
@@ -36,6 +36,5 @@ __all__ = [
     "SwitchingSimulator",
     "simulate_switching",
     "switching_rules",
-    "refuse_switching",
     "switching_simulation",
 ]

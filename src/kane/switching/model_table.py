@@ -19,13 +19,15 @@ Schema (one table per rule; ``constraint`` names a ``[[constraints]]`` entry dec
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+
 import sympy as sp
 
-from ..errors import ModelError
 from ..model.system import t
 from .rules import Coulomb, Lock, UnilateralContact
 
-__all__ = ["switching_rules", "refuse_switching", "switching_note"]
+__all__ = ["switching_rules", "switching_note", "GapFunction"]
 
 # type -> (required keys, optional keys)
 _KEYS = {"lock": (("constraint", "on"), {"restitution"}),
@@ -34,12 +36,15 @@ _KEYS = {"lock": (("constraint", "on"), {"restitution"}),
 _GUARDED = {"lock": "on", "coulomb": "mu_k", "contact": "restitution"}
 
 
-def switching_rules(loaded) -> tuple:
+def switching_rules(loaded, params=None) -> tuple:
     """The rule records of every ``[[switching]]`` table of ``loaded`` (a :class:`kane.io.LoadedModel`), in file
-    order; () without such tables."""
+    order; () without such tables. ``params`` (name -> value) replace the file's parameter values in the rules'
+    numbers and gaps (a sweep's point). The records pickle (a gap is a :class:`GapFunction`)."""
     items = loaded.tables.get("switching", [])
     if not items:
         return ()
+    if params:
+        loaded = _at(loaded, params)
     model = loaded.system.compile()
     transient = {c.name: c for c in model.constraints if c.transient}
     L = loaded.loader
@@ -79,16 +84,6 @@ def switching_rules(loaded) -> tuple:
     return tuple(rules)
 
 
-def refuse_switching(loaded, command: str) -> None:
-    """Raise :class:`kane.ModelError` when ``loaded`` has ``[[switching]]`` tables, which ``command`` (such as
-    "kane sweep") does not run: it would integrate the system with every transient constraint off, silently."""
-    if loaded.tables.get("switching"):
-        raise ModelError(f"{loaded.path or loaded.name}: {command} does not run the [[switching]] rules of this "
-                         f"model; run it with kane simulate (offline), kane realtime or kane view --live, or in "
-                         f"Python with kane.switching.simulate_switching(equations, t_span, q0, u0, "
-                         f"kane.switching.switching_rules(model))")
-
-
 def switching_note(loaded, what: str) -> str | None:
     """The note that ``what`` (such as "the linearization") is that of the free mode, the rules of ``loaded``'s
     ``[[switching]]`` tables not applied; None without such tables."""
@@ -106,17 +101,39 @@ def _index(ctx, key) -> int:
     return v
 
 
-def _gap(ctx, scope, q, values):
-    """gap(t, q) -> float [m] from the expression of key ``gap`` (parameters at their values)."""
+def _at(loaded, params):
+    """``loaded`` with the parameter values ``params`` (name -> value) in place of the file's."""
+    loader = copy.copy(loaded.loader)
+    loader.values = {**loader.values, **{loader.params[k]: float(v) for k, v in params.items() if k in loader.params}}
+    return dataclasses.replace(loaded, loader=loader, parameters={**loaded.parameters, **params})
+
+
+class GapFunction:
+    """gap(t, q) -> float [m]: a contact's gap ``expression`` of t and the coordinates ``q`` (the parameters at their
+    values), printed into numpy code (from the parsed expression tree, never the file's text) on its first call in
+    a process; it pickles as its expression."""
+
+    def __init__(self, expression, q):
+        self.expression, self.q = expression, tuple(q)
+        self._fn = None
+
+    def __call__(self, time, coordinates) -> float:
+        if self._fn is None:
+            self._fn = sp.lambdify([t, *self.q], self.expression, modules="numpy")
+        return float(self._fn(time, *coordinates))
+
+    def __getstate__(self):
+        return {"expression": self.expression, "q": self.q, "_fn": None}
+
+    def __repr__(self) -> str:
+        return f"GapFunction({self.expression})"
+
+
+def _gap(ctx, scope, q, values) -> GapFunction:
+    """The gap of key ``gap`` (parameters at their values)."""
     e = ctx.expr("gap", scope).xreplace(values)
     unknown = sorted(str(s) for s in e.free_symbols - {t, *q})
     if unknown:
         raise ctx.error("gap", f"the gap may depend on t, the coordinates and the parameters only; it uses "
                                f"{', '.join(unknown)}")
-    # lambdify prints the parsed expression tree (never the file's text) into numpy code
-    fn = sp.lambdify([t, *q], e, modules="numpy")
-
-    def gap(time, coordinates):
-        return float(fn(time, *coordinates))
-
-    return gap
+    return GapFunction(e, q)
