@@ -213,7 +213,7 @@ def prepare(sweep: Sweep) -> Plan:
         if key not in seen:
             seen.add(key)
             tasks.append(Task(key, tuple(point[n] for n in sweep.names), params, q0, u0,
-                              point_rules(lm, params) if switching else ()))
+                              point_rules(lm, params, equations.model) if switching else ()))
     columns = metric_columns(sweep.metrics, sweep.run, q_names, u_names)
     return Plan(sweep, lm.name, equations, model_hash, sweep.names, columns, tuple(tasks), schedule, tuple(u_names),
                 switching is not None)

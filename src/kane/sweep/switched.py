@@ -27,9 +27,9 @@ def switching_text(loaded, run) -> str | None:
     return json.dumps(tables, sort_keys=True, default=str)
 
 
-def point_rules(loaded, params) -> tuple:
-    """The rule records at the point's parameter values ``params`` (name -> value)."""
-    return switching_rules(loaded, params)
+def point_rules(loaded, params, model) -> tuple:
+    """The rule records at the point's parameter values ``params`` (name -> value); ``model`` the compiled model."""
+    return switching_rules(loaded, params, model)
 
 
 def run_switched(task, equations, run, schedule=None):

@@ -36,16 +36,17 @@ _KEYS = {"lock": (("constraint", "on"), {"restitution"}),
 _GUARDED = {"lock": "on", "coulomb": "mu_k", "contact": "restitution"}
 
 
-def switching_rules(loaded, params=None) -> tuple:
+def switching_rules(loaded, params=None, model=None) -> tuple:
     """The rule records of every ``[[switching]]`` table of ``loaded`` (a :class:`kane.io.LoadedModel`), in file
     order; () without such tables. ``params`` (name -> value) replace the file's parameter values in the rules'
-    numbers and gaps (a sweep's point). The records pickle (a gap is a :class:`GapFunction`)."""
+    numbers and gaps (a sweep's point); ``model``: ``loaded.system`` compiled, if at hand (compiling it is most of
+    the cost). The records pickle (a gap is a :class:`GapFunction`)."""
     items = loaded.tables.get("switching", [])
     if not items:
         return ()
     if params:
         loaded = _at(loaded, params)
-    model = loaded.system.compile()
+    model = loaded.system.compile() if model is None else model
     transient = {c.name: c for c in model.constraints if c.transient}
     L = loaded.loader
     scope = {**L.scope(), **{str(q): q for q in model.q}}
