@@ -44,3 +44,18 @@ def test_steady_turn_and_errors(tmp_path):
     assert res.exit_code == 2 and "--at tilt: unknown name; known: coordinates x, y, z, heading" in res.output
     res = CliRunner().invoke(main, ["linearize", model, "--sweep", "w_spin=0:1"])
     assert res.exit_code == 2 and "expected NAME=START:STOP:N" in res.output
+
+
+def test_scheduled_inputs_are_held_at_one_stated_value_at_the_operating_point():
+    """The cart's file pushes it with F = F0 exp(-t/T): the linearization holds F at its stated value, 0 unless
+    --at sets it; with F = 20 N (the push at t = 0) the basket accelerates at F / (mB + mC) = 0.952 N/kg along its
+    axis with the caster straight (q4 = 0) and the cart at rest, so the point is not a steady motion."""
+    cart = str(Path(__file__).resolve().parents[2] / "examples" / "shopping_cart.toml")
+    res = CliRunner().invoke(main, ["linearize", cart])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[0].startswith("inputs at the operating point: F = 0, tau = 0 (the model file "
+                                                  "schedules them as functions of time")
+    assert "operating point: a steady motion" in res.output
+    res = CliRunner().invoke(main, ["linearize", cart, "--at", "F=20", "--at", "q4=0"])
+    assert res.output.splitlines()[0].startswith("inputs at the operating point: F = 20, tau = 0")
+    assert "not a steady motion: u1' = 0.952381" in res.output

@@ -72,6 +72,11 @@ def linearize_report(lm, equations, at=(), steady=(), sweep=None, plot=None) -> 
     lz = linearizer(equations)
     steady = tuple(steady)
     lines = []
+    scheduled = [n for n in lm.input_laws if n in w_names]
+    if scheduled:  # a schedule is a function of time: the operating point holds each input at one value
+        lines.append("inputs at the operating point: " + ", ".join(f"{n} = {inputs.get(n, lm.inputs.get(n, 0.0)):g}"
+                                                                   for n in scheduled)
+                     + " (the model file schedules them as functions of time; set one with --at NAME=VALUE)")
     if steady:
         sm = steady_motion(equations, q, u, steady, 0.0, params, inputs)
         q, u = sm.q, sm.u
