@@ -37,22 +37,26 @@ class InputSchedule:
         """A canonical text of the schedules (for content hashes)."""
         return "\n".join(f"{n} = {sp.srepr(e)}" for n, e in zip(self.names, self.expressions))
 
-    def _function(self):
-        fn = self.__dict__.get("_fn")
-        if fn is None:  # lambdify prints the parsed expression tree into numpy code
-            fn = sp.lambdify([t, *self.q, *self.u, *self.parameters], list(self.expressions), modules="numpy")
-            self.__dict__["_fn"] = fn
-        return fn
+    def _functions(self):
+        """(fast, safe): the schedules printed (from the parsed expression trees) with the math module first, for
+        floats (about 0.6 us for the cart's two), and with numpy, whose nan and inf a value out of a function's
+        domain gives where math raises."""
+        fns = self.__dict__.get("_fns")
+        if fns is None:
+            args = [t, *self.q, *self.u, *self.parameters]
+            fns = tuple(sp.lambdify(args, list(self.expressions), modules=m) for m in (["math", "numpy"], "numpy"))
+            self.__dict__["_fns"] = fns
+        return fns
 
     def __getstate__(self):
-        return {k: v for k, v in self.__dict__.items() if k != "_fn"}  # the printed function is rebuilt
+        return {k: v for k, v in self.__dict__.items() if k != "_fns"}  # the printed functions are rebuilt
 
     def bind(self, dynamics, params: Mapping[str, float] | None = None):
         """inputs(t, q, u) -> {name: value} for ``dynamics`` (its ``u_names``; the speeds it does not integrate
         come from its ``full_speeds`` where a schedule reads them) at the parameter values ``params`` (name ->
         value; the defaults for the others). A schedule that is not finite gives NaN: a Simulator stops there with
         the time and the state."""
-        fn, names = self._function(), self.names
+        (fast, safe), names = self._functions(), self.names
         given = dict(params or {})
         p = [float(given.get(str(s), d)) for s, d in zip(self.parameters, self.defaults)]
         dependent = {sp.Symbol(n) for n in getattr(dynamics, "u_dependent_names", ())}
@@ -61,7 +65,12 @@ class InputSchedule:
 
         def inputs(time, q, u):
             full = dynamics.full_speeds(time, q, u) if needs_full else [0.0 if k is None else u[k] for k in index]
-            with np.errstate(all="ignore"):
-                return {n: float(v) for n, v in zip(names, fn(time, *q, *full, *p))}
+            x = [float(time), *np.asarray(q, dtype=float).tolist(), *np.asarray(full, dtype=float).tolist(), *p]
+            try:
+                values = fast(*x)
+            except (ValueError, OverflowError, ZeroDivisionError):  # out of a function's domain: nan or inf
+                with np.errstate(all="ignore"):
+                    values = safe(*x)
+            return {n: float(v) for n, v in zip(names, values)}
 
         return inputs
