@@ -247,3 +247,18 @@ def test_a_failed_mode_change_closes_the_file_with_the_reason_and_the_records_so
     traj = load_trajectory(tmp_path / "run.h5")
     assert traj.status == "failed: more than 1 mode changes (Zeno behaviour?)" and traj.t[-1] == 1.25
     assert [(e.kind, e.t) for e in traj.events] == [("lock", 0.5)]
+
+
+@pytest.mark.parametrize("command", [["simulate"], ["view", "--live"]])
+def test_contacts_and_switching_in_one_model_are_refused_not_half_run(tmp_path, command):
+    """The ball in its bowl with a lock on a transient constraint: each command would run one of the two and drop
+    the other; it says so instead."""
+    text = (Path(__file__).resolve().parents[2] / "examples" / "ball_in_bowl.toml").read_text()
+    text += ('\n[[constraints]]\nname = "hold"\ntype = "joint_lock"\njoint = "float"\ntransient = true\n'
+             '\n[[switching]]\ntype = "lock"\nconstraint = "hold"\non = [[0.0, 0.5]]\n')
+    model = tmp_path / "both.toml"
+    model.write_text(text)
+    out = ["-o", str(tmp_path / "out.h5")] if command[0] == "simulate" else []
+    res = CliRunner().invoke(main, [command[0], str(model), *command[1:], *out])
+    assert res.exit_code == 2, res.output
+    assert "[[contacts]] and [[switching]] in one model are not run together" in " ".join(res.output.split())

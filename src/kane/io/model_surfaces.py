@@ -218,6 +218,10 @@ def rolling_dynamics(loaded, *, alpha: float = 1.0, beta: float = 1.0, tol: floa
     gains ``alpha``, ``beta`` [1/s], started from the joints' q0, u0; a contact whose surfaces are apart at the
     start by more than ``tol`` [m] raises ModelError naming the file, the contact and the gap. Simulate with
     ``kane.simulate(model.dynamics, span, model.q0, model.u0, projection=model.dynamics.make_projection())``."""
+    if loaded.tables.get("switching"):
+        raise ModelError(f"{loaded.path or loaded.name}: [[contacts]] and [[switching]] in one model are not run "
+                         f"together (the rolling contacts run in absolute coordinates, the switching rules on the "
+                         f"derived equations); keep one of them")
     specs = contacts_of(loaded)
     if not specs:
         raise ModelError(f"{loaded.path}: rolling_dynamics needs at least one [[contacts]] table")

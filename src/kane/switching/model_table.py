@@ -24,6 +24,7 @@ import dataclasses
 
 import sympy as sp
 
+from ..errors import ModelError
 from ..model.system import t
 from .rules import Coulomb, Lock, UnilateralContact
 
@@ -44,6 +45,10 @@ def switching_rules(loaded, params=None, model=None) -> tuple:
     items = loaded.tables.get("switching", [])
     if not items:
         return ()
+    if loaded.tables.get("contacts"):
+        raise ModelError(f"{loaded.path or loaded.name}: [[contacts]] and [[switching]] in one model are not run "
+                         f"together (the rolling contacts run in absolute coordinates, the switching rules on the "
+                         f"derived equations); keep one of them")
     if params:
         loaded = _at(loaded, params)
     model = loaded.system.compile() if model is None else model
