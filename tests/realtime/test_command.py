@@ -224,3 +224,25 @@ def test_a_schedule_that_is_not_finite_stops_the_loop_with_the_time(tmp_path):
     assert "status: failed: the input F is nan at t = 0.102 s" in res.output, res.output
     with h5py.File(out, "r") as f:
         assert f.attrs["status"].startswith("failed: the input F is nan") and f["t"][-1] == pytest.approx(0.102)
+
+
+def test_schedules_drive_the_compiled_modes_of_a_switching_model(tmp_path):
+    """The driven particle locked (a plastic lock: v = 0) from 0.1 s to 0.2 s under the same held schedule: while
+    locked it stands still; after the unlock its speed is the sum of F(t_j) T / m over the periods since 0.2 s."""
+    text = SCHEDULED + ('\n[[constraints]]\nname = "hold"\ntype = "joint_lock"\njoint = "rail_x"\ntransient = true\n'
+                        '\n[[switching]]\ntype = "lock"\nconstraint = "hold"\non = [[0.1, 0.2]]\n')
+    path = tmp_path / "locked.toml"
+    path.write_text(text)
+    out = tmp_path / "rt.h5"
+    res = CliRunner().invoke(main, ["realtime", str(path), "--device", "sim", "--duration", "0.4",
+                                    "--virtual-clock", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "switched constraints, modes compiled to C" in res.output and "mode changes: 2, lock 1, unlock 1" in res.output
+    with h5py.File(out, "r") as f:
+        t, u = f["t"][:], f["u"][:]
+    T, m = 1.0 / 500.0, 2.0
+    locked = (t > 0.1 + 1e-9) & (t < 0.2 - 1e-9)
+    assert locked.sum() == 49 and np.all(np.abs(u[locked, 0]) < 1e-12)
+    k0 = int(np.flatnonzero(t > 0.2 - 1e-9)[0])  # the first period after the unlock
+    v = np.cumsum(3.0 * np.sin(5.0 * t[k0:]) * T / m)
+    np.testing.assert_allclose(u[k0 + 1:, 0], v[:-1], rtol=0, atol=1e-12)
