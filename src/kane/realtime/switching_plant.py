@@ -83,12 +83,13 @@ class SwitchingDynamics:
         t = np.broadcast_to(np.asarray(t, dtype=float), q.shape[:1])
         return np.array([self._online.energy(float(a), b, c, params) for a, b, c in zip(t, q, u)])
 
-    def make_plant(self, t0: float, q0, u0, params, force_inputs, dt: float):
+    def make_plant(self, t0: float, q0, u0, params, force_inputs, dt: float, rules=None):
         """The plant advancing this system from (t0 [s], q0 (n_q,), u0 (n_u,)), the coupler force entering as the
         inputs named ``force_inputs`` (3,), integrated with steps ``dt`` [s] (the loop's period / substeps). With
         the ``system`` given (and the RK4 method), its modes are derived and compiled to C first (once; kept in
-        ``modes``) and the plant steps them in C (:class:`kane.realtime.mode_plant.ModePlant`)."""
-        plant = SwitchingPlant(self, t0, q0, u0, params, force_inputs, dt)
+        ``modes``) and the plant steps them in C (:class:`kane.realtime.mode_plant.ModePlant`). ``rules``: this
+        plant's rule records, on the same constraints (default the system's; e.g. evaluated at changed parameters)."""
+        plant = SwitchingPlant(self, t0, q0, u0, params, force_inputs, dt, rules)
         if self.system is None or self.options.method is not Method.RK4:
             return plant
         from .mode_plant import ModePlant, compile_modes
@@ -104,7 +105,7 @@ class SwitchingPlant:
     e.g. "free" or "caster_stick") and ``events`` (kane.io.trajectory EventRecord list: lock, unlock, impact,
     stick, slip..., with the impulses and the change of kinetic energy) for the log."""
 
-    def __init__(self, dynamics: SwitchingDynamics, t0, q0, u0, params, force_inputs, dt: float):
+    def __init__(self, dynamics: SwitchingDynamics, t0, q0, u0, params, force_inputs, dt: float, rules=None):
         if not (math.isfinite(dt) and dt > 0):
             raise ArgumentError(f"switching plant: the step dt must be a finite time > 0 s, got {dt!r}")
         opts = dynamics.options
@@ -118,7 +119,8 @@ class SwitchingPlant:
         self.index = tuple(names.index(n) for n in force_inputs)
         fixed = opts.method in _FIXED
         # samples only at events (output_dt beyond any run): the loop logs the state, memory stays bounded
-        self.runner = SwitchingSimulator(dynamics.equations, q0, u0, dynamics.rules, t0=t0, params=params,
+        rules = dynamics.rules if rules is None else tuple(rules)
+        self.runner = SwitchingSimulator(dynamics.equations, q0, u0, rules, t0=t0, params=params,
                                          inputs=lambda t, q, u: self.w, method=opts.method, rtol=opts.rtol,
                                          atol=opts.atol, dt=dt if fixed else None,
                                          max_step=np.inf if fixed else dt, output_dt=1e12, record_forces=False,

@@ -17,8 +17,9 @@ contacts every 10 steps) with the coupler's inputs; its state is shown, coupled 
 joint coordinates (:meth:`~kane.algorithms.cartesian.CartesianDynamics.joint_coordinates`).
 
 A model file with ``[[switching]]`` tables runs on the switching plant of ``kane realtime`` (every mode compiled to
-C, the rules inside each period: :mod:`kane.viz.live_switching`); its ``[inputs]`` schedules are held over each
-period, and a recording has one sample per period (all the model's speeds) with the mode changes.
+C, the rules inside each period: :mod:`kane.viz.live_switching`); its rules take the parameters' current values
+(a slider that moves a lock's interval or a friction coefficient acts at once), its ``[inputs]`` schedules are
+held over each period, and a recording has one sample per period (all the model's speeds) with the mode changes.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from ..realtime.devices import DeviceSample, Workspace, check_sample
 from ..realtime.loop import input_holder
 from ..simulate import Simulator, make_projection
 from ..simulate.rolling_run import JointCoordinateWriter
+from ..switching.model_table import switching_rules
 from .live_switching import PlantRecorder, switching_live_dynamics
 
 __all__ = ["GizmoDevice", "LiveOptions", "LiveSimulation", "default_couple"]
@@ -166,8 +168,9 @@ class LiveSimulation:
         self.coupler = VirtualCoupler(self.dynamics, self.port, self.gains, max_force=self.max_force,
                                       params=dict(self.params))
         if self.switching is not None:
+            rules = switching_rules(self.loaded, self.params, self.equations.model)  # at the sliders' values
             self.plant = self.switching.make_plant(t, q, u, dict(self.params), self.port.inputs,
-                                                   self.period / self.options.substeps)
+                                                   self.period / self.options.substeps, rules)
             self._held = None if self._laws is None else input_holder(self._laws, self.dynamics.model,
                                                                       self.port.inputs, self.plant.w, t, q, u)
             self._recorder = None if writer is None else PlantRecorder(
