@@ -1,6 +1,9 @@
 """Sweeps of a model file with [[switching]] tables (kane.sweep.switched): every point runs under the rules at
 its own parameters, in process and on Dask, against the hand derivation of a pushed block that sticks and slips."""
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -11,53 +14,8 @@ from kane.io.model_file import parse_model
 from kane.simulate import Event
 from kane.sweep import Backend, Execution, Grid, Metrics, RunSettings, Sweep, prepare, run_sweep
 
-SLIDER = """
-[model]
-name = "slider"
-gravity = [0, 0, "-g"]
-
-[parameters]
-m = 2.0
-g = 9.81
-c = 1.0
-mus = 0.3                        # the static friction coefficient, swept
-
-[inputs]
-F = "c*t"                        # a push growing as c t [N]
-
-[[bodies]]
-name = "block"
-mass = "m"
-particle = true
-
-[[joints]]
-name = "floor"
-parent = "ground"
-child = "block"
-type = "prismatic"
-axis = "x"
-coordinates = ["x"]
-speed_names = ["v"]
-u0 = [2.0]
-
-[[loads]]
-type = "force"
-body = "block"
-vector = ["F", 0, 0]
-
-[[constraints]]
-name = "grip"
-type = "motion"
-rows = ["v"]
-transient = true
-
-[[switching]]
-type = "coulomb"
-constraint = "grip"
-normal = "m*g"
-mu_s = "mus"
-mu_k = 0.25
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _switching_files import SLIDER  # noqa: E402
 
 RUN = RunSettings((0.0, 7.0), rtol=1e-10, atol=1e-12, output_dt=0.05)
 
