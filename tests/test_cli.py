@@ -249,8 +249,7 @@ def test_info_and_plot_read_a_killed_run_and_say_how_far_it_got(runner, tmp_path
     _one_paragraph_error(runner.invoke(main, ["info", str(junk)]), "notes.txt is not an HDF5 file")
 
 
-@pytest.mark.parametrize("command", [["sweep", "--grid", "m=1:2:2", "--in-process"], ["linearize"], ["export-c"],
-                                     ["realtime", "--couple", "ball", "--virtual-clock"]])
+@pytest.mark.parametrize("command", [["sweep", "--grid", "m=1:2:2", "--in-process"], ["linearize"], ["export-c"]])
 def test_commands_that_leave_the_rolling_contacts_out_refuse_the_file(runner, tmp_path, command):
     """Without its [[contacts]] the ball of ball_in_bowl.toml is a free body that falls through the bowl: a sweep,
     a linearization or C code of that would be a silent wrong answer."""

@@ -15,12 +15,13 @@ import click
 import numpy as np
 
 from ..errors import ArgumentError
-from ..io.model_surfaces import refuse_contacts
+from ..io.model_surfaces import rolling_dynamics
 from ..switching.model_table import switching_rules
 from .coupler import CouplerGains, VirtualCoupler, add_coupler, check_gains
 from .devices import Replay, SimulatedHand, Workspace
 from .loop import ClockMode, LoopOptions, LoopResult, RealtimeLoop
 from .model_table import DEVICES, RealtimeSettings, realtime_settings
+from .rolling_plant import RollingRealtime
 from .switching_plant import SwitchingDynamics
 from .udp import UdpDevice
 
@@ -102,7 +103,6 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     substeps, udp_port, workspace [m], hand_...); one given (not None) overrides the file's ``[realtime]`` table,
     which overrides the defaults. ``damping`` defaults to twice the passivity bound, K T. ``status(line)`` is
     called about 4 times a second with the live status line."""
-    refuse_contacts(loaded, "kane realtime")  # its plants step the derived equations, which leave contacts out
     table = realtime_settings(loaded)
     unknown = set(options) - set(RealtimeSettings.__dataclass_fields__)
     if unknown:
@@ -119,7 +119,11 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
                             "[realtime] table")
     rules = switching_rules(loaded)  # [[switching]] tables: the loop runs the switched system (compiled modes)
     port = add_coupler(loaded.system, body, point)
-    dyn = SwitchingDynamics(loaded.derive(), rules, system=loaded.system) if rules else loaded.derive().compile()
+    rolling = rolling_dynamics(loaded) if loaded.tables.get("contacts") else None  # (with the coupler's inputs)
+    if rolling is not None:  # [[contacts]]: stepped in absolute coordinates, seen in joint coordinates
+        dyn = RollingRealtime(loaded.derive().compile(), rolling)
+    else:
+        dyn = SwitchingDynamics(loaded.derive(), rules, system=loaded.system) if rules else loaded.derive().compile()
     rate, stiffness, max_force, device = o["rate"], o["stiffness"], o["max_force"], o["device"]
     period = 1.0 / rate
     gains = CouplerGains(float(stiffness), float(stiffness * period if o["damping"] is None else o["damping"]))
@@ -150,7 +154,8 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
                         inputs=laws)
     result = loop.run(progress=status)
     lines = [f"warning: {w.message}" for w in caught]
-    engine = (f"{result.engine.value} engine" if not rules else "switched constraints, modes compiled to C"
+    engine = ("rolling contacts in absolute coordinates" if rolling is not None else
+              f"{result.engine.value} engine" if not rules else "switched constraints, modes compiled to C"
               if getattr(loop.plant, "modes", None) else "switched constraints, on line")
     lines += [f"status: {result.status} ({engine}, {o['substeps']} substep(s) per period)",
               *result.deadlines.lines(),
