@@ -29,7 +29,7 @@ class RollingRealtime:
 
     backend = "numpy"
 
-    def __init__(self, joint, rolling, *, project_every: int = 10):
+    def __init__(self, joint, rolling, *, project_every: int = 25):
         self.joint, self.rolling, self.project_every = joint, rolling, int(project_every)
         self.model, self.equations = joint.model, joint.equations
         self.n_q, self.n_u = joint.n_q, joint.n_u
