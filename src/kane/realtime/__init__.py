@@ -10,7 +10,9 @@ statistics, an HDF5 log written outside the periods, and the ``[realtime]`` tabl
 
 Constraint changes inside the period: ``SwitchingDynamics(equations, rules)`` in place of the compiled dynamics (the
 loop then runs a :class:`SwitchingPlant`; the mode and the events go into the log); multi-rate:
-``LoopOptions(substeps=N)`` or ``LoopOptions(dynamics_every=k)`` (:class:`SlowDynamics`).
+``LoopOptions(substeps=N)`` or ``LoopOptions(dynamics_every=k)`` (:class:`SlowDynamics`). Rolling contacts (a model
+file's ``[[contacts]]``): ``RollingRealtime(joint_dynamics, rolling_model)`` in place of the compiled dynamics.
+Scheduled inputs: ``RealtimeLoop(..., inputs=inputs(t, q, u))``, held over each period.
 """
 
 from .coupler import (
@@ -28,6 +30,7 @@ from .log import LOG_FORMAT, RealtimeLog
 from .loop import ClockMode, Engine, LoopOptions, LoopResult, RealtimeLoop
 from .model_table import RealtimeSettings, realtime_settings
 from .multirate import SlowDynamics
+from .rolling_plant import RollingPlant, RollingRealtime
 from .stats import JITTER_EDGES_S, DeadlineStats, DeadlineSummary
 from .switching_plant import SwitchingDynamics, SwitchingOptions, SwitchingPlant
 from .udp import FORCE_SIZE, STATE_SIZE, UdpDevice, pack_state, unpack_force
@@ -38,5 +41,5 @@ __all__ = [
     "check_sample", "LOG_FORMAT", "RealtimeLog", "ClockMode", "Engine", "LoopOptions", "LoopResult",
     "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats", "DeadlineSummary", "RealtimeSettings", "realtime_settings",
     "UdpDevice", "FORCE_SIZE", "STATE_SIZE", "pack_state", "unpack_force", "SlowDynamics", "SwitchingDynamics",
-    "SwitchingOptions", "SwitchingPlant",
+    "SwitchingOptions", "SwitchingPlant", "RollingRealtime", "RollingPlant",
 ]
