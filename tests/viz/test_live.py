@@ -13,7 +13,7 @@ import kane
 from kane import joints as J
 from kane.cli import main
 from kane.errors import ArgumentError
-from kane.io.model_file import LoadedModel
+from kane.io.model_file import LoadedModel, load_model
 from kane.realtime import Device
 from kane.viz.live import GizmoDevice, LiveOptions, LiveSimulation
 
@@ -140,3 +140,11 @@ def test_a_live_trace_on_a_missing_body_is_one_line_and_status_2():
                                        "--trace", "nobody:0,0,0"])
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert result.exit_code == 2 and len(lines) == 1 and "no body named 'nobody'" in lines[0], result.output
+
+
+def test_the_model_files_realtime_coupling_point_is_the_live_default():
+    """examples/shopping_cart.toml names its handle in [realtime]: body B, 0.3 m behind the rear axle, which
+    starts at the origin with the basket along ground x, so the gizmo pulls the point (-0.3, 0, 0)."""
+    live = LiveSimulation(load_model(Path(__file__).resolve().parents[2] / "examples" / "shopping_cart.toml"))
+    assert (live.port.body, live.port.point) == ("B", (-0.3, 0.0, 0.0))
+    np.testing.assert_allclose(live.point(), [-0.3, 0.0, 0.0], atol=1e-12)

@@ -42,7 +42,8 @@ def view_command(load_model, errors):
     @click.option("--speed", default=1.0, show_default=True, type=float, help="Playback speed.")
     @click.option("--live", is_flag=True, help="RUN is a model file: simulate it live, dragged by the gizmo.")
     @click.option("--couple", metavar="BODY:X,Y,Z", help="With --live: the body point the gizmo pulls "
-                  "[default: the heaviest body's centre of mass].")
+                  "[default: the model file's [realtime] body and point, else the heaviest body's centre of "
+                  "mass].")
     @click.option("--record", default="live.h5", show_default=True, type=click.Path(dir_okay=False),
                   help="With --live: the run file the record checkbox writes.")
     @click.option("--assemble", metavar="BODY[:X,Y,Z]", help="RUN is a model file: drag this body point with the "

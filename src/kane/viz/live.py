@@ -40,6 +40,7 @@ from ..realtime.command import parse_couple
 from ..realtime.coupler import CouplerGains, VirtualCoupler, add_coupler, passivity_bound
 from ..realtime.devices import DeviceSample, Workspace, check_sample
 from ..realtime.loop import input_holder
+from ..realtime.model_table import realtime_settings
 from ..simulate import Simulator, make_projection
 from ..simulate.rolling_run import JointCoordinateWriter
 from ..switching.model_table import switching_rules
@@ -84,7 +85,8 @@ class GizmoDevice:
 
 @dataclass(frozen=True)
 class LiveOptions:
-    """``couple``: "BODY" or "BODY:X,Y,Z" (point in body axes [m]; default :func:`default_couple`); coupler
+    """``couple``: "BODY" or "BODY:X,Y,Z" (point in body axes [m]; default: the model file's ``[realtime]`` body
+    and point, else :func:`default_couple`); coupler
     ``stiffness`` K [N/m], ``damping`` B [N s/m] and ``max_force`` [N] (None: the defaults of the module text);
     ``rate`` [Hz] of the coupler's periods and ``substeps`` RK4 steps per period."""
 
@@ -127,7 +129,10 @@ class LiveSimulation:
         self.loaded, self.options = loaded, options
         model = loaded.system.compile()
         self.params = {k: float(v) for k, v in loaded.parameters.items()}
-        body, point = parse_couple(options.couple) if options.couple else default_couple(model, self.params)
+        table = realtime_settings(loaded)  # the model file's coupling point, as kane realtime takes it
+        body, point = (parse_couple(options.couple) if options.couple else
+                       (table.body, table.point or (0.0, 0.0, 0.0)) if table.body is not None else
+                       default_couple(model, self.params))
         self.port = add_coupler(loaded.system, body, point)
         self.equations = loaded.derive()
         self.switching = switching_live_dynamics(loaded)  # [[switching]] tables: None without
