@@ -233,7 +233,8 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
     goes; a failure, --max-steps or --max-wall-time stops it with the last good state, keeping the samples;
     Ctrl-C or SIGTERM closes the file (status "interrupted: ...") and exits with status 130. A closing table
     gives evaluations, steps, the relative energy drift, the largest constraint residual and the wall time.
-    A model with [[switching]] tables runs under its rules (kane.switching): the table adds the mode changes.
+    A model with [[switching]] tables runs under its rules (kane.switching): the table adds the mode changes. A
+    model with [[contacts]] rolls them in absolute coordinates and is written in its joint coordinates.
     """
     start = time.perf_counter()
     console, err = _console(), _console(stderr=True)
