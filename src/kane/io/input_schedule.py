@@ -51,17 +51,18 @@ class InputSchedule:
     def __getstate__(self):
         return {k: v for k, v in self.__dict__.items() if k != "_fns"}  # the printed functions are rebuilt
 
-    def bind(self, dynamics, params: Mapping[str, float] | None = None):
+    def bind(self, dynamics=None, params: Mapping[str, float] | None = None):
         """inputs(t, q, u) -> {name: value} for ``dynamics`` (its ``u_names``; the speeds it does not integrate
-        come from its ``full_speeds`` where a schedule reads them) at the parameter values ``params`` (name ->
-        value; the defaults for the others). A schedule that is not finite gives NaN: a Simulator stops there with
-        the time and the state."""
+        come from its ``full_speeds`` where a schedule reads them; None: u holds every speed of the model, in its
+        order, as in kane.switching) at the parameter values ``params`` (name -> value; the defaults for the
+        others). A schedule that is not finite gives NaN: a Simulator stops there with the time and the state."""
         (fast, safe), names = self._functions(), self.names
         given = dict(params or {})
         p = [float(given.get(str(s), d)) for s, d in zip(self.parameters, self.defaults)]
+        u_names = [str(s) for s in self.u] if dynamics is None else list(dynamics.u_names)
         dependent = {sp.Symbol(n) for n in getattr(dynamics, "u_dependent_names", ())}
         needs_full = any(e.free_symbols & dependent for e in self.expressions)
-        index = [dynamics.u_names.index(str(s)) if str(s) in dynamics.u_names else None for s in self.u]
+        index = [u_names.index(str(s)) if str(s) in u_names else None for s in self.u]
 
         def inputs(time, q, u):
             full = dynamics.full_speeds(time, q, u) if needs_full else [0.0 if k is None else u[k] for k in index]

@@ -149,9 +149,10 @@ class LoadedModel:
                              tuple(sp.Symbol(k) for k in self.parameters),
                              tuple(float(v) for v in self.parameters.values()))
 
-    def input_function(self, dynamics):
+    def input_function(self, dynamics=None):
         """Inputs for :func:`kane.simulate.simulate`: None (defaults) or a callable (t, q, u) -> {name: value}
-        evaluating the schedules with the parameter defaults."""
+        evaluating the schedules with the parameter defaults, u the speeds of ``dynamics`` (None: every speed of
+        the model, as in kane.switching)."""
         schedule = self.input_schedule()
         return None if schedule is None else schedule.bind(dynamics, self.parameters)
 

@@ -32,8 +32,9 @@ from ..io.input_schedule import InputSchedule
 from ..io.model_file import LoadedModel, load_model
 from ..model.system import System
 from ..simulate import SimulationError, simulate
+from ..switching.model_table import switching_rules
 from .batch import BatchModel, check_batchable, run_batch
-from .switched import point_rules, run_switched, switching_text
+from .switched import run_switched, switching_text
 from .metrics import evaluate_metrics, failed_metrics, metric_columns
 from .spec import Draws, Grid, Metrics, Points, RunSettings, Sweep, number
 from .results import load_sweep, open_results
@@ -213,7 +214,7 @@ def prepare(sweep: Sweep) -> Plan:
         if key not in seen:
             seen.add(key)
             tasks.append(Task(key, tuple(point[n] for n in sweep.names), params, q0, u0,
-                              point_rules(lm, params, equations.model) if switching else ()))
+                              switching_rules(lm, params, equations.model) if switching else ()))
     columns = metric_columns(sweep.metrics, sweep.run, q_names, u_names)
     return Plan(sweep, lm.name, equations, model_hash, sweep.names, columns, tuple(tasks), schedule, tuple(u_names),
                 switching is not None)

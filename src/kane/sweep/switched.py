@@ -5,14 +5,13 @@ all the model's speeds (the columns ``final.u.NAME`` and ``max.u.NAME`` name eve
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import numpy as np
 
 from ..errors import ArgumentError
-from ..switching import SwitchingSimulator, switching_rules
+from ..switching import SwitchingSimulator
 
-__all__ = ["switching_text", "point_rules", "run_switched"]
+__all__ = ["switching_text", "run_switched"]
 
 
 def switching_text(loaded, run) -> str | None:
@@ -27,18 +26,11 @@ def switching_text(loaded, run) -> str | None:
     return json.dumps(tables, sort_keys=True, default=str)
 
 
-def point_rules(loaded, params, model) -> tuple:
-    """The rule records at the point's parameter values ``params`` (name -> value); ``model`` the compiled model."""
-    return switching_rules(loaded, params, model)
-
-
 def run_switched(task, equations, run, schedule=None):
     """The trajectory of ``task`` (its params, q0 (n_q,), u0 (all n_u speeds), rules) under ``run`` (RunSettings);
     ``schedule`` (an InputSchedule) gives the inputs. Raises SimulationError (with the last good state) or
     KaneError as a run does."""
-    model = equations.model
-    state = SimpleNamespace(model=model, u_names=tuple(str(u) for u in model.u), u_dependent_names=())
-    inputs = None if schedule is None else schedule.bind(state, task.params)
+    inputs = None if schedule is None else schedule.bind(None, task.params)  # (u: every speed of the model)
     sim = SwitchingSimulator(equations, np.array(task.q0), np.array(task.u0), task.rules, t0=run.t_span[0],
                              params=task.params, inputs=inputs, method=run.method, rtol=run.rtol, atol=run.atol,
                              dt=run.dt, max_step=run.max_step, output_dt=run.output_dt, record_forces=False)

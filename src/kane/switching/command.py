@@ -9,7 +9,6 @@ to HDF5 as it goes, with the monitors that close a switched run's work-energy ba
 from __future__ import annotations
 
 from collections import Counter
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -35,10 +34,8 @@ def switching_simulation(loaded, settings, writer=None, *, dependent=None, proje
     model = equations.model
     q0 = np.array([loaded.q0.get(str(q), 0.0) for q in model.q], dtype=float)
     u0 = np.array([loaded.u0.get(str(u), 0.0) for u in model.u], dtype=float)
-    # the state of a switching run holds every speed of the model: no speed is computed from the others
-    state = SimpleNamespace(model=model, u_names=tuple(str(u) for u in model.u), u_dependent_names=())
     return SwitchingSimulator(equations, q0, u0, rules, t0=settings.t_start, params=dict(loaded.parameters),
-                              inputs=loaded.input_function(state), method=settings.method, rtol=settings.rtol,
+                              inputs=loaded.input_function(), method=settings.method, rtol=settings.rtol,
                               atol=settings.atol, dt=settings.dt, max_step=settings.max_step,
                               output_dt=settings.output_dt, project=project, dependent=dependent,
                               record_balance=True, writer=writer, t_end=settings.t_end, max_steps=max_steps,
