@@ -247,3 +247,15 @@ def test_schedules_drive_the_compiled_modes_of_a_switching_model(tmp_path):
     k0 = int(np.flatnonzero(t > 0.2 - 1e-9)[0])  # the first period after the unlock
     v = np.cumsum(3.0 * np.sin(5.0 * t[k0:]) * T / m)
     np.testing.assert_allclose(u[k0 + 1:, 0], v[:-1], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("rate, message", [
+    ("0", "rate must be a finite frequency > 0 Hz, got 0.0"),
+    ("nan", "rate must be a finite frequency > 0 Hz, got nan"),
+    ("1e9", "rate 1e+09 Hz is above 100000 Hz, the most the real clock runs"),
+])
+def test_a_rate_the_loop_cannot_run_is_refused_before_anything_starts(tmp_path, rate, message):
+    out = tmp_path / "x.h5"
+    res = CliRunner().invoke(main, ["realtime", CHAIN, "--couple", "link7", "--rate", rate, "-o", str(out)])
+    assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output
+    assert not out.exists() and not Path(str(out) + ".partial").exists()

@@ -1,7 +1,6 @@
 """Stopping a run from outside: SIGKILL leaves a readable partial log (a `kane realtime` process), SIGTERM and Ctrl-C
 (SIGINT) end the loop with zero force on the device and the whole log saved."""
 
-import _thread
 import json
 import os
 import signal
@@ -15,6 +14,7 @@ import h5py
 import numpy as np
 import pytest
 
+import kane
 from kane import realtime as rt
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,3 +131,75 @@ def test_ctrl_c_ends_with_zero_force_and_the_log_saved(chain, closed_path, tmp_p
         assert f.attrs["status"] == "interrupted" and int(f["n_committed"][0]) == n == f["t"].shape[0]
     # the live status line, every 0.1 s while it ran
     assert lines and all(" periods " in line and " missed " in line for line in lines)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX signals and sessions")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_to_the_whole_process_group_saves_the_whole_log(tmp_path, signum):
+    # a terminal's Ctrl-C (SIGINT) and `timeout` (SIGTERM) signal every process of the foreground group: the log's
+    # writer process must not die of it before the loop has handed it the last rows
+    out = tmp_path / "group.h5"
+    proc = subprocess.Popen([sys.executable, "-m", "kane.cli", "realtime", "examples/planar_chain.toml", "--couple",
+                             "link7:1,0,0", "--rate", "5000", "--duration", "1000", "-o", str(out)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _wait_for(Path(str(out) + ".partial"), proc, rows=1000)
+        os.killpg(proc.pid, signum)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    status = "interrupted" if signum == signal.SIGINT else "terminated"
+    assert proc.returncode == 0, stderr
+    assert f"status: {status} " in stdout and f"log: {out}" in stdout
+    with h5py.File(out, "r") as f:  # renamed to its final name, every period in it
+        n = json.loads(f.attrs["stats"])["periods"]
+        assert f.attrs["status"] == status and n > 1000 and int(f["n_committed"][0]) == n == f["t"].shape[0]
+        np.testing.assert_allclose(f["t"][:], np.arange(n) * 2e-4, rtol=0, atol=1e-9)
+
+
+def test_a_writer_process_that_dies_hands_its_rows_back_to_the_loop(chain, closed_path, tmp_path):
+    dyn, port = chain
+    cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(2000.0, 2.0), max_force=50.0)
+    x0, _ = cp.point_state(0.0, np.zeros(7), np.zeros(7))
+    hand = rt.SimulatedHand(closed_path(x0, period=1e9, radius=0.3), workspace=rt.Workspace((-2, -2, -9), (2, 2, 0)))
+    options = rt.LoopOptions(rate=2000.0, duration=1e4, flush_every=500)  # the real clock: a writer process
+    loop = rt.RealtimeLoop(cp, hand, np.zeros(7), np.zeros(7), options=options, log=tmp_path / "w.h5")
+    writer = loop.log._child
+    assert writer is not None
+    loop.start()
+    try:
+        while loop.log.n_committed < 1000:
+            assert loop.join(0.05) is None or not loop.running
+        os.kill(writer.pid, signal.SIGKILL)
+        killed_at = loop.log.n_committed
+        while loop.log.n_rows < killed_at + 3000:  # more than the ring holds (8 blocks of 500) after the kill
+            loop.join(0.05)
+    finally:
+        loop.stop()
+    result = loop.join()
+    assert "the log's writer process ended early" in result.status
+    n = result.deadlines.periods
+    with h5py.File(tmp_path / "w.h5", "r") as f:
+        assert f.attrs["status"].startswith("stopped; the log's writer process ended early")
+        assert int(f["n_committed"][0]) == n == f["t"].shape[0]  # no row lost
+        np.testing.assert_allclose(f["t"][:], np.arange(n) * 5e-4, rtol=0, atol=1e-9)
+        assert np.all(np.isfinite(f["q"][:])) and np.all(np.isfinite(f["energy"][:]))
+
+
+def test_a_device_that_never_opens_on_the_real_clock_closes_the_log_at_once(wall, tmp_path):
+    # the log (with its writer process) exists before the device opens; closing it with no row must not wait
+    dyn, port = wall
+    cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(100.0, 1.0))
+    dev = rt.UdpDevice(0, connect_timeout=0.05)
+    loop = rt.RealtimeLoop(cp, dev, [0.0], [0.0], options=rt.LoopOptions(duration=1.0), log=tmp_path / "none.h5")
+    assert loop.log._child is not None
+    loop.start()
+    end = time.monotonic() + 30.0
+    while loop.running and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not loop.running, "closing the empty log hung"
+    with pytest.raises(kane.KaneError, match="no valid state packet"):
+        loop.join()
+    with h5py.File(tmp_path / "none.h5", "r") as f:
+        assert f.attrs["status"].startswith("failed: the device did not open: UdpDevice: no valid state packet")
+        assert f["t"].shape == (0,)

@@ -125,7 +125,9 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     else:
         dyn = SwitchingDynamics(loaded.derive(), rules, system=loaded.system) if rules else loaded.derive().compile()
     rate, stiffness, max_force, device = o["rate"], o["stiffness"], o["max_force"], o["device"]
-    period = 1.0 / rate
+    loop_options = LoopOptions(rate=rate, duration=o["duration"], substeps=o["substeps"],
+                               clock=ClockMode.VIRTUAL if virtual_clock else ClockMode.REAL)  # checked first
+    period = loop_options.period
     gains = CouplerGains(float(stiffness), float(stiffness * period if o["damping"] is None else o["damping"]))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -147,8 +149,6 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
         dev = UdpDevice(int(o["udp_port"]), max_force=max_force, workspace=space)
     else:
         raise ArgumentError(f"--device {device!r}: expected one of {', '.join(DEVICES)}")
-    loop_options = LoopOptions(rate=rate, duration=o["duration"], substeps=o["substeps"],
-                               clock=ClockMode.VIRTUAL if virtual_clock else ClockMode.REAL)
     laws = loaded.input_function(dyn)  # the file's [inputs] schedules, held over each period as the coupler's force
     loop = RealtimeLoop(coupler, dev, q0, u0, params=dict(loaded.parameters), options=loop_options, log=output,
                         inputs=laws)

@@ -22,8 +22,10 @@ which to return): the energies of the rows in batches sized to the time left, an
 block handed to the writer. With ``process=True`` (the real clock) the writer is a separate process that maps the
 ring and appends each block to ``path + '.partial'`` (:mod:`kane.realtime.log_writer`), so no h5py call and no
 other Python thread ever takes the loop's GIL (a thread that wakes costs the loop a GIL hand-over of 100 us and
-more); otherwise blocks are appended in the loop's thread. :meth:`RealtimeLog.close` renames the file to ``path``.
-A killed run leaves a readable partial file holding every row of its last flush.
+more); otherwise blocks are appended in the loop's thread. The writer runs in its own session, so a terminal's
+Ctrl-C stops the loop, not the writer; a writer that ends early anyway hands its rows back, and the loop's thread
+appends them (its status says so). :meth:`RealtimeLog.close` renames the file to ``path``. A killed run leaves a
+readable partial file holding every row of its last flush.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ class RealtimeLog:
         self._cost = (None, None)  # [s] of an energy call: its overhead, and per row (warm_up)
         self._error: BaseException | None = None
         self._child, self._acks = None, b""
+        self.writer_failure: str | None = None  # the last words of a writer process that ended early
         self._ring_fd = None
         if process and os.path.isdir(f"/proc/{os.getpid()}/fd"):
             # the ring in an unlinked file the writer process maps through /proc/PID/fd (nothing left behind)
@@ -217,20 +220,36 @@ class RealtimeLog:
 
     def _read_acks(self, wait: bool) -> None:
         """The rows the writer process has committed (the last number it printed); with ``wait``, until every
-        row sent is."""
+        row sent is. A writer that ended (killed, or failed) hands the rows it had not committed back to this
+        process (:meth:`_writer_failed`)."""
         fd = self._child.stdout.fileno()
-        while True:
-            if select.select([fd], [], [], None if wait else 0)[0]:
-                data = os.read(fd, 4096)
-                if not data:
-                    raise KaneError(f"real-time log {self.partial}: the writer process failed: "
-                                    f"{self._child.stderr.read().decode(errors='replace')}")
-                self._acks += data
-                *done, self._acks = self._acks.split(b"\n")
-                if done:
-                    self.n_committed = int(done[-1])
-            if not wait or self.n_committed >= self.n_sent:
+        while not (wait and self.n_committed >= self.n_sent):
+            if not select.select([fd], [], [], None if wait else 0)[0]:
                 return
+            data = os.read(fd, 4096)
+            if not data:
+                self._writer_failed()
+                return
+            self._acks += data
+            *done, self._acks = self._acks.split(b"\n")
+            if done:
+                self.n_committed = int(done[-1])
+            if not wait:
+                return
+
+    def _writer_failed(self) -> None:
+        """The writer process ended before its input did: its last words are kept (``writer_failure``, added to
+        the file's status by :meth:`close`) and the rows it had not committed are sent again, to be appended in
+        this process from now on (the ring still holds them), so no recorded row is lost."""
+        child, self._child = self._child, None
+        child.stdin.close()
+        code = child.wait()
+        words = child.stderr.read().decode(errors="replace").strip().splitlines()
+        child.stdout.close()
+        child.stderr.close()
+        self.writer_failure = (f"the log's writer process ended early ({words[-1] if words else f'exit status {code}'}"
+                               f"); rows from {self.n_committed} on were written by the loop's process")
+        self.n_sent = self.n_committed
 
     def _write_until(self, n1: int) -> None:
         """Energies, hand-over and commit of every row before ``n1``, waiting for the writer."""
@@ -239,6 +258,7 @@ class RealtimeLog:
             self._send(n1)
             if self._child is not None:
                 self._read_acks(wait=True)
+                self._send(n1)  # nothing, unless the writer failed: then its rows are appended here
         except BaseException as exc:
             self._error = exc
 
@@ -247,7 +267,7 @@ class RealtimeLog:
         self._child = child = subprocess.Popen(
             [sys.executable, "-P", log_writer.__file__, f"/proc/{pid}/fd/{self._ring_fd}", str(self.partial),
              json.dumps(self._layout)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            bufsize=0)
+            bufsize=0, start_new_session=True)  # out of the terminal's process group: Ctrl-C stops the loop only
         if child.stdout.readline().strip() != b"ready":
             raise KaneError(f"real-time log {self.partial}: the writer process did not start: "
                             f"{child.stderr.read().decode(errors='replace')}")
@@ -278,6 +298,8 @@ class RealtimeLog:
         with h5py.File(self.partial, "a", libver=_LIBVER) as f:
             for name in (*_SCALARS, *_VECTORS, "q", "u", "sample_status", "mode"):
                 f[name].resize(self.n_committed, axis=0)  # the reserve beyond the rows goes
+            if self.writer_failure is not None:
+                status = f"{status}; {self.writer_failure}"
             f.attrs.update({"status": status, "stats": json.dumps(stats), "counts": json.dumps(counts),
                             "modes": json.dumps(list(modes))})
             _write_events(f.create_group("events"), list(events))

@@ -36,9 +36,10 @@ from .log import SAMPLE_MISSING, SAMPLE_REFUSED, SAMPLE_USED, RealtimeLog
 from .multirate import SlowDynamics
 from .stats import DeadlineStats, DeadlineSummary
 
-__all__ = ["ClockMode", "Engine", "LoopOptions", "LoopResult", "RealtimeLoop", "input_holder"]
+__all__ = ["ClockMode", "Engine", "LoopOptions", "LoopResult", "MAX_REAL_RATE", "RealtimeLoop", "input_holder"]
 
 _SWITCH_INTERVAL = 5e-5  # [s] the interpreter's thread switch interval while a loop runs
+MAX_REAL_RATE = 100_000.0  # [Hz] the highest rate accepted on the real clock
 
 
 class ClockMode(enum.Enum):
@@ -81,6 +82,10 @@ class LoopOptions:
     def __post_init__(self):
         if not (math.isfinite(self.rate) and self.rate > 0):
             raise ArgumentError(f"loop options: rate must be a finite frequency > 0 Hz, got {self.rate!r}")
+        if self.clock is ClockMode.REAL and self.rate > MAX_REAL_RATE:
+            raise ArgumentError(f"loop options: rate {self.rate:g} Hz is above {MAX_REAL_RATE:g} Hz, the most the "
+                                f"real clock runs (a period of {1e6 / MAX_REAL_RATE:g} us: the loop's own work takes "
+                                "about 20 us); use the virtual clock for a finer step")
         if int(self.substeps) != self.substeps or self.substeps < 1:
             raise ArgumentError(f"loop options: substeps must be an integer >= 1, got {self.substeps!r}")
         if int(self.dynamics_every) != self.dynamics_every or self.dynamics_every < 1:
@@ -406,6 +411,8 @@ class RealtimeLoop:
                               "engine": self.engine.value, "substeps": n_sub,
                               "device": dict(getattr(dev, "counts", {}))},
                              modes=list(modes), events=getattr(plant, "events", ()))
+            if log.writer_failure is not None:
+                status = f"{status}; {log.writer_failure}"
         return LoopResult(status, summary, refused, missing, int(saturated), port_energy, float(t_end),
                           np.array(q), np.array(u), self.engine, path)
 
