@@ -259,3 +259,40 @@ def test_a_rate_the_loop_cannot_run_is_refused_before_anything_starts(tmp_path, 
     res = CliRunner().invoke(main, ["realtime", CHAIN, "--couple", "link7", "--rate", rate, "-o", str(out)])
     assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output
     assert not out.exists() and not Path(str(out) + ".partial").exists()
+
+
+def _not_hdf5(path):
+    path.write_text("hello")
+
+
+def _other_hdf5(path):
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = "kane.sweep"
+
+
+def _no_rows(path):
+    with h5py.File(path, "w") as f:
+        f.attrs.update({"format": "kane.realtime_log", "status": "running"})
+        for name, shape in (("t", (0,)), ("hand_position", (0, 3)), ("hand_velocity", (0, 3))):
+            f.create_dataset(name, shape=shape, dtype=float)
+        f["n_committed"] = np.zeros(1, dtype=np.int64)
+
+
+def _no_velocity(path):
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = "kane.realtime_log"
+        f["t"], f["hand_position"], f["n_committed"] = np.zeros(2), np.zeros((2, 3)), np.array([2])
+
+
+@pytest.mark.parametrize("write, message", [
+    (_not_hdf5, "not a readable HDF5 file"),
+    (_other_hdf5, "not a log of kane realtime (format attribute 'kane.sweep', expected 'kane.realtime_log')"),
+    (_no_rows, "no period was recorded (status 'running')"),
+    (_no_velocity, "no dataset hand_velocity"),
+])
+def test_a_replay_file_that_is_not_a_log_is_named_with_what_it_lacks(tmp_path, write, message):
+    bad = tmp_path / "bad.h5"
+    write(bad)
+    res = CliRunner().invoke(main, ["realtime", CHAIN, "--couple", "link7", "--device", "replay", "--replay", str(bad),
+                                    "--virtual-clock", "-o", str(tmp_path / "x.h5")])
+    assert res.exit_code == 2 and f"replay log {str(bad)!r}: {message}" in res.output, res.output
