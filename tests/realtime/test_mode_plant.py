@@ -1,8 +1,7 @@
 """Compiled modes in the real-time loop (kane.realtime.mode_plant), VIRTUAL clock: the same run as the on-line
 switching plant (a second formulation of the same switched equations, RK4 at the same step), the choice of
-dependent speeds that stays conditioned over the motion, slip and a mode without free speed run on line."""
+dependent speeds that stays conditioned over the motion, slip on line; a mode without free speed compiled too."""
 
-import math
 import sys
 from pathlib import Path
 
@@ -117,25 +116,33 @@ def test_a_slip_mode_runs_online_and_agrees_with_the_online_plant():
     assert np.max(np.abs(x_c - x_on)) < 1e-9
 
 
-def test_a_mode_without_free_speed_runs_online_with_a_warning():
+def test_a_mode_without_free_speed_is_compiled_and_runs_as_the_online_plant_does():
+    # the disk on its ramp held by a brake on the slide: rolling and the brake leave no free speed, so the held
+    # mode's compiled equations step q alone (q' = 0 here) while the hand pulls on the coupler
     loaded = load_model(EXAMPLES / "disk_on_ramp.toml")
     s = loaded.system
     s.add_joint_lock("brake", "slide", transient=True)
     port = rt.add_coupler(s, "disk")
     eqs = kane.derive(s)
-    rules = [Lock("brake", on=[(-1.0, 0.1005)])]
-    with pytest.warns(RuntimeWarning, match=r"mode \['brake'\] runs on line \(it has no free speed\)"):
-        sd = SwitchingDynamics(eqs, rules, system=s)
-        cp = rt.VirtualCoupler(sd, port, rt.CouplerGains(2000.0, 40.0), max_force=100.0)
+    rules = [Lock("brake", on=[(-1.0, 0.1005), (0.2003, 1.0)])]
+    runs = []
+    for system in (None, s):  # on line, then with every mode compiled to C
+        cp = rt.VirtualCoupler(SwitchingDynamics(eqs, rules, system=system), port, rt.CouplerGains(2000.0, 40.0),
+                               max_force=100.0)
         hand = rt.SimulatedHand(lambda t: (np.array([1.0, 0.5, 0.0]), np.zeros(3)), max_force=100.0,
                                 workspace=rt.Workspace((-2, -2, -2), (2, 2, 2)))
         loop = rt.RealtimeLoop(cp, hand, [1.0, 0.0], [0.0, 0.0],
                                options=rt.LoopOptions(rate=1 / T, duration=0.3, clock=rt.ClockMode.VIRTUAL))
-    result = loop.run()
-    assert result.status == "completed"
-    assert [(e.kind, round(e.t, 12)) for e in loop.plant.events] == [("unlock", 0.1005)]
-    assert loop.plant.online_periods == 101 and result.q[0] < 1.0 - 1e-3  # held on line, then rolls in C
-    assert math.isclose(result.u[1], -result.u[0], abs_tol=1e-12)  # rolling (the dependent speed, from C)
+        runs.append((loop.run(), loop.plant))
+    (r_on, p_on), (r_c, p_c) = runs
+    assert isinstance(p_c, ModePlant) and set(p_c.modes) == {frozenset(), frozenset({"brake"})}
+    assert r_c.status == "completed" and p_c.online_periods == 0
+    events = [(e.kind, round(e.t, 12)) for e in p_on.events]
+    assert events == [("unlock", 0.1005), ("lock", 0.2003)] and [(e.kind, round(e.t, 12)) for e in p_c.events] == events
+    # held: the disk stays where it was caught, its speeds zero (rolling: u2 = -u1 throughout)
+    assert r_c.q[0] < 1.0 - 1e-3 and r_c.u.tolist() == [0.0, 0.0]
+    np.testing.assert_allclose(r_c.q, r_on.q, rtol=0, atol=1e-12)
+    assert r_c.port_energy == pytest.approx(r_on.port_energy, rel=1e-9)
 
 
 def test_a_mode_whose_dependent_block_turns_singular_is_dropped_with_a_warning():

@@ -83,8 +83,8 @@ def compile_modes(system, online, rules, q0, *, limit: int = _MAX_MODES) -> dict
             eqs = derive(mode_system(system, active), dependent=dependent or None,
                          reference_q=np.asarray(q0, dtype=float))
             dyn = eqs.compile("c")
-            if dyn.backend != "c" or dyn.n_u == 0:
-                raise KaneError("no C stepper for it" if dyn.backend != "c" else "it has no free speed")
+            if dyn.backend != "c":
+                raise KaneError("no C stepper for it")
         except (KaneError, ModelError) as exc:
             warnings.warn(f"real-time loop: mode {list(active) or 'free'} runs on line ({exc})", RuntimeWarning,
                           stacklevel=3)
