@@ -83,7 +83,10 @@ def _cart_with(tmp_path, table):
     ('body = "B"\ndevice = "mouse"\n',
      r"\[realtime\], key 'device' \(line \d+\): expected one of 'sim', 'udp', 'replay'"),
     ('body = "B"\nrate = -5\n', r"\[realtime\], key 'rate' \(line \d+\): expected a number > 0, got -5"),
-    ('body = "B"\npoint = [1, 2]\n', r"\[realtime\], key 'point' \(line \d+\): expected a list of 3 finite numbers"),
+    ('body = "B"\npoint = [1, 2]\n',
+     r"\[realtime\], key 'point' \(line \d+\): expected a list of 3 numbers or expression strings, got 2 items"),
+    ('body = "B"\npoint = ["q3", 0, 0]\n',
+     r"\[realtime\], key 'point' \(line \d+\): bad expression 'q3', column 1: unknown name 'q3'; known names: t, g"),
 ])
 def test_realtime_table_errors_name_the_file_table_and_key(tmp_path, table, message):
     path = _cart_with(tmp_path, table)
@@ -93,8 +96,16 @@ def test_realtime_table_errors_name_the_file_table_and_key(tmp_path, table, mess
     assert res.exit_code == 2 and "[realtime]" in res.output
 
 
+def test_the_coupled_point_may_be_an_expression_of_the_parameters(tmp_path):
+    assert realtime_settings(load_model(CHAIN)).point == (1.0, 0.0, 0.0)  # ["l", 0, 0], the tip of link7
+    longer = tmp_path / "chain.toml"
+    longer.write_text(Path(CHAIN).read_text().replace("l = 1.0 ", "l = 1.5 "))
+    assert realtime_settings(load_model(longer)).point == (1.5, 0.0, 0.0)
+
+
 def test_no_coupling_point_anywhere_is_a_clear_error(tmp_path):
-    res = CliRunner().invoke(main, ["realtime", CHAIN, "--virtual-clock", "-o", str(tmp_path / "x.h5")])
+    res = CliRunner().invoke(main, ["realtime", "examples/spherical_wrist.toml", "--virtual-clock", "-o",
+                                    str(tmp_path / "x.h5")])
     assert res.exit_code == 2 and "give --couple BODY:X,Y,Z, or body (and point)" in res.output
 
 

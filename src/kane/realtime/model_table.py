@@ -5,7 +5,8 @@ Keys (all optional; a command-line option given overrides the file)::
 
     [realtime]
     body = "B"                 # the coupled body (required when the command has no --couple)
-    point = [-0.3, 0, 0]       # the coupled point in body axes [m] (default the body's origin)
+    point = [-0.3, 0, 0]       # the coupled point in body axes [m], numbers or expressions of the parameters
+                               # (default the body's origin)
     stiffness = 500.0          # coupler K [N/m]
     damping = 5.0              # coupler B [N s/m] (default K T, twice the sampled-data passivity bound)
     max_force = 40.0           # the device's force limit [N]
@@ -95,6 +96,14 @@ def _triple(ctx, key) -> tuple | None:
     return tuple(float(x) for x in v)
 
 
+def _point(ctx) -> tuple | None:
+    """The coupled point [m, body axes]: three numbers or expressions of the parameters (at their values)."""
+    if ctx.get("point") is None:
+        return None
+    return tuple(ctx.evaluate("point", e, item=f" (item {i + 1})")
+                 for i, e in enumerate(ctx.vector("point", ctx.loader.scope())))
+
+
 def realtime_settings(loaded) -> RealtimeSettings:
     """The ``[realtime]`` table of ``loaded`` (a :class:`kane.io.model_file.LoadedModel`), checked; all None when
     the file has none."""
@@ -113,7 +122,7 @@ def realtime_settings(loaded) -> RealtimeSettings:
             raise ctx.error("hand_direction", "expected a nonzero direction")
         direction = tuple(x / norm for x in direction)
     return RealtimeSettings(
-        body=body, point=_triple(ctx, "point"), device=ctx.string("device", choices=DEVICES),
+        body=body, point=_point(ctx), device=ctx.string("device", choices=DEVICES),
         udp_port=_integer(ctx, "udp_port", 0, 65535), substeps=_integer(ctx, "substeps", 1, 10000),
         hand_path=ctx.string("hand_path", choices=HAND_PATHS), hand_direction=direction,
         **{k: _number(ctx, k, k in _NONNEGATIVE) for k in _NUMBERS})
