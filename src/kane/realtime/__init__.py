@@ -10,7 +10,8 @@ statistics, an HDF5 log written outside the periods, and the ``[realtime]`` tabl
 
 Constraint changes inside the period: ``SwitchingDynamics(equations, rules)`` in place of the compiled dynamics (the
 loop then runs a :class:`SwitchingPlant`; the mode and the events go into the log); multi-rate:
-``LoopOptions(substeps=N)`` or ``LoopOptions(dynamics_every=k)`` (:class:`SlowDynamics`). Rolling contacts (a model
+``LoopOptions(substeps=N)`` or ``LoopOptions(dynamics_every=k)`` (:class:`SlowDynamics`; with
+``dynamics_process=True`` in a worker process, a step behind: :class:`AsyncDynamics`). Rolling contacts (a model
 file's ``[[contacts]]``): ``RollingRealtime(joint_dynamics, rolling_model)`` in place of the compiled dynamics.
 Scheduled inputs: ``RealtimeLoop(..., inputs=inputs(t, q, u))``, held over each period.
 """
@@ -29,6 +30,7 @@ from .devices import Device, DeviceSample, Replay, SimulatedHand, Workspace, che
 from .log import LOG_FORMAT, RealtimeLog
 from .loop import ClockMode, Engine, LoopOptions, LoopResult, RealtimeLoop
 from .model_table import RealtimeSettings, realtime_settings
+from .async_dynamics import AsyncDynamics
 from .multirate import SlowDynamics
 from .rolling_plant import RollingPlant, RollingRealtime
 from .stats import JITTER_EDGES_S, DeadlineStats, DeadlineSummary
@@ -40,6 +42,6 @@ __all__ = [
     "check_gains", "passivity_bound", "Device", "DeviceSample", "Replay", "SimulatedHand", "Workspace",
     "check_sample", "LOG_FORMAT", "RealtimeLog", "ClockMode", "Engine", "LoopOptions", "LoopResult",
     "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats", "DeadlineSummary", "RealtimeSettings", "realtime_settings",
-    "UdpDevice", "FORCE_SIZE", "STATE_SIZE", "pack_state", "unpack_force", "SlowDynamics", "SwitchingDynamics",
+    "AsyncDynamics", "UdpDevice", "FORCE_SIZE", "STATE_SIZE", "pack_state", "unpack_force", "SlowDynamics", "SwitchingDynamics",
     "SwitchingOptions", "SwitchingPlant", "RollingRealtime", "RollingPlant",
 ]

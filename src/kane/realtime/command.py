@@ -91,7 +91,7 @@ def line_path(start, direction, speed: float = 0.2, ramp: float = 0.5):
 
 
 _DEFAULTS = {"device": "sim", "rate": 1000.0, "duration": 10.0, "stiffness": 1000.0, "max_force": 20.0,
-             "substeps": 1, "workspace": 2.0, "hand_path": "circle", "hand_radius": 0.05, "hand_period": 2.0,
+             "substeps": 1, "dynamics_every": 1, "workspace": 2.0, "hand_path": "circle", "hand_radius": 0.05, "hand_period": 2.0,
              "hand_direction": (1.0, 0.0, 0.0), "hand_speed": 0.2, "udp_port": 5005}
 
 
@@ -100,7 +100,7 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     """Run ``loaded`` (a :class:`kane.io.model_file.LoadedModel`) coupled at ``couple`` (BODY:X,Y,Z; None: the
     model file's ``[realtime]`` body and point) to the device, log to ``output``. ``options``: the keys of
     :class:`RealtimeSettings` (device, rate [Hz], duration [s], stiffness [N/m], damping [N s/m], max_force [N],
-    substeps, udp_port, workspace [m], hand_...); one given (not None) overrides the file's ``[realtime]`` table,
+    substeps, dynamics_every, udp_port, workspace [m], hand_...); one given (not None) overrides the file's ``[realtime]`` table,
     which overrides the defaults. ``damping`` defaults to twice the passivity bound, K T. ``status(line)`` is
     called about 4 times a second with the live status line."""
     table = realtime_settings(loaded)
@@ -125,9 +125,11 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     else:
         dyn = SwitchingDynamics(loaded.derive(), rules, system=loaded.system) if rules else loaded.derive().compile()
     rate, stiffness, max_force, device = o["rate"], o["stiffness"], o["max_force"], o["device"]
-    loop_options = LoopOptions(rate=rate, duration=o["duration"], substeps=o["substeps"],
+    every = o["dynamics_every"]  # k > 1: the dynamics in a process of their own, a step behind (async_dynamics)
+    loop_options = LoopOptions(rate=rate, duration=o["duration"], substeps=o["substeps"], dynamics_every=every,
+                               dynamics_process=every > 1,
                                clock=ClockMode.VIRTUAL if virtual_clock else ClockMode.REAL)  # checked first
-    period = loop_options.period
+    period = loop_options.period * every  # the coupler acts on the dynamics sampled at k T: the bound's period
     gains = CouplerGains(float(stiffness), float(stiffness * period if o["damping"] is None else o["damping"]))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -156,11 +158,16 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     lines = [f"warning: {w.message}" for w in caught]
     engine = ("rolling contacts in absolute coordinates" if rolling is not None else
               f"{result.engine.value} engine" if not rules else "switched constraints, modes compiled to C"
-              if getattr(loop.plant, "modes", None) else "switched constraints, on line")
-    lines += [f"status: {result.status} ({engine}, {o['substeps']} substep(s) per period)",
+              if getattr(getattr(loop.plant, "plant", loop.plant), "modes", None) else "switched constraints, on line")
+    steps = (f"{o['substeps']} substep(s) per period" if every == 1 else
+             f"the dynamics every {every} periods, a step behind the coupler, {o['substeps']} substep(s) each")
+    lines += [f"status: {result.status} ({engine}, {steps})",
               *result.deadlines.lines(),
               f"device samples refused: {result.refused}, missing: {result.missing}; saturated periods: "
               f"{result.saturated}; energy into the model through the coupler: {result.port_energy:.6g} J"]
+    if every > 1 and not virtual_clock:
+        lines.append(f"dynamics steps not back within their slow period: {getattr(loop.plant, 'late_steps', 0)} of "
+                     f"{result.deadlines.periods // every}")
     if laws is not None:
         lines.append(f"inputs from the model's schedules, held over each period: {', '.join(loaded.input_laws)}")
     if rules:
@@ -209,19 +216,22 @@ def realtime_command(load, errors) -> click.Command:
     @click.option("--damping", type=float, default=None, help="Coupler B [N s/m] (default K T, twice the bound).")
     @click.option("--max-force", type=float, help="Device force limit [N] [default: 20].")
     @click.option("--substeps", type=int, help="Dynamics steps per period [default: 1].")
+    @click.option("--dynamics-every", type=click.IntRange(1, 10000),
+                  help="Step the dynamics once every K periods, in a process of their own [default: 1].")
     @click.option("--virtual-clock", is_flag=True, help="Run as fast as possible, not on the wall clock.")
     @click.option("-o", "--output", type=click.Path(dir_okay=False), default="realtime.h5", show_default=True,
                   help="HDF5 log file.")
     @errors
     def realtime(model, device, replay, udp_port, rate, duration, couple, stiffness, damping, max_force,
-                 substeps, virtual_clock, output):
+                 substeps, dynamics_every, virtual_clock, output):
         """Couple a simulated hand (a replayed log, or a device over UDP) to BODY:POINT of MODEL; print the
         deadline summary. A live status line is shown on a terminal."""
         status, end = _status_writer(sys.stderr)
         try:
             run = run_realtime(load(model), couple, output, replay=replay, virtual_clock=virtual_clock,
                                status=status, device=device, udp_port=udp_port, rate=rate, duration=duration,
-                               stiffness=stiffness, damping=damping, max_force=max_force, substeps=substeps)
+                               stiffness=stiffness, damping=damping, max_force=max_force, substeps=substeps,
+                               dynamics_every=dynamics_every)
         finally:
             end()
         click.echo(run.text, nl=False)

@@ -12,6 +12,7 @@ in hand). LAYOUT (JSON): ``shape`` of the ring, ``columns`` {dataset: [first, en
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import h5py
@@ -37,6 +38,7 @@ def write_block(partial: str, layout: dict, ring: np.ndarray, n0: int, n1: int) 
 
 
 def main(argv: list) -> int:
+    os.nice(10)  # the loop's thread first where they want the same core
     ring_path, partial, layout = argv[1], argv[2], json.loads(argv[3])
     ring = np.memmap(ring_path, dtype=np.float64, mode="r", shape=tuple(layout["shape"]))
     print("ready", flush=True)

@@ -33,6 +33,7 @@ from ..simulate import Simulator
 from .coupler import VirtualCoupler
 from .devices import check_sample
 from .log import SAMPLE_MISSING, SAMPLE_REFUSED, SAMPLE_USED, RealtimeLog
+from .async_dynamics import AsyncDynamics
 from .multirate import SlowDynamics
 from .stats import DeadlineStats, DeadlineSummary
 
@@ -66,7 +67,11 @@ class LoopOptions:
     ``device_timeout`` [s]: consecutive periods without a usable sample after which the loop stops,
     ``flush_every`` log rows per block handed to the log's writer, ``priority``: 0 (the default) runs the
     loop's thread at normal priority; 1..99 asks Linux for the real-time policy SCHED_FIFO at that priority (root or
-    CAP_SYS_NICE; refused -> a warning and normal priority: the summary's lateness tells)."""
+    CAP_SYS_NICE; refused -> a warning and normal priority: the summary's lateness tells). ``dynamics_every`` k > 1:
+    the dynamics step once every k periods over k T with the mean coupler force (multi-rate), in the loop's thread
+    (:class:`SlowDynamics`) or, with ``dynamics_process``, one slow step behind (:class:`AsyncDynamics`) in a worker
+    process on the real clock, so that no period waits for a step (in the loop's process on the virtual clock: the
+    same numbers)."""
 
     rate: float = 1000.0
     substeps: int = 1
@@ -77,6 +82,7 @@ class LoopOptions:
     device_timeout: float = 0.01
     flush_every: int = 1000
     dynamics_every: int = 1  # multi-rate: the dynamics step once every k periods, over k T (realtime.multirate)
+    dynamics_process: bool = False  # with dynamics_every > 1: in a worker process, a step behind (async_dynamics)
     priority: int = 0
 
     def __post_init__(self):
@@ -216,7 +222,10 @@ class RealtimeLoop:
             self.plant = _CompiledPlant(dyn, t0, q0, u0, params, coupler.input_index)
         else:
             self.plant = _PythonPlant(dyn, t0, q0, u0, params, coupler.port.inputs, dt)
-        if options.dynamics_every > 1:
+        if options.dynamics_every > 1 and options.dynamics_process:  # a worker process on the real clock
+            self.plant = AsyncDynamics(self.plant, options.dynamics_every, dyn, params,
+                                       process=options.clock is ClockMode.REAL)
+        elif options.dynamics_every > 1:
             self.plant = SlowDynamics(self.plant, options.dynamics_every, dyn, params)
         self._inputs = None if inputs is None else input_holder(inputs, dyn.model, coupler.port.inputs,
                                                                 self.plant.w, t0, q0, u0)
@@ -402,6 +411,10 @@ class RealtimeLoop:
                 dev.write_force(t, zero)
             finally:
                 dev.close()
+        try:
+            getattr(plant, "close", lambda: None)()  # a worker process's step in flight, taken back; the worker ends
+        except KaneError as exc:
+            status = f"failed: {exc}"
         t_end, q, u = self.plant.state()
         summary = stats.summary()
         path = None
@@ -409,6 +422,7 @@ class RealtimeLoop:
             path = log.close(status, summary.as_dict(),
                              {"refused": refused, "missing": missing, "saturated": int(saturated),
                               "engine": self.engine.value, "substeps": n_sub,
+                              "late_dynamics_steps": getattr(plant, "late_steps", 0),
                               "device": dict(getattr(dev, "counts", {}))},
                              modes=list(modes), events=getattr(plant, "events", ()))
             if log.writer_failure is not None:

@@ -15,6 +15,7 @@ Keys (all optional; a command-line option given overrides the file)::
     rate = 1000.0              # loop rate [Hz]
     duration = 10.0            # run time [s]
     substeps = 1               # dynamics steps per period
+    dynamics_every = 1         # k > 1: the dynamics step once every k periods over k T, in a process of their own
     workspace = 2.0            # half-width [m] of the box around the coupled point the handle may reach
     hand_path = "circle"       # the simulated hand's target: circle (radius, period) or line (direction, speed)
     hand_radius = 0.05         # [m]
@@ -37,7 +38,8 @@ DEVICES = ("sim", "udp", "replay")
 HAND_PATHS = ("circle", "line")
 _NUMBERS = ("stiffness", "damping", "max_force", "rate", "duration", "workspace", "hand_radius", "hand_period",
             "hand_speed")
-_KEYS = {"body", "point", "device", "udp_port", "substeps", "hand_path", "hand_direction", *_NUMBERS}
+_KEYS = {"body", "point", "device", "udp_port", "substeps", "dynamics_every", "hand_path", "hand_direction",
+         *_NUMBERS}
 _NONNEGATIVE = ("damping", "hand_speed")
 
 
@@ -45,7 +47,7 @@ _NONNEGATIVE = ("damping", "hand_speed")
 class RealtimeSettings:
     """What a ``[realtime]`` table sets (None where it does not): ``body`` and ``point`` (3,) [m] of the coupling,
     gains ``stiffness`` [N/m] and ``damping`` [N s/m], ``max_force`` [N], ``device``, ``udp_port``, ``rate`` [Hz],
-    ``duration`` [s], ``substeps``, ``workspace`` [m], and the hand's path: ``hand_path``, ``hand_radius`` [m],
+    ``duration`` [s], ``substeps``, ``dynamics_every``, ``workspace`` [m], and the hand's path: ``hand_path``, ``hand_radius`` [m],
     ``hand_period`` [s], ``hand_direction`` (3,), ``hand_speed`` [m/s]."""
 
     body: str | None = None
@@ -58,6 +60,7 @@ class RealtimeSettings:
     rate: float | None = None
     duration: float | None = None
     substeps: int | None = None
+    dynamics_every: int | None = None
     workspace: float | None = None
     hand_path: str | None = None
     hand_radius: float | None = None
@@ -124,5 +127,6 @@ def realtime_settings(loaded) -> RealtimeSettings:
     return RealtimeSettings(
         body=body, point=_point(ctx), device=ctx.string("device", choices=DEVICES),
         udp_port=_integer(ctx, "udp_port", 0, 65535), substeps=_integer(ctx, "substeps", 1, 10000),
+        dynamics_every=_integer(ctx, "dynamics_every", 1, 10000),
         hand_path=ctx.string("hand_path", choices=HAND_PATHS), hand_direction=direction,
         **{k: _number(ctx, k, k in _NONNEGATIVE) for k in _NUMBERS})

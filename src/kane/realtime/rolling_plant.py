@@ -7,8 +7,9 @@ the live viewer does.
     >>> dyn = RollingRealtime(loaded.derive().compile(), rolling_dynamics(loaded))   # after add_coupler
     >>> loop = RealtimeLoop(VirtualCoupler(dyn, port, gains), device, q0, u0, options=...)
 
-The rolling dynamics are evaluated in numpy (about 0.3 ms for the ball in its bowl, so an RK4 step takes about
-1.4 ms): such a model runs at a few hundred hertz, not at 1 kHz.
+The rolling dynamics are evaluated in numpy (about 0.9 ms for the ball in its bowl, so an RK4 step and the joint
+coordinates take about 4 ms): such a model steps at about 100 Hz. Behind a 1 kHz coupler it runs in a process of
+its own, a step behind (``LoopOptions(dynamics_every=10, dynamics_process=True)``, :mod:`.async_dynamics`).
 """
 
 from __future__ import annotations
