@@ -1,6 +1,6 @@
-"""Real-time loop benchmark for a slow model (issue 14, item 6): the ball rolling in its bowl (examples/ball_in_bowl.toml,
-a rolling contact in absolute coordinates whose numpy dynamics take about 4 ms an RK4 step), pulled by the simulated
-hand through the coupler, on the wall clock.
+"""Real-time loop benchmark for a slow model (issue 14, item 6): the ball rolling in its bowl
+(examples/ball_in_bowl.toml, a rolling contact in absolute coordinates whose numpy dynamics take about 4 ms an RK4
+step), pulled by the simulated hand through the coupler, on the wall clock.
 
 Printed, for ``--seconds`` (default 10) each: (1) the haptic loop at 1 kHz with the contact stepped every 10 periods
 in a worker process, a step behind (kane.realtime.AsyncDynamics); (2) the same multi-rate loop with each step in the

@@ -334,3 +334,18 @@ def test_the_held_disk_example_runs_from_its_realtime_table_and_its_energy_balan
     k = int(np.argmin(np.abs(t - 1.5)))
     assert balance[k] == pytest.approx(lost, abs=1e-12)
     assert np.abs(np.delete(balance, k)).max() < 1e-12
+
+
+def test_dynamics_every_k_periods_check_the_gains_at_the_dynamics_period(tmp_path):
+    out = tmp_path / "slow.h5"
+    res = CliRunner().invoke(main, ["realtime", CHAIN, "--dynamics-every", "10", "--damping", "1", "--duration", "0.2",
+                                    "--virtual-clock", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    # the coupler acts on dynamics sampled at k T = 10 ms: the bound is K k T / 2 = 1000 * 0.01 / 2 = 5 N s/m
+    assert "below the sampled-data passivity bound B >= K T / 2 = 1000 * 0.01 / 2 = 5 N s/m" in res.output
+    assert "the dynamics every 10 periods, a step behind the coupler" in res.output and " of 200 periods" in res.output
+    with h5py.File(out, "r") as f:
+        q = f["q"][:]
+    # the chain starts at rest: its first step (periods 0-9) is seen from period 20 on, the next from period 30
+    assert np.all(q[:20] == q[0]) and np.any(q[20] != q[0])
+    assert np.all(q[20:30, 0] - q[20, 0] == pytest.approx((np.arange(10)) * (q[21, 0] - q[20, 0]), abs=1e-15))

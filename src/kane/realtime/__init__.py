@@ -42,6 +42,7 @@ __all__ = [
     "check_gains", "passivity_bound", "Device", "DeviceSample", "Replay", "SimulatedHand", "Workspace",
     "check_sample", "LOG_FORMAT", "RealtimeLog", "ClockMode", "Engine", "LoopOptions", "LoopResult",
     "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats", "DeadlineSummary", "RealtimeSettings", "realtime_settings",
-    "AsyncDynamics", "UdpDevice", "FORCE_SIZE", "STATE_SIZE", "pack_state", "unpack_force", "SlowDynamics", "SwitchingDynamics",
+    "AsyncDynamics", "UdpDevice", "FORCE_SIZE", "STATE_SIZE", "pack_state", "unpack_force", "SlowDynamics",
+    "SwitchingDynamics",
     "SwitchingOptions", "SwitchingPlant", "RollingRealtime", "RollingPlant",
 ]

@@ -91,18 +91,21 @@ def line_path(start, direction, speed: float = 0.2, ramp: float = 0.5):
 
 
 _DEFAULTS = {"device": "sim", "rate": 1000.0, "duration": 10.0, "stiffness": 1000.0, "max_force": 20.0,
-             "substeps": 1, "dynamics_every": 1, "workspace": 2.0, "hand_path": "circle", "hand_radius": 0.05, "hand_period": 2.0,
+             "substeps": 1, "dynamics_every": 1, "workspace": 2.0, "hand_path": "circle", "hand_radius": 0.05,
+             "hand_period": 2.0,
              "hand_direction": (1.0, 0.0, 0.0), "hand_speed": 0.2, "udp_port": 5005}
 
 
 def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clock: bool = False, status=None,
-                 **options) -> RealtimeRun:
+                 priority: int = 0, **options) -> RealtimeRun:
     """Run ``loaded`` (a :class:`kane.io.model_file.LoadedModel`) coupled at ``couple`` (BODY:X,Y,Z; None: the
     model file's ``[realtime]`` body and point) to the device, log to ``output``. ``options``: the keys of
     :class:`RealtimeSettings` (device, rate [Hz], duration [s], stiffness [N/m], damping [N s/m], max_force [N],
-    substeps, dynamics_every, udp_port, workspace [m], hand_...); one given (not None) overrides the file's ``[realtime]`` table,
-    which overrides the defaults. ``damping`` defaults to twice the passivity bound, K T. ``status(line)`` is
-    called about 4 times a second with the live status line."""
+    substeps, dynamics_every, udp_port, workspace [m], hand_...); one given (not None) overrides the file's
+    ``[realtime]`` table, which overrides the defaults. ``damping`` defaults to twice the passivity bound at the
+    dynamics' period, K k T. ``status(line)`` is called about 4 times a second with the live status line.
+    ``priority`` > 0: the loop's thread under SCHED_FIFO at that priority (root or CAP_SYS_NICE), spinning for 0.3
+    of a period before each (a thread that spins for all of it meets Linux's real-time throttling)."""
     table = realtime_settings(loaded)
     unknown = set(options) - set(RealtimeSettings.__dataclass_fields__)
     if unknown:
@@ -127,7 +130,8 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     rate, stiffness, max_force, device = o["rate"], o["stiffness"], o["max_force"], o["device"]
     every = o["dynamics_every"]  # k > 1: the dynamics in a process of their own, a step behind (async_dynamics)
     loop_options = LoopOptions(rate=rate, duration=o["duration"], substeps=o["substeps"], dynamics_every=every,
-                               dynamics_process=every > 1,
+                               dynamics_process=every > 1, priority=priority,
+                               spin=min(1e-3, 0.3 / rate) if priority and rate > 0 else 1e-3,
                                clock=ClockMode.VIRTUAL if virtual_clock else ClockMode.REAL)  # checked first
     period = loop_options.period * every  # the coupler acts on the dynamics sampled at k T: the bound's period
     gains = CouplerGains(float(stiffness), float(stiffness * period if o["damping"] is None else o["damping"]))
@@ -213,23 +217,27 @@ def realtime_command(load, errors) -> click.Command:
     @click.option("--couple", metavar="BODY:X,Y,Z", help="Coupled body and point (body axes, m) [default: "
                                                          "[realtime] body and point].")
     @click.option("--stiffness", type=float, help="Coupler K [N/m] [default: 1000].")
-    @click.option("--damping", type=float, default=None, help="Coupler B [N s/m] (default K T, twice the bound).")
+    @click.option("--damping", type=float, default=None,
+                  help="Coupler B [N s/m] (default K k T, twice the bound; k: --dynamics-every).")
     @click.option("--max-force", type=float, help="Device force limit [N] [default: 20].")
     @click.option("--substeps", type=int, help="Dynamics steps per period [default: 1].")
     @click.option("--dynamics-every", type=click.IntRange(1, 10000),
                   help="Step the dynamics once every K periods, in a process of their own [default: 1].")
+    @click.option("--priority", type=click.IntRange(0, 99), default=0,
+                  help="SCHED_FIFO priority of the loop's thread (root or CAP_SYS_NICE); 0: normal.")
     @click.option("--virtual-clock", is_flag=True, help="Run as fast as possible, not on the wall clock.")
     @click.option("-o", "--output", type=click.Path(dir_okay=False), default="realtime.h5", show_default=True,
                   help="HDF5 log file.")
     @errors
     def realtime(model, device, replay, udp_port, rate, duration, couple, stiffness, damping, max_force,
-                 substeps, dynamics_every, virtual_clock, output):
+                 substeps, dynamics_every, priority, virtual_clock, output):
         """Couple a simulated hand (a replayed log, or a device over UDP) to BODY:POINT of MODEL; print the
         deadline summary. A live status line is shown on a terminal."""
         status, end = _status_writer(sys.stderr)
         try:
             run = run_realtime(load(model), couple, output, replay=replay, virtual_clock=virtual_clock,
-                               status=status, device=device, udp_port=udp_port, rate=rate, duration=duration,
+                               status=status, priority=priority, device=device, udp_port=udp_port, rate=rate,
+                               duration=duration,
                                stiffness=stiffness, damping=damping, max_force=max_force, substeps=substeps,
                                dynamics_every=dynamics_every)
         finally:

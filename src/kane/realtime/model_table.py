@@ -47,8 +47,8 @@ _NONNEGATIVE = ("damping", "hand_speed")
 class RealtimeSettings:
     """What a ``[realtime]`` table sets (None where it does not): ``body`` and ``point`` (3,) [m] of the coupling,
     gains ``stiffness`` [N/m] and ``damping`` [N s/m], ``max_force`` [N], ``device``, ``udp_port``, ``rate`` [Hz],
-    ``duration`` [s], ``substeps``, ``dynamics_every``, ``workspace`` [m], and the hand's path: ``hand_path``, ``hand_radius`` [m],
-    ``hand_period`` [s], ``hand_direction`` (3,), ``hand_speed`` [m/s]."""
+    ``duration`` [s], ``substeps``, ``dynamics_every``, ``workspace`` [m], and the hand's path: ``hand_path``,
+    ``hand_radius`` [m], ``hand_period`` [s], ``hand_direction`` (3,), ``hand_speed`` [m/s]."""
 
     body: str | None = None
     point: tuple | None = None
