@@ -26,6 +26,7 @@ from .coupler import (
     check_gains,
     passivity_bound,
 )
+from .coupler_stability import check_stability, effective_mass, point_mobility
 from .devices import Device, DeviceSample, Replay, SimulatedHand, Workspace, check_sample
 from .log import LOG_FORMAT, RealtimeLog
 from .loop import ClockMode, Engine, LoopOptions, LoopResult, RealtimeLoop
@@ -39,10 +40,10 @@ from .udp import FORCE_SIZE, STATE_SIZE, UdpDevice, pack_state, unpack_force
 
 __all__ = [
     "CouplerForce", "CouplerGains", "CouplerPort", "PassivityWarning", "VirtualCoupler", "add_coupler",
-    "check_gains", "passivity_bound", "Device", "DeviceSample", "Replay", "SimulatedHand", "Workspace",
-    "check_sample", "LOG_FORMAT", "RealtimeLog", "ClockMode", "Engine", "LoopOptions", "LoopResult",
-    "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats", "DeadlineSummary", "RealtimeSettings", "realtime_settings",
-    "AsyncDynamics", "UdpDevice", "FORCE_SIZE", "STATE_SIZE", "pack_state", "unpack_force", "SlowDynamics",
-    "SwitchingDynamics",
-    "SwitchingOptions", "SwitchingPlant", "RollingRealtime", "RollingPlant",
+    "check_gains", "passivity_bound", "check_stability", "effective_mass", "point_mobility", "Device",
+    "DeviceSample", "Replay", "SimulatedHand", "Workspace", "check_sample", "LOG_FORMAT", "RealtimeLog",
+    "ClockMode", "Engine", "LoopOptions", "LoopResult", "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats",
+    "DeadlineSummary", "RealtimeSettings", "realtime_settings", "AsyncDynamics", "UdpDevice", "FORCE_SIZE",
+    "STATE_SIZE", "pack_state", "unpack_force", "SlowDynamics", "SwitchingDynamics", "SwitchingOptions",
+    "SwitchingPlant", "RollingRealtime", "RollingPlant",
 ]

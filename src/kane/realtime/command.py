@@ -18,6 +18,7 @@ from ..errors import ArgumentError
 from ..io.model_surfaces import rolling_dynamics
 from ..switching.model_table import switching_rules
 from .coupler import CouplerGains, VirtualCoupler, add_coupler, check_gains
+from .coupler_stability import check_stability, effective_mass
 from .devices import Replay, SimulatedHand, Workspace
 from .loop import ClockMode, LoopOptions, LoopResult, RealtimeLoop
 from .model_table import DEVICES, RealtimeSettings, realtime_settings
@@ -135,12 +136,13 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
                                clock=ClockMode.VIRTUAL if virtual_clock else ClockMode.REAL)  # checked first
     period = loop_options.period * every  # the coupler acts on the dynamics sampled at k T: the bound's period
     gains = CouplerGains(float(stiffness), float(stiffness * period if o["damping"] is None else o["damping"]))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        check_gains(gains, period)
     q0 = np.array([loaded.q0.get(n, 0.0) for n in dyn.q_names], dtype=float)
     u0 = np.array([loaded.u0.get(n, 0.0) for n in dyn.u_names], dtype=float)
     coupler = VirtualCoupler(dyn, port, gains, max_force=max_force, params=dict(loaded.parameters))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_gains(gains, period)
+        check_stability(gains, period, effective_mass(coupler, 0.0, q0, dict(loaded.parameters)), delayed=every > 1)
     x0, _ = coupler.point_state(0.0, q0, u0)
     space = Workspace(tuple(x0 - o["workspace"]), tuple(x0 + o["workspace"]), 10.0)
     if device == "sim":

@@ -9,7 +9,8 @@ re-derived when the handle moves.
 Sampled-data passivity: a spring K held over a period T (zero-order hold) creates up to K |dx|^2 / 2 of energy per
 period; the damper removes about B |v|^2 T. The coupler (and so the coupled system, for any passive virtual
 system) stays passive when B >= K T / 2 (Colgate's condition, device damping aside), which
-:func:`check_gains` tests, with a :class:`PassivityWarning` naming the bound when it does not hold.
+:func:`check_gains` tests, with a :class:`PassivityWarning` naming the bound when it does not hold. The upper limits
+on the gains, set by the coupled point's effective mass and the dynamics' step, are in :mod:`.coupler_stability`.
 """
 
 from __future__ import annotations
