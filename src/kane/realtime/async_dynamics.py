@@ -4,16 +4,18 @@ architecture of haptic rendering with a slow simulation (a servo loop at 1 kHz, 
 process; e.g. Barbagli, Prattichizzo and Salisbury 2003, multirate coupling).
 
 The plant's physics are those of :class:`kane.realtime.SlowDynamics`: the mean of the k coupler forces of a slow
-interval [t_j, t_j + k T) is held over that interval. What differs is when the loop sees the result: the step over
-[t_j, t_j + k T) is handed to the worker at the interval's end and taken back one interval later, so the loop never
-waits for it (unless the worker is late: then it does, and ``late_steps`` counts it). Meanwhile the coupler sees
-the newest state the worker returned, extrapolated to the loop's time (first order in q, the speeds held), up to
-2 k T ahead. This delay of one slow step asks for more damping than the bound at the slow period, B >= K k T / 2.
+interval [t_j, t_j + k T) is held over that interval, whatever the timing (the tests check the steps against an
+offline RK4 integration of the logged forces). What differs is when the loop sees a step's result: the step over
+[t_j, t_j + k T) is handed to the worker at the interval's end and taken back as soon as it is done, by the end of
+the next interval when the worker keeps up (a step still out then counts in ``late_steps``; the loop waits only
+when three are out). Meanwhile the coupler sees the newest state returned, extrapolated to the loop's time (first
+order in q, the speeds held), up to 2 k T ahead. This delay narrows the gains' stable region
+(:mod:`.coupler_stability`).
 
 The worker is forked from the loop's process when the loop is built (POSIX), so it steps the very plant the loop
-built (compiled steppers included) without pickling it. ``process=False`` runs each step in the loop's own process
-at the moment it is handed over and gives the same numbers (the tests compare the two); so does a virtual clock,
-where the loop waits for every step.
+built (compiled steppers included) without pickling it; it runs at nice 10, so that the loop's thread goes first.
+``process=False`` (the virtual clock) runs each step in the loop's own process when it is handed over and takes it
+back one interval later: the slowest worker that keeps up, and a run that does not depend on the machine.
 """
 
 from __future__ import annotations
@@ -67,10 +69,10 @@ def _step(plant, job, seen: int):
 class AsyncDynamics:
     """Wraps a plant (``state()`` -> (t [s], q (n_q,), u (n_u,)), ``advance(period [s], n, force (3,) [N])``,
     ``w`` its inputs) so that it is stepped once every ``every`` calls of ``advance``, over ``every`` periods with
-    the mean force, in a forked worker process (``process``; else in this process), its result taken back one
-    slow step later. ``state()`` is the newest result extrapolated to the loop's time with
-    ``dynamics.qdot(t, q, u, params)``. ``close()`` ends the worker. ``late_steps`` counts the steps the loop had to
-    wait for."""
+    the mean force, in a forked worker process (``process``: its result taken back as soon as it is done; else in
+    this process: one slow step later). ``state()`` is the newest result extrapolated to the loop's time with
+    ``dynamics.qdot(t, q, u, params)``. ``close()`` takes back the steps out and ends the worker. ``late_steps``
+    counts the steps not back by the end of the interval after their own."""
 
     def __init__(self, plant, every: int, dynamics, params=None, *, process: bool = True):
         if int(every) != every or every < 2:
