@@ -15,6 +15,7 @@ from kane.realtime import SwitchingDynamics
 from kane.realtime.mode_plant import ModePlant
 from kane.switching import robust_dependent
 from kane.switching import Coulomb, Lock, OnlineDynamics
+from kane.switching.model_table import switching_rules
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 sys.path.insert(0, str(EXAMPLES))
@@ -176,3 +177,21 @@ def test_a_mode_whose_dependent_block_turns_singular_is_dropped_with_a_warning()
     assert plant.modes == {}  # dropped: the free mode's periods run on line from now on
     result = loop.run()
     assert result.status == "completed" and plant.online_periods == 50
+
+
+def test_an_event_that_ends_a_period_is_handled_once():
+    # the caster-lock cart with the dynamics every 4 periods: the lock's window edges (2 s, 4 s) fall on the ends of
+    # the 4 ms steps; the edge at 4 s, located a hair before its time (3.999999999999998 s), is still on its surface
+    # when the next step starts and must not switch again
+    loaded = load_model(EXAMPLES / "shopping_cart_caster_lock.toml")
+    port = rt.add_coupler(loaded.system, "B", POINT)
+    dyn = SwitchingDynamics(loaded.derive(), switching_rules(loaded), system=loaded.system)
+    q0 = np.array([loaded.q0.get(n, 0.0) for n in dyn.q_names])
+    cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(500.0, 5.0), max_force=40.0, params=dict(loaded.parameters))
+    x0, _ = cp.point_state(0.0, q0, np.zeros(dyn.n_u))
+    hand = rt.SimulatedHand(lambda t: (x0 + [0.2 * t, 0.0, 0.0], np.array([0.2, 0.0, 0.0])), max_force=40.0)
+    loop = rt.RealtimeLoop(cp, hand, q0, np.zeros(dyn.n_u), params=dict(loaded.parameters),
+                           options=rt.LoopOptions(rate=1 / T, duration=4.1, dynamics_every=4,
+                                                  clock=rt.ClockMode.VIRTUAL))
+    loop.run()
+    assert [(e.kind, round(e.t, 9)) for e in loop.plant.events] == [("lock", 2.0), ("unlock", 4.0)]

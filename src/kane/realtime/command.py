@@ -93,8 +93,7 @@ def line_path(start, direction, speed: float = 0.2, ramp: float = 0.5):
 
 _DEFAULTS = {"device": "sim", "rate": 1000.0, "duration": 10.0, "stiffness": 1000.0, "max_force": 20.0,
              "substeps": 1, "dynamics_every": 1, "workspace": 2.0, "hand_path": "circle", "hand_radius": 0.05,
-             "hand_period": 2.0,
-             "hand_direction": (1.0, 0.0, 0.0), "hand_speed": 0.2, "udp_port": 5005}
+             "hand_period": 2.0, "hand_direction": (1.0, 0.0, 0.0), "hand_speed": 0.2, "udp_port": 5005}
 
 
 def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clock: bool = False, status=None,
@@ -239,9 +238,8 @@ def realtime_command(load, errors) -> click.Command:
         try:
             run = run_realtime(load(model), couple, output, replay=replay, virtual_clock=virtual_clock,
                                status=status, priority=priority, device=device, udp_port=udp_port, rate=rate,
-                               duration=duration,
-                               stiffness=stiffness, damping=damping, max_force=max_force, substeps=substeps,
-                               dynamics_every=dynamics_every)
+                               duration=duration, stiffness=stiffness, damping=damping, max_force=max_force,
+                               substeps=substeps, dynamics_every=dynamics_every)
         finally:
             end()
         click.echo(run.text, nl=False)

@@ -30,10 +30,10 @@ import numpy as np
 from ..errors import ArgumentError, KaneError
 from ..options import Method
 from ..simulate import Simulator
+from .async_dynamics import AsyncDynamics
 from .coupler import VirtualCoupler
 from .devices import check_sample
 from .log import SAMPLE_MISSING, SAMPLE_REFUSED, SAMPLE_USED, RealtimeLog
-from .async_dynamics import AsyncDynamics
 from .multirate import SlowDynamics
 from .stats import DeadlineStats, DeadlineSummary
 
@@ -70,8 +70,8 @@ class LoopOptions:
     CAP_SYS_NICE; refused -> a warning and normal priority: the summary's lateness tells). ``dynamics_every`` k > 1:
     the dynamics step once every k periods over k T with the mean coupler force (multi-rate), in the loop's thread
     (:class:`SlowDynamics`) or, with ``dynamics_process``, one slow step behind (:class:`AsyncDynamics`) in a worker
-    process on the real clock, so that no period waits for a step (in the loop's process on the virtual clock: the
-    same numbers)."""
+    process on the real clock, so that no period waits for a step (in the loop's process on the virtual clock, each
+    step taken back one interval after it was handed over)."""
 
     rate: float = 1000.0
     substeps: int = 1

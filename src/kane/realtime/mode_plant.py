@@ -131,6 +131,7 @@ class ModePlant:
         t, (q, u) = runner.sim.t, runner.sim.state
         self._t, self._q, self._u = float(t), q.copy(), u.copy()
         self.online_periods = 0
+        self._skip = None  # (the event last handled, its time) when a period ended on it
 
     @property
     def mode(self) -> str:
@@ -160,7 +161,9 @@ class ModePlant:
         if self._settles and any(r.constraint in runner.active for r in runner.rules
                                  if isinstance(r, (UnilateralContact, Coulomb))):
             runner._settle(t, q, u)
-        skip = None  # the event just handled: on its surface where the next step starts
+        # the event just handled, on its surface where the next step starts (also when it ended the last period)
+        skip = self._skip[0] if self._skip is not None and self._skip[1] == t else None
+        handled = None
         while t_end - t > 1e-12 * max(1.0, abs(t_end)):
             mode = self._compiled()
             if mode is None:
@@ -182,7 +185,8 @@ class ModePlant:
             name, crossing, s = hit
             t, q, u = mode.advance(t, q, u, s, max(1, math.ceil(s / self.dt - 1e-9)))
             t, u = self._switch(name, crossing, t, q, u)
-            skip = name
+            skip, handled = name, (name, t)
+        self._skip = handled if handled is not None and handled[1] == t else None
         self._t, self._q, self._u = float(t), np.array(q, dtype=float), np.array(u, dtype=float)
 
     def _conditioned(self, mode, t: float, q) -> bool:

@@ -8,7 +8,8 @@ Keys (all optional; a command-line option given overrides the file)::
     point = [-0.3, 0, 0]       # the coupled point in body axes [m], numbers or expressions of the parameters
                                # (default the body's origin)
     stiffness = 500.0          # coupler K [N/m]
-    damping = 5.0              # coupler B [N s/m] (default K T, twice the sampled-data passivity bound)
+    damping = 5.0              # coupler B [N s/m] (default K k T, twice the sampled-data passivity bound at the
+                               # dynamics' period k T)
     max_force = 40.0           # the device's force limit [N]
     device = "sim"             # sim, udp or replay
     udp_port = 5005            # the UDP device's port
