@@ -2,6 +2,7 @@
 late, replayed, malformed and oversized packets injected; the counts equal what was injected and the loop goes on."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,8 +10,10 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from kane import realtime as rt
+from kane.cli import main
 from kane.errors import ArgumentError, KaneError
 from kane.realtime import FORCE_SIZE, STATE_SIZE, UdpDevice, pack_state, unpack_force
 
@@ -61,3 +64,16 @@ def test_no_device_is_a_clear_error():
     with pytest.raises(KaneError, match=rf"no valid state packet on udp 127.0.0.1:{dev.port} within 0.05 s"):
         dev.open()
     dev.close()
+
+
+def test_the_command_says_where_it_waits_for_the_device(tmp_path):
+    out = tmp_path / "udp.h5"
+    res = CliRunner().invoke(main, ["realtime", "examples/planar_chain.toml", "--device", "udp", "--udp-port", "0",
+                                    "-o", str(out)])
+    assert res.exit_code == 2
+    waiting = re.search(r"waiting up to 5 s for the device bridge's first state packet on udp 127\.0\.0\.1:(\d+)",
+                        res.output)
+    assert waiting and int(waiting.group(1)) > 0, res.output  # port 0: the one the system gave, to tell the bridge
+    assert f"no valid state packet on udp 127.0.0.1:{waiting.group(1)} within 5 s" in res.output
+    with h5py.File(out, "r") as f:  # the log is closed at once, empty, saying why
+        assert f.attrs["status"].startswith("failed: the device did not open") and f["t"].shape == (0,)

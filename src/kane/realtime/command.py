@@ -97,7 +97,7 @@ _DEFAULTS = {"device": "sim", "rate": 1000.0, "duration": 10.0, "stiffness": 100
 
 
 def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clock: bool = False, status=None,
-                 priority: int = 0, **options) -> RealtimeRun:
+                 priority: int = 0, notice=None, **options) -> RealtimeRun:
     """Run ``loaded`` (a :class:`kane.io.model_file.LoadedModel`) coupled at ``couple`` (BODY:X,Y,Z; None: the
     model file's ``[realtime]`` body and point) to the device, log to ``output``. ``options``: the keys of
     :class:`RealtimeSettings` (device, rate [Hz], duration [s], stiffness [N/m], damping [N s/m], max_force [N],
@@ -105,7 +105,8 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     ``[realtime]`` table, which overrides the defaults. ``damping`` defaults to twice the passivity bound at the
     dynamics' period, K k T. ``status(line)`` is called about 4 times a second with the live status line.
     ``priority`` > 0: the loop's thread under SCHED_FIFO at that priority (root or CAP_SYS_NICE), spinning for 0.3
-    of a period before each (a thread that spins for all of it meets Linux's real-time throttling)."""
+    of a period before each (a thread that spins for all of it meets Linux's real-time throttling). ``notice(line)``
+    is called with what to know before the loop starts (where the UDP device is awaited)."""
     table = realtime_settings(loaded)
     unknown = set(options) - set(RealtimeSettings.__dataclass_fields__)
     if unknown:
@@ -154,6 +155,9 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
         dev = Replay.from_log(replay, max_force=max_force, workspace=space)
     elif device == "udp":
         dev = UdpDevice(int(o["udp_port"]), max_force=max_force, workspace=space)
+        if notice is not None:
+            notice(f"kane realtime: waiting up to {dev.connect_timeout:g} s for the device bridge's first state "
+                   f"packet on udp {dev.host}:{dev.port}")
     else:
         raise ArgumentError(f"--device {device!r}: expected one of {', '.join(DEVICES)}")
     laws = loaded.input_function(dyn)  # the file's [inputs] schedules, held over each period as the coupler's force
@@ -237,7 +241,8 @@ def realtime_command(load, errors) -> click.Command:
         status, end = _status_writer(sys.stderr)
         try:
             run = run_realtime(load(model), couple, output, replay=replay, virtual_clock=virtual_clock,
-                               status=status, priority=priority, device=device, udp_port=udp_port, rate=rate,
+                               status=status, priority=priority, notice=lambda line: click.echo(line, err=True),
+                               device=device, udp_port=udp_port, rate=rate,
                                duration=duration, stiffness=stiffness, damping=damping, max_force=max_force,
                                substeps=substeps, dynamics_every=dynamics_every)
         finally:
