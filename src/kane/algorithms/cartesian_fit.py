@@ -38,12 +38,19 @@ def lsq(S, b):
     return np.linalg.solve(S.T @ S, S.T @ b)
 
 
+def _starts(last, jd, j: int):
+    """The last fit, then (only when it fails) four seeded points about the joint's q0 (fixed per joint j)."""
+    yield last
+    rng = np.random.default_rng(j)
+    for _ in range(4):
+        yield jd.q0 + rng.normal(0, 0.6, jd.nq)
+
+
 def fit(cd, j, R_FM, p_FM, t, pvec):
     """Joint j's coordinates best fitting the relative pose: (q_J, err (6,), S, sigma, W). Gauss-Newton from
     the last fit, then (a singular or far start) from a few seeded points about the joint's q0."""
     jd = cd.joints[j]
-    rng = np.random.default_rng(j)
-    for start in [cd._q_cache[j]] + [jd.q0 + rng.normal(0, 0.6, jd.nq) for _ in range(4)]:
+    for start in _starts(cd._q_cache[j], jd, j):
         q = start.copy()
         with np.errstate(all="ignore"):
             try:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -197,6 +198,12 @@ class Model:
         return _values(self.inputs, self.input_defaults, inputs, "input")
 
 
+@functools.lru_cache(maxsize=256)
+def _name_index(symbols: tuple) -> dict:
+    """name -> position of each symbol (printing a sympy symbol's name costs microseconds: once per tuple)."""
+    return {str(s): k for k, s in enumerate(symbols)}
+
+
 def _values(symbols, defaults, given, what, bounds=()) -> np.ndarray:
     """Values in model order: the defaults updated from a dict name -> value, or a full array; every value a
     finite real number (not a string, None or bool) within its declared bounds."""
@@ -204,13 +211,14 @@ def _values(symbols, defaults, given, what, bounds=()) -> np.ndarray:
     if given is None:
         return out
     if isinstance(given, dict):
-        names = [str(s) for s in symbols]
+        index = _name_index(tuple(symbols))
         for key, value in given.items():
-            if str(key) not in names:
-                raise ModelError(f"unknown {what} {str(key)!r}; known: {', '.join(names) or '(none)'}")
+            k = index.get(str(key))
+            if k is None:
+                raise ModelError(f"unknown {what} {str(key)!r}; known: {', '.join(index) or '(none)'}")
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
                 raise ModelError(f"{what} {str(key)!r}: expected a real number, got {value!r}")
-            out[names.index(str(key))] = value
+            out[k] = value
     else:
         arr = np.asarray(given)
         if arr.dtype.kind not in "iuf":

@@ -43,8 +43,14 @@ class _Placed(Surface):
         raise NotImplementedError
 
 
-def _stack(*columns) -> np.ndarray:
-    return np.stack(np.broadcast_arrays(*columns), axis=-1)
+def _stack(x, y, z) -> np.ndarray:
+    """The components (arrays of one shape, or broadcasting) as vectors (..., 3)."""
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and isinstance(z, np.ndarray) \
+            and x.shape == y.shape == z.shape:  # the common case: no broadcasting to work out
+        out = np.empty(x.shape + (3,))
+        out[..., 0], out[..., 1], out[..., 2] = x, y, z
+        return out
+    return np.stack(np.broadcast_arrays(x, y, z), axis=-1)
 
 
 class Plane(_Placed):
