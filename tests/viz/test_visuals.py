@@ -179,14 +179,18 @@ def test_the_ur5s_collada_visuals_are_drawn_as_authored():
     urdf = Path(sysconfig.get_paths()["purelib"]) / UR5
     with warnings.catch_warnings():
         warnings.simplefilter("error", VisualWarning)
+        warnings.simplefilter("error", PendingDeprecationWarning)  # pycollada's numpy.matrix notice is kept inside
         shapes = urdf_visuals(urdf)
     assert [s.body for s in shapes] == ["base_link", "shoulder_link", "upper_arm_link", "forearm_link",
                                        "wrist_1_link", "wrist_2_link", "wrist_3_link"]
     assert all(s.kind is ShapeKind.MESH and s.file.endswith(".dae") for s in shapes)
     for s in shapes:
-        doc = collada.Collada(s.file)
-        points = np.concatenate([t.vertex[t.vertex_index].reshape(-1, 3) for g in doc.scene.objects("geometry")
-                                 for t in g.primitives() if isinstance(t, collada.triangleset.BoundTriangleSet)])
+        with warnings.catch_warnings():  # pycollada's numpy.matrix notice, in the reference reading too
+            warnings.filterwarnings("ignore", "the matrix subclass", PendingDeprecationWarning)
+            doc = collada.Collada(s.file)
+            points = np.concatenate([t.vertex[t.vertex_index].reshape(-1, 3) for g in doc.scene.objects("geometry")
+                                     for t in g.primitives()
+                                     if isinstance(t, collada.triangleset.BoundTriangleSet)])
         extent = [points.min(axis=0), points.max(axis=0)]
         np.testing.assert_allclose(s.mesh.bounds, extent, atol=1e-6)  # the file's numbers are float32
         assert len(s.mesh.faces) == len(points) // 3

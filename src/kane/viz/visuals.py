@@ -61,7 +61,9 @@ def load_mesh(path, scale=(1.0, 1.0, 1.0)):
                       stacklevel=2)
         return None
     try:
-        mesh = trimesh.load(str(path), force="mesh")
+        with warnings.catch_warnings():  # pycollada builds numpy.matrix objects: numpy's notice is not the user's
+            warnings.filterwarnings("ignore", "the matrix subclass", PendingDeprecationWarning)
+            mesh = trimesh.load(str(path), force="mesh")
         if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
             raise ValueError("no triangles in it")
     except Exception as exc:  # trimesh raises many kinds (ImportError for a missing reader, ValueError, ...)
