@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from kane import realtime as rt
-from kane.errors import KaneError
+from kane.errors import ArgumentError, KaneError
 from kane.options import Method
 from kane.simulate import Simulator
 
@@ -106,3 +106,10 @@ def test_a_step_that_fails_in_the_worker_raises_with_its_message(process):
     plant.close()  # the worker ends
     t, q, _ = plant.state()  # extrapolated from the last good step: q' = 1
     assert q[0] == pytest.approx(t, abs=1e-12)
+
+
+def test_a_worker_without_a_slower_rate_is_refused():
+    with pytest.raises(ArgumentError,
+                       match="dynamics_process steps the dynamics every dynamics_every periods in a worker; it needs "
+                             "dynamics_every >= 2, got 1"):
+        rt.LoopOptions(dynamics_process=True)

@@ -96,6 +96,9 @@ class LoopOptions:
             raise ArgumentError(f"loop options: substeps must be an integer >= 1, got {self.substeps!r}")
         if int(self.dynamics_every) != self.dynamics_every or self.dynamics_every < 1:
             raise ArgumentError(f"loop options: dynamics_every must be an integer >= 1, got {self.dynamics_every!r}")
+        if self.dynamics_process and self.dynamics_every < 2:
+            raise ArgumentError("loop options: dynamics_process steps the dynamics every dynamics_every periods in a "
+                                f"worker; it needs dynamics_every >= 2, got {self.dynamics_every!r}")
         if not self.duration > 0:
             raise ArgumentError(f"loop options: duration must be > 0 s, got {self.duration!r}")
         if int(self.priority) != self.priority or not 0 <= self.priority <= 99:
