@@ -32,9 +32,9 @@ def _loop(chain, closed_path, tmp_path, clock, duration=0.4):
 def test_each_step_holds_the_mean_coupler_force_of_its_periods(chain, closed_path, tmp_path, clock):
     loop = _loop(chain, closed_path, tmp_path, clock)
     assert isinstance(loop.plant, rt.AsyncDynamics)
-    assert (loop.plant._proc is not None) == (clock is rt.ClockMode.REAL)  # a worker process on the real clock
+    assert (loop.plant.pid is not None) == (clock is rt.ClockMode.REAL)  # a worker process on the real clock
     result = loop.run()
-    assert result.status == "completed" and not (loop.plant._proc and loop.plant._proc.is_alive())
+    assert result.status == "completed" and loop.plant.pid is None  # the worker has ended
     with h5py.File(tmp_path / f"{clock.name}.h5", "r") as f:
         force, q = f["force"][:], f["q"][:]
         assert len(force) == 400 and "late_dynamics_steps" in f.attrs["counts"]
@@ -67,7 +67,7 @@ def test_a_worker_that_dies_fails_the_run_with_zero_force_and_the_log_saved(chai
     loop.start()
     while len(writes) < 100:
         time.sleep(0.01)
-    os.kill(loop.plant._proc.pid, signal.SIGKILL)
+    os.kill(loop.plant.pid, signal.SIGKILL)
     result = loop.join()
     assert result.status.startswith("failed: the dynamics process ended (exit code -9)")
     assert writes[-1] == (0.0, 0.0, 0.0) and result.deadlines.periods < 20000

@@ -164,13 +164,13 @@ def test_a_writer_process_that_dies_hands_its_rows_back_to_the_loop(chain, close
     hand = rt.SimulatedHand(closed_path(x0, period=1e9, radius=0.3), workspace=rt.Workspace((-2, -2, -9), (2, 2, 0)))
     options = rt.LoopOptions(rate=2000.0, duration=1e4, flush_every=500)  # the real clock: a writer process
     loop = rt.RealtimeLoop(cp, hand, np.zeros(7), np.zeros(7), options=options, log=tmp_path / "w.h5")
-    writer = loop.log._child
+    writer = loop.log.writer_pid
     assert writer is not None
     loop.start()
     try:
         while loop.log.n_committed < 1000:
             assert loop.join(0.05) is None or not loop.running
-        os.kill(writer.pid, signal.SIGKILL)
+        os.kill(writer, signal.SIGKILL)
         killed_at = loop.log.n_committed
         while loop.log.n_rows < killed_at + 3000:  # more than the ring holds (8 blocks of 500) after the kill
             loop.join(0.05)
@@ -192,7 +192,7 @@ def test_a_device_that_never_opens_on_the_real_clock_closes_the_log_at_once(wall
     cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(100.0, 1.0))
     dev = rt.UdpDevice(0, connect_timeout=0.05)
     loop = rt.RealtimeLoop(cp, dev, [0.0], [0.0], options=rt.LoopOptions(duration=1.0), log=tmp_path / "none.h5")
-    assert loop.log._child is not None
+    assert loop.log.writer_pid is not None
     loop.start()
     end = time.monotonic() + 30.0
     while loop.running and time.monotonic() < end:

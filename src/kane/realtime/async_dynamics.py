@@ -186,6 +186,11 @@ class AsyncDynamics:
                 self._conn = None
 
     @property
+    def pid(self) -> int | None:
+        """The worker's process id while it runs; None when the steps run in this process or the worker ended."""
+        return self._proc.pid if self._proc is not None and self._proc.is_alive() else None
+
+    @property
     def mode(self) -> str:
         """The plant's mode at its newest state ("single" when it has none)."""
         return self._mode

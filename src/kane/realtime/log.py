@@ -273,6 +273,11 @@ class RealtimeLog:
                             f"{child.stderr.read().decode(errors='replace')}")
         return child
 
+    @property
+    def writer_pid(self) -> int | None:
+        """The writer process's id while it runs; None when blocks are appended in this process."""
+        return self._child.pid if self._child is not None and self._child.poll() is None else None
+
     def flush(self) -> None:
         """Every row recorded on disk (energies computed, handed to the writer, committed)."""
         if self._error is None:
