@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -133,7 +135,8 @@ def _with(old, new):
     (_with('<axis xyz="0 0 1"/>', '<axis xyz="0 0"/>'), r"joint 'spin' <axis> xyz='0 0': expected 3"),
     (_with('ixx="0.05"', 'ixx="big"'), r"link 'arm' <inertia> ixx='big'"),
     (_with('<child link="wheel"/>', '<child link="wheel"/><mimic joint="rail"/>'),
-     r"joint 'spin' <mimic joint='rail'>: mimic joints are not supported"),
+     r"joint 'spin' <mimic joint='rail'>: mimic joints are not imported by default \(load_urdf\(\.\.\., "
+     r"mimic='constraint'\) keeps the coupling"),
     (_with('<parent link="base"/><child link="puck"/>', '<parent link="base"/><child link="arm"/>'),
      r"link 'arm' is already the child of joint 'shoulder'"),
     (_with('<link name="tool"/>', '<link name="tool"/><link name="stray"/>'),
@@ -151,3 +154,85 @@ def test_bad_file_and_arguments(tmp_path):
         load_urdf(tmp_path / "missing.urdf")
     with pytest.raises(kane.ModelError, match=r"root_joint='wobbly'"):
         parse_urdf(ROBOT, root_joint="wobbly")
+
+
+GRIPPER = """<robot name="gripper">
+  <link name="palm"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01"/></inertial></link>
+  <link name="left"><inertial><mass value="0.3"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4"/></inertial></link>
+  <link name="right"><inertial><mass value="0.2"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4"/></inertial></link>
+  <joint name="finger_left" type="prismatic">
+    <parent link="palm"/><child link="left"/><axis xyz="0 1 0"/>
+  </joint>
+  <joint name="finger_right" type="prismatic">
+    <parent link="palm"/><child link="right"/><axis xyz="0 1 0"/>
+    <mimic joint="finger_left" multiplier="-1" offset="0.02"/>
+  </joint>
+</robot>"""
+
+
+def test_a_mimic_joint_kept_as_a_constraint_moves_with_the_joint_it_mimics():
+    # two fingers sliding along y (gravity -y), the right one mimicking the left with multiplier -1: an Atwood
+    # machine, one DOF; by hand, (m_l + m_r) q_l'' = -g (m_l - m_r) with m_l = 0.3, m_r = 0.2 kg
+    robot = parse_urdf(GRIPPER, mimic="constraint", gravity=(0.0, -9.81, 0.0))
+    assert robot.mimics == {"finger_right": ("finger_left", -1.0, 0.02)}
+    model = robot.system.compile()
+    assert [c.name for c in model.constraints] == ["mimic_finger_right"]
+    eqs = kane.derive(robot.system)
+    dyn = eqs.compile()
+    assert dyn.n_u == 1
+    q0 = np.array([0.0, 0.02])  # the mimic starts at its offset
+    a = dyn.udot(0.0, q0, np.zeros(1))[0]
+    a_left = a if str(eqs.u_independent[0]) == "u_finger_left" else -a  # whichever speed was kept
+    assert a_left == pytest.approx(-9.81 * (0.3 - 0.2) / (0.3 + 0.2), rel=1e-12)
+    # the pair moves as one: simulated, q_r = 0.02 - q_l throughout
+    run = kane.simulate(dyn, (0.0, 0.5), q0, np.zeros(1), rtol=1e-10, atol=1e-12)
+    q = np.asarray(run.q)
+    assert np.max(np.abs(q[:, 1] - (0.02 - q[:, 0]))) < 1e-9
+    assert q[-1, 0] == pytest.approx(-9.81 * 0.1 / 0.5 * 0.5 ** 2 / 2, abs=1e-9)  # uniform acceleration from rest
+
+
+@pytest.mark.parametrize("mimic, message", [
+    ('<mimic joint="elbow"/>', r"joint 'finger_right' <mimic joint='elbow'>: expected another joint of the file"),
+    ('<mimic joint="finger_right"/>', r"<mimic joint='finger_right'>: expected another joint of the file"),
+    ('<mimic joint="finger_left" multiplier="two"/>', r"<mimic joint='finger_left'> multiplier='two': expected 1"),
+])
+def test_a_bad_mimic_names_the_joint_and_what_is_wrong(mimic, message):
+    text = GRIPPER.replace('<mimic joint="finger_left" multiplier="-1" offset="0.02"/>', mimic)
+    with pytest.raises(kane.ModelError, match=message):
+        parse_urdf(text, mimic="constraint")
+
+
+def test_the_pandas_mimic_fingers_as_a_constraint_agree_with_pinocchio_projected():
+    # example-robot-data's Panda: finger 2 mimics finger 1. Pinocchio imports the two fingers as independent joints;
+    # projected on the mimic's speeds v = T u (T constant), its dynamics are T^T M T u' = -T^T h(q, T u): kane's
+    # constrained equations must give the same accelerations
+    import sysconfig
+
+    pin = pytest.importorskip("pinocchio")
+    path = (Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots/"
+            "panda_description/urdf/panda.urdf")
+    pm = pin.buildModelFromUrdf(str(path))
+    pd = pm.createData()
+    dyn = kane.derive(load_urdf(path, mimic="constraint").system).compile()
+    assert dyn.n_q == pm.nq == 9 and dyn.n_u == 8
+    order = [dyn.q_names.index(f"q_{n}") for n in list(pm.names)[1:]]  # Pinocchio's joints in kane's q
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q = rng.uniform(-1.0, 1.0, 9)
+        q[7:] = 0.02  # both fingers open 2 cm: the mimic's offset is 0, its multiplier 1
+        q_kane = np.empty(9)
+        q_kane[order] = q
+        u = rng.normal(size=8)
+        T = np.array([np.asarray(dyn.full_speeds(0.0, q_kane, e))[order] for e in np.eye(8)]).T  # (9, 8)
+        M = pin.crba(pm, pd, q)
+        M = np.triu(M) + np.triu(M, 1).T
+        h = pin.rnea(pm, pd, q, T @ u, np.zeros(9))
+        expected = np.linalg.solve(T.T @ M @ T, -T.T @ h)
+        np.testing.assert_allclose(dyn.udot(0.0, q_kane, u), expected, rtol=1e-10, atol=1e-10)
+
+
+def test_a_mimic_of_a_joint_without_a_single_coordinate_is_refused():
+    text = GRIPPER.replace('<joint name="finger_left" type="prismatic">', '<joint name="finger_left" type="fixed">')
+    with pytest.raises(kane.ModelError, match=r"joint 'finger_right' <mimic joint='finger_left'>: joint 'finger_left' "
+                                              r"\(fixed\) has no single coordinate to couple"):
+        parse_urdf(text, mimic="constraint")

@@ -9,8 +9,10 @@ and its frame M the child link frame, with coordinates ``q_<joint>`` and speeds 
 Pinocchio's for revolute and prismatic joints). The root link is attached to ground by ``root_joint``.
 
 Bad input raises :class:`kane.ModelError` naming the file and the element: a missing link, a cycle, a joint type
-outside the list, a negative mass, malformed numbers; mimic joints are not supported (``mimic="independent"``
-imports them as independent joints, as Pinocchio does by default).
+outside the list, a negative mass, malformed numbers. A mimic joint (``<mimic joint= multiplier= offset=>``) is
+refused by default; ``mimic="independent"`` imports it as an independent joint (as Pinocchio does by default) and
+``mimic="constraint"`` keeps the coupling: the motion constraint u = multiplier u_joint (its coordinate starts at
+the offset, the mimicked joint's at 0), so the pair has one degree of freedom.
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ class UrdfModel:
     joint name -> URDF type; ``links``: link names parent before child (as bodies are named); ``root``: the root
     link's name; ``renamed``: URDF link name -> body name where a link was renamed (a link called "ground");
     ``repaired``: link name -> the largest change [kg m^2] made to its inertia within the tolerance;
-    ``welded``: joints that move no mass, imported as welds (``massless="weld"``).
+    ``welded``: joints that move no mass, imported as welds (``massless="weld"``); ``mimics``: joint -> (mimicked
+    joint, multiplier, offset) of the couplings kept as constraints (``mimic="constraint"``), each named
+    ``mimic_<joint>``.
     """
 
     name: str
@@ -63,6 +67,7 @@ class UrdfModel:
     renamed: dict = field(default_factory=dict)
     repaired: dict = field(default_factory=dict)
     welded: tuple = ()
+    mimics: dict = field(default_factory=dict)
 
 
 def load_urdf(source, *, root_joint="fixed", gravity=(0.0, 0.0, -9.81), mimic: str = "error",
@@ -71,7 +76,7 @@ def load_urdf(source, *, root_joint="fixed", gravity=(0.0, 0.0, -9.81), mimic: s
 
     root_joint: how the root link is attached to ground: "fixed" (a Weld), "floating" (a Free joint, q = position
     and scalar-first quaternion, u = angular and linear velocity in the root link's axes) or any kane joint object.
-    gravity: [m/s^2] in ground axes. mimic: "error" (default) or "independent".
+    gravity: [m/s^2] in ground axes. mimic: "error" (default), "independent" or "constraint" (see the module).
     strict: refuse every inertia that is not a rigid body's (positive definite, principal moments obeying the
     triangle inequality); by default one that misses by at most ``inertia_tolerance`` [kg m^2] (plus 1e-6 of its
     largest moment: round-off, or the dust-sized inertias of sensor frames) is repaired to the nearest valid one
@@ -137,8 +142,8 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
                mimic: str = "error", strict: bool = False, inertia_tolerance: float = INERTIA_TOLERANCE,
                massless: str = "error") -> UrdfModel:
     """Import URDF text (see :func:`load_urdf`); ``where`` names the source in error messages."""
-    if mimic not in ("error", "independent"):
-        raise ModelError(f"parse_urdf: mimic={mimic!r}; expected 'error' or 'independent'")
+    if mimic not in ("error", "independent", "constraint"):
+        raise ModelError(f"parse_urdf: mimic={mimic!r}; expected 'error', 'independent' or 'constraint'")
     if massless not in ("error", "weld"):
         raise ModelError(f"parse_urdf: massless={massless!r}; expected 'error' or 'weld'")
     if isinstance(inertia_tolerance, bool) or not isinstance(inertia_tolerance, (int, float)) or not (
@@ -175,7 +180,8 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
             raise ModelError(f"{where}: {what} has type {jtype!r}; expected one of {', '.join(JOINT_TYPES)}")
         if el.find("mimic") is not None and mimic == "error":
             raise ModelError(f"{where}: {what} <mimic joint={el.find('mimic').get('joint')!r}>: mimic joints are "
-                             "not supported (load_urdf(..., mimic='independent') imports them as independent joints)")
+                             "not imported by default (load_urdf(..., mimic='constraint') keeps the coupling as a "
+                             "constraint, mimic='independent' imports them as independent joints)")
         ends = {}
         for tag in ("parent", "child"):
             sub = el.find(tag)
@@ -221,6 +227,7 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
             repaired[link] = change
         s.add_body(body[link], mass=mass, com=com, inertia=inertia)
     welded = _massless_joints(links, joints, parent_of, order, where, massless)
+    mimics = _mimics(joints, welded, where) if mimic == "constraint" else {}
     taken = set()
     if isinstance(root_joint, J.Joint):
         root = root_joint
@@ -234,6 +241,7 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
                 speeds=_names("u", rid, root))
     out = UrdfModel(rname, s, body[roots[0]], tuple(body[n] for n in order),
                     renamed={n: b for n, b in body.items() if n != b}, repaired=repaired, welded=welded)
+    speed_of = {}
     for link in order[1:]:
         name = parent_of[link]
         jtype, parent, child, el = joints[name]
@@ -260,8 +268,9 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
             joint = J.Planar()
         ident = _ident(name, taken)
         s.add_joint(body[parent], body[child], joint, name=name, parent_point=xyz, parent_rotation=R,
-                    child_rotation=child_R,
+                    child_rotation=child_R, q0=[mimics[name][2]] if name in mimics else None,
                     coordinates=_names("q", ident, joint), speeds=_names("u", ident, joint))
+        speed_of[name] = ident, _names("u", ident, joint)
         out.joint_types[name] = jtype
         lim = el.find("limit")
         if lim is not None:
@@ -272,6 +281,32 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
         if dyn is not None:
             out.dynamics[name] = {k: float(_numbers(dyn, k, 1, where, f"{what} <dynamics>", (0.0,))[0])
                                   for k in ("damping", "friction")}
+    for name, (master, multiplier, offset) in mimics.items():  # u = multiplier u_master: one DOF for the pair
+        (ident, (u,)), (_, (u_master,)) = speed_of[name], speed_of[master]
+        s.add_motion_constraint(f"mimic_{ident}", [s.u(u) - multiplier * s.u(u_master)])
+    out.mimics = dict(mimics)
+    return out
+
+
+def _mimics(joints, welded, where) -> dict:
+    """joint -> (mimicked joint, multiplier, offset) of every ``<mimic>``; both joints must be single-DOF
+    (revolute, continuous or prismatic) and move mass."""
+    out = {}
+    for name, (jtype, _, _, el) in joints.items():
+        m = el.find("mimic")
+        if m is None:
+            continue
+        master, what = m.get("joint"), f"joint {name!r} <mimic joint={m.get('joint')!r}>"
+        if master not in joints or master == name:
+            raise ModelError(f"{where}: {what}: expected another joint of the file; joints: {', '.join(joints)}")
+        for joint in (name, master):
+            if joints[joint][0] not in ("revolute", "continuous", "prismatic") or joint in welded:
+                raise ModelError(f"{where}: {what}: joint {joint!r} ({joints[joint][0]}"
+                                 f"{', moving no mass: welded' if joint in welded else ''}) has no single coordinate "
+                                 "to couple; a mimic couples revolute, continuous or prismatic joints")
+        multiplier = float(_numbers(m, "multiplier", 1, where, what, (1.0,))[0])
+        offset = float(_numbers(m, "offset", 1, where, what, (0.0,))[0])
+        out[name] = (master, multiplier, offset)
     return out
 
 
