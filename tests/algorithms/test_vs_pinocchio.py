@@ -115,7 +115,7 @@ def test_ur5_urdf_matches_pinocchio():
 
 def test_panda_urdf_on_a_floating_base_matches_pinocchio():
     path = _robots_dir() / "panda_description" / "urdf" / "panda.urdf"
-    with pytest.raises(kane.ModelError, match="panda_finger_joint2.*mimic joints are not supported"):
+    with pytest.raises(kane.ModelError, match="panda_finger_joint2.*mimic joints are not imported by default"):
         load_urdf(path)
     robot = load_urdf(path, root_joint="floating", mimic="independent")  # Pinocchio's default for mimic tags
     model = robot.system.compile()
