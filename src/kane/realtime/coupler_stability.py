@@ -24,11 +24,13 @@ from .coupler import PassivityWarning
 __all__ = ["point_mobility", "effective_mass", "check_stability"]
 
 
-def point_mobility(coupler, t: float, q, params=None) -> np.ndarray | None:
+def point_mobility(coupler, t: float, q, params=None, dynamics=None) -> np.ndarray | None:
     """(3, 3) [1/kg]: the coupled point's acceleration (ground axes) per unit coupler force at (t [s], q) at rest,
-    J M^-1 J^T, from the coupler's dynamics (its ``udot`` with the coupler's inputs set in turn, and the point's
-    velocity for unit speeds); None when the dynamics have no ``udot``."""
-    dyn = coupler.dynamics
+    J M^-1 J^T, from ``dynamics`` (default the coupler's; its ``udot`` with the coupler's inputs set in turn, and
+    the point's velocity for unit speeds); None when they have no ``udot``. ``dynamics`` with fewer constraints on
+    the same coordinates (the bodies free of their rolling contacts) give an upper bound: constraints only take
+    mobility away."""
+    dyn = coupler.dynamics if dynamics is None else dynamics
     if not hasattr(dyn, "udot"):
         return None
     q = np.asarray(q, dtype=float)
@@ -45,10 +47,10 @@ def point_mobility(coupler, t: float, q, params=None) -> np.ndarray | None:
     return np.array(columns).T
 
 
-def effective_mass(coupler, t: float, q, params=None) -> float | None:
+def effective_mass(coupler, t: float, q, params=None, dynamics=None) -> float | None:
     """The coupled point's smallest effective mass [kg] at (t, q): 1 / the largest eigenvalue of its mobility
-    (:func:`point_mobility`); None when it is unknown."""
-    mobility = point_mobility(coupler, t, q, params)
+    (:func:`point_mobility`, ``dynamics`` as there: with fewer constraints, a lower bound); None when unknown."""
+    mobility = point_mobility(coupler, t, q, params, dynamics)
     if mobility is None:
         return None
     largest = float(np.linalg.eigvalsh(0.5 * (mobility + mobility.T))[-1])
