@@ -13,7 +13,8 @@ loop then runs a :class:`SwitchingPlant`; the mode and the events go into the lo
 ``LoopOptions(substeps=N)`` or ``LoopOptions(dynamics_every=k)`` (:class:`SlowDynamics`; with
 ``dynamics_process=True`` in a worker process, a step behind: :class:`AsyncDynamics`). Rolling contacts (a model
 file's ``[[contacts]]``): ``RollingRealtime(joint_dynamics, rolling_model)`` in place of the compiled dynamics.
-Scheduled inputs: ``RealtimeLoop(..., inputs=inputs(t, q, u))``, held over each period.
+Scheduled inputs: ``RealtimeLoop(..., inputs=inputs(t, q, u))``, held over each period. The gains' stable region
+on the coupled point's effective mass, for each of these schemes: :func:`coupler_stability`.
 """
 
 from .coupler import (
@@ -26,7 +27,14 @@ from .coupler import (
     check_gains,
     passivity_bound,
 )
-from .coupler_stability import check_stability, effective_mass, point_mobility
+from .coupler_stability import (
+    CouplerStability,
+    check_stability,
+    coupler_stability,
+    effective_mass,
+    point_mobility,
+    spectral_radius,
+)
 from .devices import Device, DeviceSample, Replay, SimulatedHand, Workspace, check_sample
 from .log import LOG_FORMAT, RealtimeLog
 from .loop import ClockMode, Engine, LoopOptions, LoopResult, RealtimeLoop
@@ -40,7 +48,8 @@ from .udp import FORCE_SIZE, STATE_SIZE, UdpDevice, pack_state, unpack_force
 
 __all__ = [
     "CouplerForce", "CouplerGains", "CouplerPort", "PassivityWarning", "VirtualCoupler", "add_coupler",
-    "check_gains", "passivity_bound", "check_stability", "effective_mass", "point_mobility", "Device",
+    "check_gains", "passivity_bound", "check_stability", "coupler_stability", "CouplerStability",
+    "spectral_radius", "effective_mass", "point_mobility", "Device",
     "DeviceSample", "Replay", "SimulatedHand", "Workspace", "check_sample", "LOG_FORMAT", "RealtimeLog",
     "ClockMode", "Engine", "LoopOptions", "LoopResult", "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats",
     "DeadlineSummary", "RealtimeSettings", "realtime_settings", "AsyncDynamics", "UdpDevice", "FORCE_SIZE",

@@ -142,9 +142,10 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_gains(gains, period)
-        free = dyn.joint if rolling is not None else None  # rolling: the bodies free of their contacts, a lower bound
+        # rolling: the bodies free of their contacts; switched: the free mode (both a lower bound on the mass)
+        free = dyn.joint if rolling is not None else dyn.free_mode() if rules else None
         mass = effective_mass(coupler, 0.0, q0, dict(loaded.parameters), free)
-        check_stability(gains, period, mass, delayed=every > 1)
+        check_stability(gains, period, mass, every=every, delayed=every > 1)
     x0, _ = coupler.point_state(0.0, q0, u0)
     space = Workspace(tuple(x0 - o["workspace"]), tuple(x0 + o["workspace"]), 10.0)
     if device == "sim":

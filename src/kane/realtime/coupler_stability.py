@@ -1,35 +1,45 @@
 """The sampled coupler's stability on the coupled body's mass: the upper limits on the gains that the passivity
 bound B >= K h / 2 (:func:`kane.realtime.check_gains`) does not give.
 
-A coupler force held over each step h [s] of the dynamics (the loop's period T, or k T with ``dynamics_every`` k),
-acting on a point of effective mass m [kg] (the smallest over the directions: 1 / the largest eigenvalue of the
-point's mobility J M^-1 J^T), with a = K h^2 / m and b = B h / m:
+The coupled point is taken as a point mass m [kg] (its smallest effective mass over the directions: 1 / the largest
+eigenvalue of its mobility J M^-1 J^T, :func:`effective_mass`) tied to a still handle by the spring K [N/m] and
+damper B [N s/m]. The dynamics step h [s] (the loop's period T, or k T with ``dynamics_every`` k) with the force held
+over the step, integrated exactly. In the dimensionless state (x, w = h v) and with a = K h^2 / m and b = B h / m,
+each scheme of the loop is then a linear map over one dynamics step, and the coupler is stable when its spectral
+radius is below 1 (:func:`spectral_radius`):
 
-* the force computed from the state at the step's start (the single-rate loop and :class:`SlowDynamics`): the
-  step's map (x, h v) -> [[1 - a/2, 1 - b/2], [-a, 1 - b]] has trace 2 - a/2 - b and determinant 1 - b + a/2, so by
-  Jury's test it is stable for a/2 < b < 2 (the lower limit is Colgate's passivity bound);
-* the dynamics a step behind (:class:`AsyncDynamics`, the coupler extrapolating the state of up to 2 h ago): no
-  closed form; the same point mass run through that scheme is stable (tests/realtime/test_coupler_stability.py)
-  inside a/2 <= b <= 1 - 2.5 a with a <= 0.2, the region :func:`check_stability` checks.
+* single rate (k = 1): the force from the state at the step's start; the map [[1 - a/2, 1 - b/2], [-a, 1 - b]]
+  has trace 2 - a/2 - b and determinant 1 - b + a/2, so by Jury's test it is stable for a/2 < b < 2 (the lower
+  limit is Colgate's passivity bound);
+* :class:`SlowDynamics` (k > 1, in the loop's thread): the mean of the k forces computed from the state at the
+  step's start extrapolated by i T, i = 0..k-1;
+* :class:`AsyncDynamics` (k > 1, the dynamics a step behind): the mean of the k forces of an interval, the first
+  r of them computed from the state of two steps before extrapolated by (k + i) T, the rest from the state of one
+  step before extrapolated by i T, r = 1..k the period in which the worker's step comes back (r = k on the virtual
+  clock); the map acts on the two states and the coupler is stable when it is for every r.
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
 from .coupler import PassivityWarning
 
-__all__ = ["point_mobility", "effective_mass", "check_stability"]
+__all__ = ["point_mobility", "effective_mass", "spectral_radius", "CouplerStability", "coupler_stability",
+           "check_stability"]
+
+_STABLE = 1.0 - 1e-12  # a radius at or above this is not stable (1 itself: the point is not held at all)
 
 
 def point_mobility(coupler, t: float, q, params=None, dynamics=None) -> np.ndarray | None:
     """(3, 3) [1/kg]: the coupled point's acceleration (ground axes) per unit coupler force at (t [s], q) at rest,
     J M^-1 J^T, from ``dynamics`` (default the coupler's; its ``udot`` with the coupler's inputs set in turn, and
     the point's velocity for unit speeds); None when they have no ``udot``. ``dynamics`` with fewer constraints on
-    the same coordinates (the bodies free of their rolling contacts) give an upper bound: constraints only take
-    mobility away."""
+    the same coordinates (the bodies free of their rolling contacts, a switched system's free mode) give an upper
+    bound: constraints only take mobility away."""
     dyn = coupler.dynamics if dynamics is None else dynamics
     if not hasattr(dyn, "udot"):
         return None
@@ -57,23 +67,111 @@ def effective_mass(coupler, t: float, q, params=None, dynamics=None) -> float | 
     return 1.0 / largest if largest > 0 else np.inf
 
 
-def check_stability(gains, step: float, mass: float, *, delayed: bool = False) -> bool:
-    """True when the coupler ``gains`` (K [N/m], B [N s/m]) held over ``step`` h [s] stay inside the stable region
-    on a point of effective ``mass`` m [kg] (see the module: b < 2; with ``delayed``, a <= 0.2 and
-    b <= 1 - 2.5 a); otherwise a :class:`PassivityWarning` naming the limits and the values, and False."""
+def _step_maps(a: float, b: float, k: int, delayed: bool, timings) -> np.ndarray:
+    """The scheme's linear maps over one dynamics step on (x, w) of the newest state (and, ``delayed``, of the one
+    before), one per return period r in ``timings``: (len, 2, 2) or (len, 4, 4)."""
+    # the step with f = h^2 F / m held: x+ = x + w + f / 2, w+ = w + f; period i's f_i = -a x_seen - b w_seen
+    i = np.arange(k)
+    r = np.asarray(timings)[:, None]
+    late = delayed & (i[None, :] < r)  # (len, k): the step not back yet, the state of two steps ago (k + i) T ahead
+    own = np.stack([-a * np.sum(~late, 1), -np.sum(np.where(late, 0.0, a * i / k + b), 1)], 1) / k  # (len, 2)
+    old = np.stack([-a * np.sum(late, 1), -np.sum(np.where(late, a * (k + i) / k + b, 0.0), 1)], 1) / k
+    hold = np.array([0.5, 1.0])  # (x+, w+) per unit f
+    step = np.array([[1.0, 1.0], [0.0, 1.0]]) + hold[None, :, None] * own[:, None, :]
+    if not delayed:
+        return step
+    maps = np.zeros((len(r), 4, 4))
+    maps[:, :2, :2], maps[:, :2, 2:] = step, hold[None, :, None] * old[:, None, :]
+    maps[:, 2:, :2] = np.eye(2)
+    return maps
+
+
+def spectral_radius(a: float, b: float, every: int = 1, *, delayed: bool = False, returned: int | None = None
+                    ) -> float:
+    """The spectral radius of the coupler's map over one dynamics step (see the module) on a point mass, with
+    a = K h^2 / m and b = B h / m, ``every`` k loop periods per dynamics step; ``delayed``: the dynamics a step
+    behind (:class:`AsyncDynamics`), their step back in period ``returned`` r of the next interval (1..k; None:
+    the largest radius over all r). Below 1: stable."""
+    k = int(every)
+    if k < 1 or (delayed and k < 2):
+        raise ValueError(f"spectral radius: every must be >= 1 (>= 2 delayed), got {every!r}")
+    timings = [k] if not delayed else range(1, k + 1) if returned is None else [int(returned)]
+    return float(np.max(np.abs(np.linalg.eigvals(_step_maps(a, b, k, delayed, timings)))))
+
+
+@dataclass(frozen=True)
+class CouplerStability:
+    """The sampled coupler on a point mass (:func:`coupler_stability`): ``radius``, the spectral radius of its map
+    over one dynamics step; ``stable`` (radius below 1); ``a`` = K h^2 / m and ``b`` = B h / m; ``stiffness_max``
+    [N/m], the largest stable K at the gains' B (0: none); ``damping_range`` [N s/m], the stable B at the gains' K
+    (lowest, highest; None: none)."""
+
+    radius: float
+    stable: bool
+    a: float
+    b: float
+    stiffness_max: float
+    damping_range: tuple | None
+
+
+def _stable_run(stable, grid) -> tuple | None:
+    """The first run of stable values of ``grid`` (increasing), its ends refined by bisection to 1e-9 relative."""
+    ok = [stable(x) for x in grid]
+    if True not in ok:
+        return None
+    first = ok.index(True)
+    last = first + (ok[first:].index(False) if False in ok[first:] else len(ok) - first) - 1
+
+    def edge(inside, outside):
+        while abs(outside - inside) > 1e-9 * max(abs(inside), abs(outside)):
+            mid = 0.5 * (inside + outside)
+            inside, outside = (mid, outside) if stable(mid) else (inside, mid)
+        return inside
+
+    low = grid[first] if first == 0 else edge(grid[first], grid[first - 1])
+    high = grid[last] if last == len(grid) - 1 else edge(grid[last], grid[last + 1])
+    return float(low), float(high)
+
+
+def coupler_stability(gains, step: float, mass: float, every: int = 1, *, delayed: bool = False
+                      ) -> CouplerStability:
+    """The coupler ``gains`` (K [N/m], B [N s/m]) on a point of effective ``mass`` m [kg] with the dynamics stepped
+    every ``step`` h [s], ``every`` loop periods (``delayed``: a step behind): its radius and stable gains."""
+    a, b = gains.stiffness * step ** 2 / mass, gains.damping * step / mass
+    radius = spectral_radius(a, b, every, delayed=delayed)
+
+    def at_b(x):
+        return spectral_radius(x, b, every, delayed=delayed) < _STABLE
+
+    def at_a(x):
+        return spectral_radius(a, x, every, delayed=delayed) < _STABLE
+
+    run_a = _stable_run(at_b, np.geomspace(1e-9, 1e3, 241))
+    run_b = _stable_run(at_a, np.linspace(0.0, 4.0, 801))
+    return CouplerStability(radius, radius < _STABLE, a, b,
+                            0.0 if run_a is None or run_a[0] > 1e-9 else run_a[1] * mass / step ** 2,
+                            None if run_b is None else (run_b[0] * mass / step, run_b[1] * mass / step))
+
+
+def check_stability(gains, step: float, mass: float, *, every: int = 1, delayed: bool = False) -> bool:
+    """True when the coupler ``gains`` (K [N/m], B [N s/m]) with the dynamics stepped every ``step`` h [s] (``every``
+    loop periods; ``delayed``: a step behind) are stable on a point of effective ``mass`` m [kg]
+    (:func:`coupler_stability`); otherwise a :class:`PassivityWarning` naming the radius, the values and the
+    stable gains nearby, and False. An unknown or infinite mass passes."""
     if mass is None or not np.isfinite(mass):
         return True
-    a, b = gains.stiffness * step ** 2 / mass, gains.damping * step / mass
-    values = (f"a = K h^2 / m = {a:.3g} and b = B h / m = {b:.3g} with K = {gains.stiffness:g} N/m, "
-              f"B = {gains.damping:g} N s/m, h = {step:g} s and the coupled point's smallest effective mass "
-              f"m = {mass:.4g} kg")
-    if delayed and (a > 0.2 or b > 1.0 - 2.5 * a):
-        warnings.warn(f"virtual coupler: with the dynamics a step behind, the coupler is stable for a <= 0.2 and "
-                      f"b <= 1 - 2.5 a; here {values}: lower K, or step the dynamics more often", PassivityWarning,
-                      stacklevel=2)
-        return False
-    if not delayed and b >= 2.0:
-        warnings.warn(f"virtual coupler: the sampled coupler is stable for b < 2; here {values}: lower B, or step "
-                      f"the dynamics more often", PassivityWarning, stacklevel=2)
-        return False
-    return True
+    found = coupler_stability(gains, step, mass, every, delayed=delayed)
+    if found.stable:
+        return True
+    scheme = ("the dynamics a step behind, back within the next step" if delayed else
+              "the force held over each step" if every == 1 else f"the mean of {every} forces held over each step")
+    advice = [f"at this B it is stable for K below {found.stiffness_max:.4g} N/m" if found.stiffness_max > 0 else
+              "no K is stable at this B",
+              f"at this K for B from {found.damping_range[0]:.4g} to {found.damping_range[1]:.4g} N s/m"
+              if found.damping_range else "no B is stable at this K"]
+    warnings.warn(f"virtual coupler: unstable on the coupled point with {scheme} (spectral radius {found.radius:.4g}"
+                  f" of the step's map; a = K h^2 / m = {found.a:.3g}, b = B h / m = {found.b:.3g} with "
+                  f"K = {gains.stiffness:g} N/m, B = {gains.damping:g} N s/m, h = {step:g} s and the coupled point's "
+                  f"smallest effective mass m = {mass:.4g} kg): {'; '.join(advice)}; or step the dynamics more often",
+                  PassivityWarning, stacklevel=2)
+    return False

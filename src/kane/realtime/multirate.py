@@ -7,9 +7,10 @@ Over the k periods between two dynamics steps the loop computes one coupler forc
 advance over k T [s] with the mean of those k forces held (the impulse the coupler delivered over the k periods).
 With k = 1 the wrapper is not used and the loop is single-rate. The coupler acts on the dynamics sampled at k T:
 passivity needs at least B >= K k T / 2 (Colgate's bound at the slow period), and the sampled spring and damper
-must stay stable on the coupled body's mass m (B k T / m and K (k T)^2 / m well below 2). A light, stiff virtual
-contact (the tests' 0.1 kg wall at 2e4 N/m) is therefore not displayable with slow dynamics: it diverges at k = 4
-whatever the damping; use ``substeps`` instead (dynamics faster than the coupler).
+must stay stable on the coupled body's mass (:mod:`.coupler_stability` gives the exact limits of this scheme on a
+point mass). A stiff virtual contact (the tests' 0.1 kg particle on a 1e5 N/m spring) is not displayable with slow
+dynamics at all: at k = 4 its own RK4 step is h w = 4 with w = 1000 rad/s, beyond RK4's stable 2.8, whatever the
+coupler; use ``substeps`` instead (dynamics faster than the coupler).
 """
 
 from __future__ import annotations

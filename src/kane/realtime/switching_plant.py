@@ -74,6 +74,11 @@ class SwitchingDynamics:
         """q' (n_q,) = W(q) u + X."""
         return self._online.qdot(t, q, u, params, inputs)
 
+    def free_mode(self) -> OnlineDynamics:
+        """The equations with no transient constraint active (the permanent ones embedded), the mode of the least
+        effective mass at any point: ``udot`` (n_u,) of all the model's speeds (:mod:`.coupler_stability`)."""
+        return OnlineDynamics(self.equations, cond_max=self.options.cond_max, dependent=self.options.dependent)
+
     def energy(self, t, q, u, params=None):
         """Kinetic + potential energy [J] at one state (a float), or at N states: t (N,), q (N, n_q), u (N, n_u)
         give (N,)."""
