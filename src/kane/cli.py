@@ -352,18 +352,23 @@ def _print_run_summary(console, lm, dyn, traj, path, total_s) -> None:
 
 
 # ---- plot and info -----------------------------------------------------------------------------------------
-@main.command(short_help="Plot a run: coordinates, speeds, energy, residuals.")
+@main.command(short_help="Plot a run, a sweep or a real-time log.")
 @click.argument("run", type=click.Path())
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Image file; the format follows the extension (.png, .svg, .pdf) [default: RUN with .png].")
 @_errors
 def plot(run, output):
     """Plot a run (an HDF5 file from `kane simulate`): coordinates, speeds, energy and residuals against time,
-    with events marked; or a sweep's results file (`kane sweep`): metric maps and histograms."""
+    with events marked; a sweep's results file (`kane sweep`): metric maps and histograms; or a log of `kane
+    realtime`: hand and point, coupler force, energies, compute time and lateness per period, histograms."""
+    from .realtime.log_reader import is_realtime_log
     from .viz.plots import plot_trajectory
     from .viz.sweep_plot import is_sweep_file, plot_sweep
     if is_sweep_file(run):  # a sweep's results: metric maps and histograms (kane.viz.sweep_plot)
         return _console().print(f"wrote {plot_sweep(run, output).path}", markup=False)
+    if is_realtime_log(run):  # kane realtime's log: motion, force, energy and deadlines (kane.viz.realtime_plot)
+        from .viz.realtime_plot import plot_realtime_log
+        return _console().print(f"wrote {plot_realtime_log(run, output).path}", markup=False)
     traj = load_trajectory(run)
     out = Path(output) if output else Path(run).with_suffix(".png")
     plot_trajectory(traj, out)
@@ -381,9 +386,16 @@ def info(run):
     """Describe a run: model, status, samples, statistics, parameters, coordinates, speeds and events.
 
     RUN may be a run that was interrupted, killed or is still going: then its RUN.partial file is read when
-    it is newer than RUN (or RUN is missing), and the status says how far it got."""
-    traj = load_trajectory(run)
+    it is newer than RUN (or RUN is missing), and the status says how far it got. A log of `kane realtime` gets
+    its deadline summary, counts and modes."""
+    from .realtime.log_reader import is_realtime_log, load_realtime_log
     console = _console()
+    if is_realtime_log(run):
+        table = Table(title=escape(str(run)), title_justify="left", show_header=False)
+        for k, v in load_realtime_log(run).summary_rows():
+            table.add_row(escape(k), escape(v))
+        return console.print(table)
+    traj = load_trajectory(run)
     st = traj.stats
     table = Table(title=escape(str(run)), title_justify="left", show_header=False)
     table.add_column(style="bold")

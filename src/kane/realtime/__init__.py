@@ -14,7 +14,8 @@ loop then runs a :class:`SwitchingPlant`; the mode and the events go into the lo
 ``dynamics_process=True`` in a worker process, a step behind: :class:`AsyncDynamics`). Rolling contacts (a model
 file's ``[[contacts]]``): ``RollingRealtime(joint_dynamics, rolling_model)`` in place of the compiled dynamics.
 Scheduled inputs: ``RealtimeLoop(..., inputs=inputs(t, q, u))``, held over each period. The gains' stable region
-on the coupled point's effective mass, for each of these schemes: :func:`coupler_stability`.
+on the coupled point's effective mass, for each of these schemes: :func:`coupler_stability`. A log read back:
+:func:`load_realtime_log`; plotted: :func:`kane.viz.realtime_plot.plot_realtime_log` (``kane plot LOG.h5``).
 """
 
 from .coupler import (
@@ -37,6 +38,7 @@ from .coupler_stability import (
 )
 from .devices import Device, DeviceSample, Replay, SimulatedHand, Workspace, check_sample
 from .log import LOG_FORMAT, RealtimeLog
+from .log_reader import LogEvent, RealtimeRecord, load_realtime_log
 from .loop import ClockMode, Engine, LoopOptions, LoopResult, RealtimeLoop
 from .model_table import RealtimeSettings, realtime_settings
 from .async_dynamics import AsyncDynamics
@@ -54,5 +56,5 @@ __all__ = [
     "ClockMode", "Engine", "LoopOptions", "LoopResult", "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats",
     "DeadlineSummary", "RealtimeSettings", "realtime_settings", "AsyncDynamics", "UdpDevice", "FORCE_SIZE",
     "STATE_SIZE", "pack_state", "unpack_force", "SlowDynamics", "SwitchingDynamics", "SwitchingOptions",
-    "SwitchingPlant", "RollingRealtime", "RollingPlant",
+    "SwitchingPlant", "RollingRealtime", "RollingPlant", "LogEvent", "RealtimeRecord", "load_realtime_log",
 ]

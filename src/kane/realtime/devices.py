@@ -181,30 +181,13 @@ class Replay:
         """The device records (t, hand_position, hand_velocity) of a real-time log file (HDF5, its committed rows;
         a partial log of a killed run too). A file that is not such a log raises ArgumentError naming it and what
         it lacks."""
-        import h5py
+        from .log_reader import read_log_columns
 
-        from .log import LOG_FORMAT
-
+        _, c = read_log_columns(path, ("t", "hand_position", "hand_velocity"), role="replay log")
         try:
-            f = h5py.File(path, "r")
-        except OSError as exc:
-            raise ArgumentError(f"replay log {str(path)!r}: not a readable HDF5 file ({exc})") from None
-        with f:
-            fmt = f.attrs.get("format")
-            if fmt != LOG_FORMAT:
-                raise ArgumentError(f"replay log {str(path)!r}: not a log of kane realtime (format attribute "
-                                    f"{fmt!r}, expected {LOG_FORMAT!r}); replay a file written by kane realtime -o")
-            missing = [k for k in ("n_committed", "t", "hand_position", "hand_velocity") if k not in f]
-            if missing:
-                raise ArgumentError(f"replay log {str(path)!r}: no dataset {', '.join(missing)}")
-            n = int(f["n_committed"][0])
-            if n < 1:
-                raise ArgumentError(f"replay log {str(path)!r}: no period was recorded (status "
-                                    f"{f.attrs.get('status', '?')!r})")
-            try:
-                return cls(f["t"][:n], f["hand_position"][:n], f["hand_velocity"][:n], **options)
-            except ArgumentError as exc:
-                raise ArgumentError(f"replay log {str(path)!r}: {exc}") from None
+            return cls(c["t"], c["hand_position"], c["hand_velocity"], **options)
+        except ArgumentError as exc:
+            raise ArgumentError(f"replay log {str(path)!r}: {exc}") from None
 
     def open(self) -> None:
         self.forces = []

@@ -141,6 +141,16 @@ class RealtimeLog:
             row[self._ea] = np.nan
         self.n_rows += 1
 
+    def rehearse(self, values: list, q, u) -> None:
+        """Write a row as :meth:`record` and :meth:`set_timing` would, into the ring's slot of the next row, without
+        recording it (the next :meth:`record` overwrites it): the loop's thread runs this path once before its
+        first period, so that the first period does not pay for its first use (pages, caches)."""
+        row = self._ring[self.n_rows % self._ring.shape[0]]
+        row[:self._qa] = values
+        row[self._qa:self._ua] = q
+        row[self._ua:self._ea] = u
+        row[self._ct], row[self._lt] = 0.0, 0.0
+
     def set_timing(self, compute: float, lateness: float) -> None:
         """The compute time and lateness [s] of the last recorded row (known only at its period's end)."""
         row = self._ring[(self.n_rows - 1) % self._ring.shape[0]]

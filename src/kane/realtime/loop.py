@@ -32,7 +32,7 @@ from ..options import Method
 from ..simulate import Simulator
 from .async_dynamics import AsyncDynamics
 from .coupler import VirtualCoupler
-from .devices import check_sample
+from .devices import DeviceSample, check_sample
 from .log import SAMPLE_MISSING, SAMPLE_REFUSED, SAMPLE_USED, RealtimeLog
 from .multirate import SlowDynamics
 from .stats import DeadlineStats, DeadlineSummary
@@ -170,6 +170,13 @@ class _CompiledPlant:
         for i, f in zip(self.index, force):
             w[i] = f
         self.stepper.step(n, period / n)
+
+    def rehearse(self):
+        """One step of length 0 (the state set back after it): the C step's first run, before the loop's first
+        period."""
+        t, q, u = self.stepper.t, self.stepper.q.copy(), self.stepper.u.copy()
+        self.stepper.step(1, 0.0)
+        self.stepper.set_state(t, q, u)
 
 
 class _PythonPlant:
@@ -340,6 +347,7 @@ class RealtimeLoop:
         switch = sys.getswitchinterval()
         sys.setswitchinterval(_SWITCH_INTERVAL)  # any other thread (a viewer) hands the GIL back within this
         _real_time_priority(opts.priority)
+        self._rehearse(t, q, u)
         gc.freeze()  # what exists now (the model, sympy's objects) is never scanned again: no collection of ms
         wall0 = clock() + period  # the first period starts one period from now (its wait is a clean one)
         progress, next_line = self._progress, wall0 + self._progress_every
@@ -432,6 +440,20 @@ class RealtimeLoop:
                 status = f"{status}; {log.writer_failure}"
         return LoopResult(status, summary, refused, missing, int(saturated), port_energy, float(t_end),
                           np.array(q), np.array(u), self.engine, path)
+
+    def _rehearse(self, t, q, u) -> None:
+        """Run what each period runs, without its effects, in the loop's thread before the first period: a new
+        thread's first calls fault in its stack and numpy's per-thread state and meet cold caches, which cost the
+        first period 100 us and more (the first periods at 10 kHz missed their deadlines). The device is not read
+        (a read has effects); the plant steps by 0 where it can (and is set back)."""
+        point = self.coupler.point_floats(t, q, u)
+        x, v = tuple(point[:3]), (0.0, 0.0, 0.0)
+        check_sample(DeviceSample(t, np.array(x), np.zeros(3)), self.device.workspace)
+        fx, fy, fz, _, power, spring = self.coupler.force_floats(point, x, v)
+        if self.log is not None:
+            self.log.rehearse([t, *x, *v, *point, fx, fy, fz, power, 0.0, spring, 0, 0, 0.0, 0.0], q, u)
+        getattr(self.plant, "rehearse", lambda: None)()
+        time.perf_counter()
 
     def _timing(self, woke, lateness) -> float:
         """The period's statistics, also written into its log row; returns the time its work ended."""

@@ -50,10 +50,20 @@ class DeadlineStats:
 
     def __init__(self, period: float, capacity: int = 1024):
         self.period = float(period)
-        self._compute = np.zeros(capacity)
-        self._late = np.zeros(capacity)
+        self._compute = np.full(capacity, 0.0)  # every page written now, not at the period that first reaches it
+        self._late = np.full(capacity, 0.0)
         self.n = 0
         self.missed = 0
+
+    @classmethod
+    def from_rows(cls, period: float, lateness, compute) -> DeadlineStats:
+        """The statistics of recorded periods: ``lateness`` and ``compute`` (n,) [s] (a log's columns)."""
+        lateness, compute = np.asarray(lateness, dtype=float), np.asarray(compute, dtype=float)
+        stats = cls(period, capacity=max(1, lateness.size))
+        stats._late[: lateness.size], stats._compute[: compute.size] = lateness, compute
+        stats.n = int(lateness.size)
+        stats.missed = int(np.count_nonzero(lateness + compute > stats.period))
+        return stats
 
     def add(self, lateness: float, compute: float) -> bool:
         """Record one period; returns whether it missed its deadline."""
