@@ -3,12 +3,12 @@ where the energy went, and whether the loop kept its deadlines.
 
 Against time [s], sharing the axis: the hand's and the body point's positions [m] from the hand's first one; the
 coupler force on the body [N]; the energy [J] the device put into the coupler (``port_energy``), the coupler
-spring's, and the virtual system's change since the start; each period's compute time and wake-up lateness [us]
-on a log axis, the period drawn across and the missed deadlines marked. Beside them: the wake-up lateness
-histogram of the run (the log's jitter bins) and the histogram of compute times with p50 and p99. Mode changes are dashed vertical lines named at
-the top; refused and missing device samples are marked under the position panel. Series longer than
-``2 * ENVELOPE_BINS`` points are drawn as the minimum and maximum of each of ``ENVELOPE_BINS`` bins, so a single
-late period still shows on a 60 s run at 10 kHz. Drawn off-screen like :mod:`kane.viz.plots`.
+spring's, and the virtual system's change since the start; each period's compute time and wake-up lateness [us] on a
+log axis, the period drawn across and the missed deadlines marked. Beside them: the wake-up lateness histogram of
+the run (the log's jitter bins) and the histogram of compute times with p50 and p99. Mode changes are dashed
+vertical lines named at the top; refused and missing device samples are marked under the position panel. Series
+longer than ``2 * ENVELOPE_BINS`` points are drawn as the minimum and maximum of each of ``ENVELOPE_BINS`` bins, so
+a single late period still shows on a 60 s run at 10 kHz. Drawn off-screen like :mod:`kane.viz.plots`.
 """
 
 from __future__ import annotations
