@@ -14,6 +14,7 @@ from kane.cli import main
 from kane.errors import ArgumentError, ModelError
 from kane.io.model_file import load_model
 from kane.realtime.command import _status_writer, parse_couple
+from kane.realtime.log_reader import load_realtime_log
 from kane.realtime.model_table import realtime_settings
 
 CHAIN = "examples/planar_chain.toml"
@@ -124,8 +125,9 @@ def test_the_switching_tables_lock_the_caster_inside_the_loop(tmp_path):
     out = tmp_path / "lock.h5"
     res = CliRunner().invoke(main, ["realtime", LOCK, "--duration", "4.5", "--virtual-clock", "-o", str(out)])
     assert res.exit_code == 0, res.output
-    assert "switched constraints, modes compiled to C" in res.output
+    assert "switched constraints, 2 modes compiled to C (any other on line)" in res.output
     assert "mode changes: 2, lock 1, unlock 1" in res.output
+    assert load_realtime_log(out).counts["plant"] == "switched constraints, 2 modes compiled to C (any other on line)"
     with h5py.File(out, "r") as f:
         t, q, u, mode = f["t"][:], f["q"][:], f["u"][:], f["mode"][:]
         u_names, modes = json.loads(f.attrs["u_names"]), json.loads(f.attrs["modes"])
@@ -248,7 +250,7 @@ def test_schedules_drive_the_compiled_modes_of_a_switching_model(tmp_path):
     res = CliRunner().invoke(main, ["realtime", str(path), "--device", "sim", "--duration", "0.4",
                                     "--virtual-clock", "-o", str(out)])
     assert res.exit_code == 0, res.output
-    assert "switched constraints, modes compiled to C" in res.output
+    assert "switched constraints, 2 modes compiled to C (any other on line)" in res.output
     assert "mode changes: 2, lock 1, unlock 1" in res.output
     with h5py.File(out, "r") as f:
         t, u = f["t"][:], f["u"][:]

@@ -32,7 +32,8 @@ def write_log(path, close=True, rows=N):
     if not close:  # as a killed run leaves it: the blocks handed over so far
         return log, stats
     events = [EventRecord(0.0205, "caster", "lock", {"impulse": [1.5]})]
-    log.close("completed", stats.summary().as_dict(), {"refused": 0, "missing": 0, "saturated": 3, "engine": "c"},
+    log.close("completed", stats.summary().as_dict(), {"refused": 0, "missing": 0, "saturated": 3, "engine": "compiled",
+                                                       "plant": "compiled engine", "substeps": 2},
               modes=["free", "caster"], events=events)
     return log, stats
 
@@ -57,6 +58,7 @@ def test_a_closed_log_reads_back_every_row_its_summary_and_its_events(tmp_path):
     assert (event.t, event.kind, event.constraint, event.data) == (0.0205, "lock", "caster", {"impulse": [1.5]})
     rows = dict(rec.summary_rows())
     assert rows["missed deadlines"] == "2 of 50 periods" and rows["modes"] == "free, caster"
+    assert rows["stepped by"] == "compiled engine, 2 substep(s)"
 
 
 def test_a_partial_log_gets_its_summary_from_the_rows(tmp_path):

@@ -191,6 +191,11 @@ class AsyncDynamics:
         return self._proc.pid if self._proc is not None and self._proc.is_alive() else None
 
     @property
+    def kind(self) -> str:
+        """The wrapped plant's kind (what the log calls it)."""
+        return self.plant.kind
+
+    @property
     def mode(self) -> str:
         """The plant's mode at its newest state ("single" when it has none)."""
         return self._mode

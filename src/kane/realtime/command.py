@@ -168,12 +168,9 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
                         inputs=laws)
     result = loop.run(progress=status)
     lines = [f"warning: {w.message}" for w in caught]
-    engine = ("rolling contacts in absolute coordinates" if rolling is not None else
-              f"{result.engine.value} engine" if not rules else "switched constraints, modes compiled to C"
-              if getattr(getattr(loop.plant, "plant", loop.plant), "modes", None) else "switched constraints, on line")
     steps = (f"{o['substeps']} substep(s) per period" if every == 1 else
              f"the dynamics every {every} periods, a step behind the coupler, {o['substeps']} substep(s) each")
-    lines += [f"status: {result.status} ({engine}, {steps})",
+    lines += [f"status: {result.status} ({result.plant}, {steps})",
               *result.deadlines.lines(),
               f"device samples refused: {result.refused}, missing: {result.missing}; saturated periods: "
               f"{result.saturated}; energy into the model through the coupler: {result.port_energy:.6g} J"]

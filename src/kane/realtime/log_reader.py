@@ -87,7 +87,7 @@ class RealtimeRecord:
                 *(line.split(": ", 1) for line in self.deadlines.lines()),
                 ("device samples", f"refused {c.get('refused', '?')}, missing {c.get('missing', '?')}"),
                 ("saturated periods", str(c.get("saturated", "?"))),
-                ("engine", f"{c.get('engine', '?')}, {c.get('substeps', '?')} substep(s)"),
+                ("stepped by", f"{c.get('plant', c.get('engine', '?'))}, {c.get('substeps', '?')} substep(s)"),
                 (f"coordinates ({len(self.q_names)})", ", ".join(self.q_names)),
                 (f"speeds ({len(self.u_names)})", ", ".join(self.u_names)),
                 ("energy into the model", f"{self.port_energy[-1]:.6g} J (by the last period's start)"),

@@ -117,7 +117,8 @@ class LoopResult:
     """The end of a run: ``status`` ("completed", "stopped", "interrupted", "device stopped answering at t = ...",
     "failed: ..."), ``deadlines`` (DeadlineSummary), counts of ``refused`` and ``missing`` device samples and
     ``saturated`` periods, ``port_energy`` [J] the device put into the coupler (up to the last period's start),
-    the final state ``t`` [s], ``q``, ``u``, the ``engine`` used and the ``log`` path (or None)."""
+    the final state ``t`` [s], ``q``, ``u``, the ``engine`` used, the ``log`` path (or None) and what stepped the
+    virtual system, ``plant`` ("compiled engine", "switched constraints, 4 modes compiled to C", ...)."""
 
     status: str
     deadlines: DeadlineSummary
@@ -130,6 +131,7 @@ class LoopResult:
     u: np.ndarray
     engine: Engine
     log: Path | None
+    plant: str
 
 
 def input_holder(inputs, model, coupled, w, t0, q0, u0):
@@ -157,6 +159,8 @@ def input_holder(inputs, model, coupled, w, t0, q0, u0):
 
 
 class _CompiledPlant:
+    kind = "compiled engine"  # what the log and the closing summary call the plant
+
     def __init__(self, dynamics, t, q, u, params, index):
         self.stepper = dynamics.stepper(t, q, u, params, dynamics.model.input_values())
         self.w = self.stepper.inputs  # the stepper's own inputs: written in place, copied nowhere
@@ -180,6 +184,8 @@ class _CompiledPlant:
 
 
 class _PythonPlant:
+    kind = "Python engine"
+
     def __init__(self, dynamics, t, q, u, params, names, dt):
         self.w = dynamics.model.input_values()  # model order, written in place: no name look-ups per evaluation
         self.index = tuple(dynamics.input_names.index(n) for n in names)
@@ -432,14 +438,14 @@ class RealtimeLoop:
         if log is not None:
             path = log.close(status, summary.as_dict(),
                              {"refused": refused, "missing": missing, "saturated": int(saturated),
-                              "engine": self.engine.value, "substeps": n_sub,
+                              "engine": self.engine.value, "plant": plant.kind, "substeps": n_sub,
                               "late_dynamics_steps": getattr(plant, "late_steps", 0),
                               "device": dict(getattr(dev, "counts", {}))},
                              modes=list(modes), events=getattr(plant, "events", ()))
             if log.writer_failure is not None:
                 status = f"{status}; {log.writer_failure}"
         return LoopResult(status, summary, refused, missing, int(saturated), port_energy, float(t_end),
-                          np.array(q), np.array(u), self.engine, path)
+                          np.array(q), np.array(u), self.engine, path, plant.kind)
 
     def _rehearse(self, t, q, u) -> None:
         """Run what each period runs, without its effects, in the loop's thread before the first period: a new

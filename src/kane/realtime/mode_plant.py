@@ -100,6 +100,12 @@ class ModePlant:
     rules and the records, and runs the periods of modes without compiled equations); ``modes`` the compiled modes
     by active set (from :func:`compile_modes`), ``online_periods`` the periods that ran on line."""
 
+    @property
+    def kind(self) -> str:
+        """What the log and the closing summary call this plant."""
+        n = len(self.modes)
+        return f"switched constraints, {n} mode{'s' if n != 1 else ''} compiled to C (any other on line)"
+
     def __init__(self, base, modes: dict, t0: float, q0, params, dt: float):
         self.base, self.runner, self.w, self.index = base, base.runner, base.w, base.index
         runner = self.runner

@@ -65,6 +65,11 @@ class SlowDynamics:
         return self.plant.w
 
     @property
+    def kind(self) -> str:
+        """The wrapped plant's kind (what the log calls it)."""
+        return self.plant.kind
+
+    @property
     def mode(self) -> str:
         """The wrapped plant's mode ("single" when it has none)."""
         return getattr(self.plant, "mode", "single")

@@ -57,6 +57,8 @@ class RollingPlant:
     -> (t [s], q (n_q,), independent u) in joint coordinates; ``advance(period [s], n, force (3,) [N])``; ``w`` the
     inputs in the model's order (a scheduled input written there holds over the next period)."""
 
+    kind = "rolling contacts in absolute coordinates"
+
     def __init__(self, dynamics: RollingRealtime, t0: float, params, force_inputs, dt: float):
         rolling = dynamics.rolling.dynamics
         self.rolling, self.params = rolling, params

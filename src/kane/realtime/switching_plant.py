@@ -110,6 +110,8 @@ class SwitchingPlant:
     e.g. "free" or "caster_stick") and ``events`` (kane.io.trajectory EventRecord list: lock, unlock, impact,
     stick, slip..., with the impulses and the change of kinetic energy) for the log."""
 
+    kind = "switched constraints, on line"
+
     def __init__(self, dynamics: SwitchingDynamics, t0, q0, u0, params, force_inputs, dt: float, rules=None):
         if not (math.isfinite(dt) and dt > 0):
             raise ArgumentError(f"switching plant: the step dt must be a finite time > 0 s, got {dt!r}")
