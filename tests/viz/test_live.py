@@ -14,7 +14,7 @@ from kane import joints as J
 from kane.cli import main
 from kane.errors import ArgumentError
 from kane.io.model_file import LoadedModel, load_model
-from kane.realtime import Device
+from kane.realtime import Device, spectral_radius
 from kane.viz.live import GizmoDevice, LiveOptions, LiveSimulation
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -148,3 +148,35 @@ def test_the_model_files_realtime_coupling_point_is_the_live_default():
     live = LiveSimulation(load_model(Path(__file__).resolve().parents[2] / "examples" / "shopping_cart.toml"))
     assert (live.port.body, live.port.point) == ("B", (-0.3, 0.0, 0.0))
     np.testing.assert_allclose(live.point(), [-0.3, 0.0, 0.0], atol=1e-12)
+
+
+def cart_arm():
+    """A 0.01 kg particle on a 0.5 m arm pinned to a 100 kg cart sliding along x."""
+    s = kane.System("cart_arm")
+    s.add_body("cart", mass=100.0, inertia=(1.0, 1.0, 1.0))
+    s.add_joint("ground", "cart", J.Prismatic("x"), name="rail", coordinates=["x"], speeds=["v"])
+    s.add_particle("bob", 0.01)
+    s.add_joint("cart", "bob", J.Revolute("z"), name="pin", coordinates=["th"], speeds=["w"], child_point=(-0.5, 0, 0))
+    return LoadedModel.from_system(s)
+
+
+def test_default_gains_stay_stable_on_a_light_point_of_a_heavy_model():
+    # at the arm's angle 0 a force along y turns the arm alone (the cart cannot move along y), so the tip's
+    # smallest effective mass is the particle's, m l^2 / l^2 = 0.01 kg (along x it is the whole 100.01 kg)
+    live = LiveSimulation(cart_arm(), LiveOptions(couple="bob"))
+    assert live.point_mass == pytest.approx(0.01, rel=1e-9)
+    T, m = live.period, 100.01
+    # a 1 Hz spring of the whole mass, as before, would be far outside the sampled coupler's stable region here
+    k_old = m * (2 * np.pi) ** 2
+    assert spectral_radius(k_old * T ** 2 / 0.01, 1.4 * np.sqrt(k_old * m) * T / 0.01) > 10
+    # the defaults: K T^2 / m_p = 0.5 and B T / m_p = 1.5, inside it
+    assert live.gains.stiffness == pytest.approx(0.5 * 0.01 / T ** 2, rel=1e-12)
+    assert live.gains.damping == pytest.approx(1.5 * 0.01 / T, rel=1e-12)
+    assert spectral_radius(0.5, 1.5) < 1
+    x0 = live.point()
+    goal = x0 + np.array([0.0, 0.05, 0.0])
+    live.device.move_to(goal)
+    live.advance(200)  # 1 s
+    assert np.linalg.norm(live.point() - goal) < 0.1 * 0.05
+    with pytest.warns(kane.realtime.PassivityWarning, match="unstable on the coupled point with the force held"):
+        LiveSimulation(cart_arm(), LiveOptions(couple="bob", stiffness=k_old, damping=1.4 * np.sqrt(k_old * m)))

@@ -5,6 +5,7 @@ click command is registered in cli.py."""
 from __future__ import annotations
 
 import time
+import warnings
 
 from ..errors import ArgumentError
 from ..realtime.command import parse_couple
@@ -61,8 +62,12 @@ def view_command(load_model, errors):
         if assemble:
             viewer = AssembleViewer(AssembleSession(load_model(run), assemble), ViewOptions(host, port), record)
         elif live:
-            viewer = LiveViewer(LiveSimulation(load_model(run), LiveOptions(couple)),
-                                ViewOptions(host, port, traces=traces), record)
+            with warnings.catch_warnings(record=True) as caught:  # the coupler's gains outside their bounds
+                warnings.simplefilter("always")
+                simulation = LiveSimulation(load_model(run), LiveOptions(couple))
+            for w in caught:
+                click.echo(f"warning: {w.message}", err=True)
+            viewer = LiveViewer(simulation, ViewOptions(host, port, traces=traces), record)
         else:
             scene = open_run(run, model, load_model).scene()
             if gif:

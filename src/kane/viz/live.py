@@ -7,9 +7,12 @@ side panel. Parameters change without re-deriving: the compiled dynamics take th
 Each period T = 1 / ``rate`` [s] (default 200 Hz): read the gizmo, compute the coupler force on the body point,
 hold it as the coupler's three System inputs over ``substeps`` RK4 steps of the step-wise
 :class:`kane.simulate.Simulator`. The handle's velocity is taken as 0 (a mouse drag gives no usable velocity), so
-the damper B acts on the body point's velocity. Default gains put the whole model's mass m on a 1 Hz spring
-(K = m (2 pi)^2 [N/m], B = 1.4 sqrt(K m) [N s/m], at least the sampled-data passivity bound K T / 2) and limit the
-force to 30 m [N].
+the damper B acts on the body point's velocity. Default gains (:func:`default_gains`) put the whole model's mass m
+on a 1 Hz spring (K = m (2 pi)^2 [N/m], B = 1.4 sqrt(K m) [N s/m], at least the sampled-data passivity bound
+K T / 2), within what the sampled coupler holds stable on the point's smallest effective mass m_p (K T^2 / m_p
+at most 0.5, B T / m_p at most 1.5; :mod:`kane.realtime.coupler_stability`: a light point on a heavy model, a
+stiff 1 Hz spring of the whole mass would diverge), and limit the force to 30 m [N]. Gains given outside the
+stable region get a :class:`kane.realtime.PassivityWarning` naming it.
 
 A model file with ``[[contacts]]`` (rolling contacts, not part of the derived equations) is simulated by
 :func:`kane.io.model_surfaces.rolling_dynamics`' RollingContactDynamics (absolute coordinates, projected onto its
@@ -37,7 +40,8 @@ from ..io.trajectory import TrajectoryWriter
 from ..model.model import float_value
 from ..options import Method
 from ..realtime.command import parse_couple
-from ..realtime.coupler import CouplerGains, VirtualCoupler, add_coupler, passivity_bound
+from ..realtime.coupler import CouplerGains, VirtualCoupler, add_coupler, check_gains, passivity_bound
+from ..realtime.coupler_stability import check_stability, effective_mass
 from ..realtime.devices import DeviceSample, Workspace, check_sample
 from ..realtime.loop import input_holder
 from ..realtime.model_table import realtime_settings
@@ -46,7 +50,7 @@ from ..simulate.rolling_run import JointCoordinateWriter
 from ..switching.model_table import switching_rules
 from .live_switching import PlantRecorder, switching_live_dynamics
 
-__all__ = ["GizmoDevice", "LiveOptions", "LiveSimulation", "default_couple"]
+__all__ = ["GizmoDevice", "LiveOptions", "LiveSimulation", "default_couple", "default_gains"]
 
 
 class GizmoDevice:
@@ -118,6 +122,18 @@ def default_couple(model, params=None) -> tuple[str, tuple]:
     return model.bodies[i].name, tuple(float_value(e, values) for e in model.bodies[i].com)
 
 
+def default_gains(mass: float, point_mass: float, period: float, stiffness: float | None = None,
+                  damping: float | None = None) -> CouplerGains:
+    """The live coupler's gains for a model of total ``mass`` [kg] coupled at a point of smallest effective mass
+    ``point_mass`` [kg] (inf: unknown or immovable), sampled every ``period`` T [s]: ``stiffness`` K [N/m] (default
+    the whole mass on a 1 Hz spring, m (2 pi)^2, at most 0.5 m_p / T^2) and ``damping`` B [N s/m] (default
+    1.4 sqrt(K m), at most 1.5 m_p / T, at least the passivity bound K T / 2)."""
+    k = stiffness if stiffness is not None else min(mass * (2 * math.pi) ** 2, 0.5 * point_mass / period ** 2)
+    if damping is None:
+        damping = max(min(1.4 * math.sqrt(k * mass), 1.5 * point_mass / period), passivity_bound(k, period))
+    return CouplerGains(float(k), float(damping))
+
+
 class LiveSimulation:
     """The live model: ``loaded`` (a :class:`kane.io.model_file.LoadedModel`, read fresh: the coupler is added
     to its system) derived once, with a :class:`GizmoDevice` ``device`` coupled to ``port``'s body point;
@@ -150,10 +166,15 @@ class LiveSimulation:
             self.q0, self.u0 = self.rolling.joint_coordinates(start.q0, start.u0, 0.0, self.params)
         self.period = 1.0 / options.rate
         mass = sum(_masses(model, self.params)) or 1.0
-        k = options.stiffness if options.stiffness is not None else mass * (2 * math.pi) ** 2
-        b = options.damping if options.damping is not None else max(1.4 * math.sqrt(k * mass),
-                                                                      passivity_bound(k, self.period))
-        self.gains = CouplerGains(float(k), float(b))
+        # the point's smallest effective mass, a lower bound from the free mode (switching) or the bodies free of
+        # their rolling contacts (the joint dynamics): what the sampled coupler must stay stable on
+        probe = VirtualCoupler(dyn, self.port, CouplerGains(1.0, 1.0), params=dict(self.params))
+        free = self.switching.free_mode() if self.switching is not None else None
+        point_mass = effective_mass(probe, 0.0, self.q0, dict(self.params), free)
+        self.point_mass = np.inf if point_mass is None else point_mass
+        self.gains = default_gains(mass, self.point_mass, self.period, options.stiffness, options.damping)
+        check_gains(self.gains, self.period)
+        check_stability(self.gains, self.period, self.point_mass)
         self.max_force = float(options.max_force if options.max_force is not None else 30.0 * mass)
         self._laws = loaded.input_function(dyn)
         self.plant = self._recorder = None
