@@ -28,16 +28,16 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ArgumentError, KaneError
-from ..options import Method
-from ..simulate import Simulator
 from .async_dynamics import AsyncDynamics
-from .coupler import VirtualCoupler
+from .coupler import VirtualCoupler, check_gains
+from .coupler_stability import check_stability, effective_mass
 from .devices import DeviceSample, check_sample
 from .log import SAMPLE_MISSING, SAMPLE_REFUSED, SAMPLE_USED, RealtimeLog
 from .multirate import SlowDynamics
+from .plants import CompiledPlant, PythonPlant, input_holder
 from .stats import DeadlineStats, DeadlineSummary
 
-__all__ = ["ClockMode", "Engine", "LoopOptions", "LoopResult", "MAX_REAL_RATE", "RealtimeLoop", "input_holder"]
+__all__ = ["ClockMode", "Engine", "LoopOptions", "LoopResult", "MAX_REAL_RATE", "RealtimeLoop"]
 
 _SWITCH_INTERVAL = 5e-5  # [s] the interpreter's thread switch interval while a loop runs
 MAX_REAL_RATE = 100_000.0  # [Hz] the highest rate accepted on the real clock
@@ -134,81 +134,13 @@ class LoopResult:
     plant: str
 
 
-def input_holder(inputs, model, coupled, w, t0, q0, u0):
-    """hold(t, q, u): the scheduled ``inputs`` (a callable (t, q, u) -> {name: value}) evaluated and written into
-    ``w``, a plant's inputs in the order of ``model``'s; ``coupled`` names the coupler's inputs, which a schedule
-    may not set. An ArgumentError names schedules of unknown inputs (checked at (t0, q0, u0)); a value that is
-    not finite raises KaneError with the input's name and the time."""
-    names = tuple(inputs(t0, q0, u0))
-    known = tuple(str(s) for s in model.inputs)
-    bad = [n for n in names if n not in known or n in coupled]
-    if bad:
-        raise ArgumentError(f"real-time loop: inputs {', '.join(bad)} are not inputs of the model other than the "
-                            f"coupler's; its inputs: {', '.join(n for n in known if n not in coupled) or 'none'}")
-    where = tuple(zip(names, (known.index(n) for n in names)))
-
-    def hold(t, q, u):
-        values = inputs(t, q, u)
-        for name, i in where:
-            v = values[name]
-            if not math.isfinite(v):
-                raise KaneError(f"the input {name} is {v!r} at t = {t:.9g} s")
-            w[i] = v
-
-    return hold
-
-
-class _CompiledPlant:
-    kind = "compiled engine"  # what the log and the closing summary call the plant
-
-    def __init__(self, dynamics, t, q, u, params, index):
-        self.stepper = dynamics.stepper(t, q, u, params, dynamics.model.input_values())
-        self.w = self.stepper.inputs  # the stepper's own inputs: written in place, copied nowhere
-        self.index = tuple(int(i) for i in index)
-
-    def state(self):
-        return self.stepper.t, self.stepper.q, self.stepper.u
-
-    def advance(self, period, n, force):
-        w = self.w
-        for i, f in zip(self.index, force):
-            w[i] = f
-        self.stepper.step(n, period / n)
-
-    def rehearse(self):
-        """One step of length 0 (the state set back after it): the C step's first run, before the loop's first
-        period."""
-        t, q, u = self.stepper.t, self.stepper.q.copy(), self.stepper.u.copy()
-        self.stepper.step(1, 0.0)
-        self.stepper.set_state(t, q, u)
-
-
-class _PythonPlant:
-    kind = "Python engine"
-
-    def __init__(self, dynamics, t, q, u, params, names, dt):
-        self.w = dynamics.model.input_values()  # model order, written in place: no name look-ups per evaluation
-        self.index = tuple(dynamics.input_names.index(n) for n in names)
-        self.sim = Simulator(dynamics, t0=t, q0=q, u0=u, method=Method.RK4, dt=dt, params=params,
-                             inputs=lambda t, q, u: self.w, record=False, record_energy=False)
-
-    def state(self):
-        q, u = self.sim.state
-        return self.sim.t, q, u
-
-    def advance(self, period, n, force):
-        w = self.w
-        for i, f in zip(self.index, force):
-            w[i] = f
-        for _ in range(n):
-            self.sim.step()
-
-
 class RealtimeLoop:
     """The loop coupling ``device`` (a :class:`kane.realtime.Device`) to the virtual system of ``coupler``
     (a :class:`VirtualCoupler` bound to its dynamics), from (t0 [s], q0 (n_q,), u0 (n_u,)); ``params`` for the
-    dynamics; ``log``: path of the HDF5 log, or None. ``start()`` runs it in its own thread, ``stop()`` asks it to
-    stop, ``join()`` waits and returns the :class:`LoopResult`; ``run()`` does all three (Ctrl-C stops it).
+    dynamics; ``log``: path of the HDF5 log, or None. The coupler's gains are checked when the loop is built
+    (:meth:`_check_gains`: a :class:`PassivityWarning` names each bound they break). ``start()`` runs it in its
+    own thread, ``stop()`` asks it to stop, ``join()`` waits and returns the :class:`LoopResult`; ``run()`` does
+    all three (Ctrl-C stops it).
     ``inputs``: a callable inputs(t, q, u) -> {name: value} of the model's other inputs (a model file's [inputs]
     schedules, :meth:`kane.io.LoadedModel.input_function`), evaluated at each period's start and held over it, as
     the coupler's force is; None: they stay at their defaults. A value that is not finite stops the run ("failed")."""
@@ -235,14 +167,15 @@ class RealtimeLoop:
         if hasattr(dyn, "make_plant"):  # switched constraints: kane.realtime.switching_plant
             self.plant = dyn.make_plant(t0, q0, u0, params, coupler.port.inputs, dt)
         elif engine is Engine.COMPILED:
-            self.plant = _CompiledPlant(dyn, t0, q0, u0, params, coupler.input_index)
+            self.plant = CompiledPlant(dyn, t0, q0, u0, params, coupler.input_index)
         else:
-            self.plant = _PythonPlant(dyn, t0, q0, u0, params, coupler.port.inputs, dt)
+            self.plant = PythonPlant(dyn, t0, q0, u0, params, coupler.port.inputs, dt)
         if options.dynamics_every > 1 and options.dynamics_process:  # a worker process on the real clock
             self.plant = AsyncDynamics(self.plant, options.dynamics_every, dyn, params,
                                        process=options.clock is ClockMode.REAL)
         elif options.dynamics_every > 1:
             self.plant = SlowDynamics(self.plant, options.dynamics_every, dyn, params)
+        self._check_gains(t0, q0)
         self._inputs = None if inputs is None else input_holder(inputs, dyn.model, coupler.port.inputs,
                                                                 self.plant.w, t0, q0, u0)
         self._has_energy = bool(getattr(dyn.equations, "has_potential", False))
@@ -266,6 +199,19 @@ class RealtimeLoop:
         self._stop_status = "stopped"
         self._progress, self._progress_every = None, 0.25
         self._done = threading.Event()
+
+    def _check_gains(self, t0, q0) -> None:
+        """The coupler's gains at the dynamics' step h = k T: Colgate's passivity bound (:func:`check_gains`) and
+        the stable region of this loop's scheme on the coupled point's smallest effective mass
+        (:func:`check_stability`; from the dynamics' ``free_mode()`` where they have one: a switched system's free
+        mode, the bodies free of their rolling contacts, a lower bound on the mass). Each warns, naming its bound."""
+        opts, gains = self.options, self.coupler.gains
+        h = opts.period * opts.dynamics_every
+        check_gains(gains, h)
+        free = getattr(self.dynamics, "free_mode", lambda: None)()
+        mass = effective_mass(self.coupler, t0, q0, self.params, free)
+        check_stability(gains, h, mass, every=opts.dynamics_every,
+                        delayed=opts.dynamics_every > 1 and opts.dynamics_process)
 
     # ---- control -------------------------------------------------------------------------------------------
     def start(self) -> None:

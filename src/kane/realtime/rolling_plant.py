@@ -37,6 +37,11 @@ class RollingRealtime:
         self.q_names, self.u_names, self.input_names = joint.q_names, joint.u_names, joint.input_names
         self.u_dependent_names = joint.u_dependent_names
 
+    def free_mode(self):
+        """The bodies free of their rolling contacts (the joint dynamics): the contacts only add mass at a point, so
+        its effective mass there is a lower bound (:mod:`.coupler_stability`)."""
+        return self.joint
+
     def full_speeds(self, t, q, u, params=None):
         return self.joint.full_speeds(t, q, u, params)
 

@@ -43,7 +43,7 @@ from ..realtime.command import parse_couple
 from ..realtime.coupler import CouplerGains, VirtualCoupler, add_coupler, check_gains, passivity_bound
 from ..realtime.coupler_stability import check_stability, effective_mass
 from ..realtime.devices import DeviceSample, Workspace, check_sample
-from ..realtime.loop import input_holder
+from ..realtime.plants import input_holder
 from ..realtime.model_table import realtime_settings
 from ..simulate import Simulator, make_projection
 from ..simulate.rolling_run import JointCoordinateWriter
