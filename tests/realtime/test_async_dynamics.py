@@ -46,12 +46,21 @@ def test_each_step_holds_the_mean_coupler_force_of_its_periods(chain, closed_pat
     index = [dyn.input_names.index(n) for n in port.inputs]
     sim = Simulator(dyn, t0=0.0, q0=np.zeros(7), u0=np.zeros(7), method=Method.RK4, dt=K * T,
                     inputs=lambda t, q, u: w, record=False, record_energy=False)
+    states = [sim.state]
     for mean in force.reshape(-1, K, 3).mean(axis=1):
         w[index] = mean
         sim.step()
+        states.append(sim.state)
     assert result.t == pytest.approx(0.4, abs=1e-12)
     np.testing.assert_allclose(result.q, sim.state[0], rtol=0, atol=1e-11)
     np.testing.assert_allclose(result.u, sim.state[1], rtol=0, atol=1e-10)
+    # the log keeps the plant's own states at its steps (its rows hold the extrapolations the coupler saw), with
+    # their energies: every one of them is the offline run's
+    steps = rt.load_realtime_log(tmp_path / f"{clock.name}.h5").steps
+    np.testing.assert_allclose(steps.t, K * T * np.arange(101), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(steps.q, [s[0] for s in states], rtol=0, atol=1e-11)
+    np.testing.assert_allclose(steps.u, [s[1] for s in states], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(steps.energy, dyn.energy(steps.t, steps.q, steps.u), rtol=1e-12, atol=1e-12)
     # the coupler one step behind: nothing of the first step is seen before it is handed over (the chain starts at
     # rest, so until then the state it sees is the start); on the virtual clock it is taken back K periods later
     assert np.all(q[:K + 1] == 0.0)

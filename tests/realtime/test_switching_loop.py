@@ -385,6 +385,13 @@ def test_slow_dynamics_port_energy_is_never_negative_along_the_path(chain, close
     rt.RealtimeLoop(cp, hand, q0, u0, options=_virtual(2.5, dynamics_every=8), log=tmp_path / "slow.h5").run()
     log = _read(tmp_path / "slow.h5")
     assert log["port_energy"].min() >= 0.0 and log["port_energy"][-1] > 0.1
+    # the plant's own states at its steps, kept in the log: at each step's start (every 8th row) the coupler sees
+    # the plant's state itself, not an extrapolation, so those rows hold the same state and energy
+    steps = rt.load_realtime_log(tmp_path / "slow.h5").steps
+    assert steps.t.shape == (313,) and steps.t[-1] == pytest.approx(312 * 8 * T, abs=1e-12)
+    np.testing.assert_array_equal(steps.q, log["q"][::8])  # 2500 rows: the last 4 run on from the last step
+    np.testing.assert_array_equal(steps.u, log["u"][::8])
+    np.testing.assert_allclose(steps.energy, log["energy"][::8], rtol=1e-13, atol=1e-13)
 
 
 def test_bad_multirate_and_switching_options_are_refused(cart):
@@ -409,4 +416,4 @@ def test_bad_multirate_and_switching_options_are_refused(cart):
 def _read(path):
     with h5py.File(path, "r") as f:
         n = int(f["n_committed"][0])
-        return {k: f[k][:n] for k in f if k not in ("n_committed", "events")}
+        return {k: f[k][:n] for k in f if k not in ("n_committed", "events", "dynamics")}

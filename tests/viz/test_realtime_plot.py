@@ -5,6 +5,7 @@ plots too."""
 import sys
 from pathlib import Path
 
+import h5py
 import numpy as np
 from click.testing import CliRunner
 
@@ -77,3 +78,15 @@ def test_kane_plot_and_info_read_a_realtime_log(tmp_path):
     assert res.exit_code == 0, res.output
     for text in ("missed deadlines", "2 of 50 periods", "saturated periods", "free, caster"):
         assert text in res.output
+
+
+def test_a_multi_rate_logs_energy_is_drawn_at_the_plants_own_steps(tmp_path):
+    write_log(tmp_path / "run.h5")
+    with h5py.File(tmp_path / "run.h5", "a") as f:  # what a run with dynamics_every = 10 adds at its close
+        g = f.create_group("dynamics")
+        g["t"], g["q"], g["u"] = 10 * T * np.arange(6), np.zeros((6, 2)), np.zeros((6, 1))
+        g["energy"] = np.array([1.0, 1.5, 1.25, 2.0, 2.5, 3.0])
+    plot = plot_realtime_log(tmp_path / "run.h5")
+    line = _line(plot.axes["energy"], "virtual system at its steps, change")
+    np.testing.assert_array_equal(line.get_xdata(), 10 * T * np.arange(6))
+    np.testing.assert_array_equal(line.get_ydata(), [0.0, 0.5, 0.25, 1.0, 1.5, 2.0])

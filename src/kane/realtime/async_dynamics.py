@@ -72,7 +72,8 @@ class AsyncDynamics:
     the mean force, in a forked worker process (``process``: its result taken back as soon as it is done; else in
     this process: one slow step later). ``state()`` is the newest result extrapolated to the loop's time with
     ``dynamics.qdot(t, q, u, params)``. ``close()`` takes back the steps out and ends the worker. ``late_steps``
-    counts the steps not back by the end of the interval after their own."""
+    counts the steps not back by the end of the interval after their own; ``steps`` holds the plant's own states
+    (t [s], q, u) at the start and after each step taken back."""
 
     def __init__(self, plant, every: int, dynamics, params=None, *, process: bool = True):
         if int(every) != every or every < 2:
@@ -81,6 +82,7 @@ class AsyncDynamics:
         self.w = np.array(plant.w, dtype=float)  # the inputs the loop writes (schedules), sent with each step
         t, q, u = plant.state()
         self._base(float(t), np.array(q, dtype=float), np.array(u, dtype=float))
+        self.steps = [(self._t, self._q, self._u)]  # the plant's own states: the start, then each step taken back
         self._mode = getattr(plant, "mode", "single")
         self._events: list = []
         self._m, self._sum, self._period = 0, np.zeros(3), 0.0
@@ -160,6 +162,7 @@ class AsyncDynamics:
         t, q, u, self._mode, events = reply
         p = self._p - self.every
         self._base(t, q, u)
+        self.steps.append((t, q, u))
         self._p = p
         self._events.extend(events)
 

@@ -12,7 +12,9 @@ period), ``spring_energy`` [J] of the coupler, ``energy`` [J] of the virtual sys
 "caster_stick"]; ["single"] for a system without switching); the group ``events`` (written at the close) of the
 mode changes inside the periods, one row each: ``t`` [s], ``kind`` ("lock", "unlock", "impact", "stick", "slip"...),
 ``constraint`` (its name) and ``data`` (JSON: impulses, change of kinetic energy, new mode), strings as UTF-8
-(``f["events/kind"].asstr()[:]``);
+(``f["events/kind"].asstr()[:]``); with the dynamics stepped every k periods (``dynamics_every``), the group
+``dynamics`` (written at the close) of the plant's own states at its steps, from the start: ``t`` (M,) [s], ``q``
+(M, n_q), ``u`` (M, n_u) and ``energy`` (M,) [J] (the rows' q and u are what the coupler saw, extrapolated);
 ``n_committed`` (1,) the rows known to be on disk, written last in each flush (the datasets of a partial
 file grow ahead of it, NaN-filled: read the first ``n_committed`` rows).
 
@@ -295,7 +297,7 @@ class RealtimeLog:
         if self._error is not None:
             raise self._error
 
-    def close(self, status: str, stats: dict, counts: dict, modes=("single",), events=()) -> Path:
+    def close(self, status: str, stats: dict, counts: dict, modes=("single",), events=(), steps=None) -> Path:
         """Flush, write ``status``, the JSON ``stats`` and ``counts``, the ``modes`` names (the ``mode`` column's
         indices) and the ``events`` (kane.io.trajectory EventRecord: t [s], name of the constraint, kind, data),
         rename to the final path; returns it."""
@@ -318,8 +320,20 @@ class RealtimeLog:
             f.attrs.update({"status": status, "stats": json.dumps(stats), "counts": json.dumps(counts),
                             "modes": json.dumps(list(modes))})
             _write_events(f.create_group("events"), list(events))
+            if steps:
+                self._write_steps(f.create_group("dynamics"), steps)
         os.replace(self.partial, self.path)
         return self.path
+
+
+    def _write_steps(self, group, steps) -> None:
+        """The plant's own states (t [s], q (n_q,), u (n_u,)) at its steps, with their energies, into ``group``."""
+        t = np.array([s[0] for s in steps], dtype=float)
+        q = np.array([s[1] for s in steps], dtype=float).reshape(len(steps), self.nq)
+        u = np.array([s[2] for s in steps], dtype=float).reshape(len(steps), self.nu)
+        energy = np.full(len(steps), np.nan) if self.energy is None else np.asarray(self.energy(t, q, u), dtype=float)
+        for name, data in (("t", t), ("q", q), ("u", u), ("energy", energy)):
+            group.create_dataset(name, data=data)
 
 
 def _write_events(group, events: list) -> None:

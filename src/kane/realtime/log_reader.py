@@ -19,7 +19,7 @@ from ..errors import ArgumentError
 from .log import LOG_FORMAT
 from .stats import DeadlineStats, DeadlineSummary
 
-__all__ = ["LogEvent", "RealtimeRecord", "is_realtime_log", "read_log_columns", "load_realtime_log"]
+__all__ = ["LogEvent", "PlantSteps", "RealtimeRecord", "is_realtime_log", "read_log_columns", "load_realtime_log"]
 
 _COLUMNS = ("t", "hand_position", "hand_velocity", "point_position", "point_velocity", "force", "power",
             "port_energy", "spring_energy", "energy", "q", "u", "compute_time", "lateness", "sample_status", "mode")
@@ -37,6 +37,18 @@ class LogEvent:
 
 
 @dataclass(frozen=True)
+class PlantSteps:
+    """The plant's own states at its steps when the dynamics step every k periods (the log's rows hold what the
+    coupler saw, extrapolated): ``t`` (M,) [s], ``q`` (M, n_q), ``u`` (M, n_u), ``energy`` (M,) [J] (NaN when
+    unknown), from the start."""
+
+    t: np.ndarray
+    q: np.ndarray
+    u: np.ndarray
+    energy: np.ndarray
+
+
+@dataclass(frozen=True)
 class RealtimeRecord:
     """A real-time log read back (N committed rows; shapes (N,) unless noted): ``t`` [s]; the device's
     ``hand_position``, ``hand_velocity`` and the body point's ``point_position``, ``point_velocity`` (N, 3) [m, m/s];
@@ -46,7 +58,8 @@ class RealtimeRecord:
     1 refused, 2 missing); ``mode``, indices into ``modes``; ``events`` (:class:`LogEvent`); ``status``;
     ``finished`` (False: a partial file, the run did not close its log); ``deadlines``
     (:class:`DeadlineSummary`, from the rows when the log was not closed); ``counts`` (refused, missing,
-    saturated, engine...; empty when not closed); ``path``."""
+    saturated, engine...; empty when not closed); ``steps``, the plant's own states at its steps with
+    ``dynamics_every`` > 1 (:class:`PlantSteps`; None otherwise or when not closed); ``path``."""
 
     path: Path
     status: str
@@ -57,6 +70,7 @@ class RealtimeRecord:
     events: tuple
     deadlines: DeadlineSummary
     counts: dict
+    steps: PlantSteps | None
     t: np.ndarray
     hand_position: np.ndarray
     hand_velocity: np.ndarray
@@ -134,6 +148,9 @@ def read_log_columns(path, names, *, role: str = "realtime log") -> tuple[dict, 
             g = f["events"]
             attrs["events"] = [LogEvent(float(t), k, c, json.loads(d)) for t, k, c, d in
                                zip(g["t"][:], g["kind"].asstr()[:], g["constraint"].asstr()[:], g["data"].asstr()[:])]
+        if "dynamics" in f:
+            g = f["dynamics"]
+            attrs["steps"] = PlantSteps(g["t"][:], g["q"][:], g["u"][:], g["energy"][:])
     return attrs, columns
 
 
@@ -162,4 +179,4 @@ def load_realtime_log(path) -> RealtimeRecord:
         modes = modes + tuple(f"mode {k}" for k in range(len(modes), n_modes))
     return RealtimeRecord(Path(path), status, finished, tuple(_json(attrs, "q_names", [])),
                           tuple(_json(attrs, "u_names", [])), modes, tuple(attrs.get("events", ())), deadlines,
-                          _json(attrs, "counts", {}), **{k: np.asarray(v) for k, v in c.items()})
+                          _json(attrs, "counts", {}), attrs.get("steps"), **{k: np.asarray(v) for k, v in c.items()})

@@ -387,7 +387,8 @@ class RealtimeLoop:
                               "engine": self.engine.value, "plant": plant.kind, "substeps": n_sub,
                               "late_dynamics_steps": getattr(plant, "late_steps", 0),
                               "device": dict(getattr(dev, "counts", {}))},
-                             modes=list(modes), events=getattr(plant, "events", ()))
+                             modes=list(modes), events=getattr(plant, "events", ()),
+                             steps=getattr(plant, "steps", None))
             if log.writer_failure is not None:
                 status = f"{status}; {log.writer_failure}"
         return LoopResult(status, summary, refused, missing, int(saturated), port_energy, float(t_end),

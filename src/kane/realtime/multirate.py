@@ -26,7 +26,8 @@ class SlowDynamics:
     """Wraps a plant (``state()`` -> (t [s], q (n_q,), u (n_u,)), ``advance(period [s], n, force (3,) [N])``) so
     that it is advanced once every ``every`` calls of ``advance``, over ``every`` periods with the mean force;
     between its steps ``state()`` is the extrapolation q + (t - t_j) q'(t_j, q_j, u_j), u_j from its last state
-    (t_j, q_j, u_j). ``dynamics.qdot(t, q, u, params)`` gives q' (n_q,)."""
+    (t_j, q_j, u_j). ``dynamics.qdot(t, q, u, params)`` gives q' (n_q,). ``steps``: the plant's own states
+    (t [s], q, u) at the start and after each of its steps."""
 
     def __init__(self, plant, every: int, dynamics, params=None):
         if int(every) != every or every < 1:
@@ -37,6 +38,8 @@ class SlowDynamics:
         self._sum = np.zeros(3)
         self._qdot = None
         self._period = 0.0
+        t, q, u = plant.state()
+        self.steps = [(float(t), np.array(q, dtype=float), np.array(u, dtype=float))]  # the plant's own states
 
     def state(self):
         t, q, u = self.plant.state()
@@ -58,6 +61,8 @@ class SlowDynamics:
             mean = self._sum / self.every
             self._m, self._sum = 0, np.zeros(3)
             self.plant.advance(self.every * period, n, mean)
+            t, q, u = self.plant.state()
+            self.steps.append((float(t), np.array(q, dtype=float), np.array(u, dtype=float)))
 
     @property
     def w(self):

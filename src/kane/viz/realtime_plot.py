@@ -8,7 +8,9 @@ log axis, the period drawn across and the missed deadlines marked. Beside them: 
 the run (the log's jitter bins) and the histogram of compute times with p50 and p99. Mode changes are dashed
 vertical lines named at the top; refused and missing device samples are marked under the position panel. Series
 longer than ``2 * ENVELOPE_BINS`` points are drawn as the minimum and maximum of each of ``ENVELOPE_BINS`` bins, so
-a single late period still shows on a 60 s run at 10 kHz. Drawn off-screen like :mod:`kane.viz.plots`.
+a single late period still shows on a 60 s run at 10 kHz. With the dynamics stepped every k periods, the virtual
+system's energy is drawn at its own steps (the log's ``dynamics`` group), not from the rows' extrapolated states.
+Drawn off-screen like :mod:`kane.viz.plots`.
 """
 
 from __future__ import annotations
@@ -89,10 +91,14 @@ def _time_panels(ax, rec: RealtimeRecord) -> None:
         ax["force"].set_title(f"saturated in {saturated} periods", fontsize=7, loc="right")
     energy = [rec.port_energy, rec.spring_energy]
     labels = ["into the coupler from the device", "coupler spring"]
-    if np.isfinite(rec.energy).all():
+    steps = rec.steps
+    if steps is None and np.isfinite(rec.energy).all():
         energy.append(rec.energy - rec.energy[0])
         labels.append("virtual system, change")
     _lines(ax["energy"], t, energy, labels, [{"color": "k"}, {"color": "tab:purple"}, {"color": "tab:green"}])
+    if steps is not None and np.isfinite(steps.energy).all():  # multi-rate: the plant's own states, not the rows'
+        ax["energy"].plot(*envelope(steps.t, steps.energy - steps.energy[0]), color="tab:green", lw=0.9,
+                          label="virtual system at its steps, change")
     ax["energy"].set_ylabel("energy [J]")
     period_us = rec.period * _US
     _lines(ax["timing"], t, [np.maximum(rec.compute_time * _US, _FLOOR_US), np.maximum(rec.lateness * _US, _FLOOR_US)],
