@@ -13,6 +13,7 @@ from kane.cli import main
 from kane.realtime.log_reader import load_realtime_log
 from kane.viz.realtime_plot import ENVELOPE_BINS, envelope, plot_realtime_log
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "realtime"))
 from test_log_reader import LATE, N, T, write_log  # noqa: E402
 
@@ -68,6 +69,13 @@ def test_a_partial_log_plots_with_its_status(tmp_path):
     assert plot.path.read_text().startswith("<?xml")
     assert "unfinished: the run did not close its log" in plot.figure.get_suptitle()
     assert "missed deadlines: 2 of 48 periods" in plot.figure.get_suptitle()
+
+
+def test_kane_realtime_names_the_commands_that_plot_and_describe_its_log(tmp_path):
+    out = tmp_path / "chain.h5"
+    res = CliRunner().invoke(main, ["realtime", str(EXAMPLES / "planar_chain.toml"), "--duration", "0.05",
+                                    "--virtual-clock", "-o", str(out)])
+    assert res.exit_code == 0 and f"plot it: kane plot {out}; describe it: kane info {out}" in res.output
 
 
 def test_kane_plot_and_info_read_a_realtime_log(tmp_path):

@@ -180,6 +180,8 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     if device == "udp":
         lines.append("udp packets: " + ", ".join(f"{k} {v}" for k, v in dev.counts.items()))
     lines.append(f"log: {result.log}")
+    if result.log is not None:
+        lines.append(f"plot it: kane plot {result.log}; describe it: kane info {result.log}")
     return RealtimeRun(result, tuple(lines))
 
 
