@@ -106,7 +106,7 @@ def run(duration: float = 60.0, virtual: bool = False, priority: int = 0) -> dic
         spin = 3e-4 if priority else 1e-3
         missed, n, late = floor_run(1000.0, duration, spin, work, priority)
         out["floor_1kHz"] = {"missed": missed, "periods": n, "lateness_max": late, "work": work}
-        print(f"machine's floor: a C loop waiting as the loop does and spinning {work * 1e6:.1f} us a period "
+        print(f"machine's floor: a C loop waiting as the loop does and computing {work * 1e6:.1f} us a period "
               f"(bench/_floor.py), {duration:g} s at 1 kHz: missed {missed} of {n} (wake-up lateness max "
               f"{late * 1e6:.0f} us)")
     p50 = {k: r.deadlines.compute_p50 for k, (r, _) in runs.items()}
