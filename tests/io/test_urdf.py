@@ -9,7 +9,7 @@ import pytest
 import sympy as sp
 
 import kane
-from kane.io.urdf import load_urdf, parse_urdf
+from kane.io.urdf import UrdfWarning, load_urdf, parse_urdf
 from kane.spatial import rotation_rpy
 
 ROBOT = """<?xml version="1.0"?>
@@ -236,3 +236,42 @@ def test_a_mimic_of_a_joint_without_a_single_coordinate_is_refused():
     with pytest.raises(kane.ModelError, match=r"joint 'finger_right' <mimic joint='finger_left'>: joint 'finger_left' "
                                               r"\(fixed\) has no single coordinate to couple"):
         parse_urdf(text, mimic="constraint")
+
+
+@pytest.mark.parametrize("mode", ["error", "independent", "constraint"])
+def test_a_fixed_joint_with_a_mimic_stays_fixed_with_a_warning(mode):
+    # Talos' reduced URDFs fix the gripper's inner joints and keep their <mimic> tags: nothing to couple there
+    text = GRIPPER.replace('<joint name="finger_right" type="prismatic">', '<joint name="finger_right" type="fixed">')
+    with pytest.warns(UrdfWarning, match=r"joint 'finger_right' <mimic joint='finger_left'>: the joint is fixed; its "
+                                         r"mimic is ignored and it stays fixed"):
+        um = parse_urdf(text, mimic=mode)
+    assert um.joint_types["finger_right"] == "fixed" and um.mimics == {}
+    assert um.system.compile().n_q == 1  # finger_left alone moves
+
+
+def test_talos_arm_with_its_fixed_mimics_agrees_with_pinocchio():
+    # example-robot-data's Talos left arm: six fixed gripper joints carry <mimic> tags; Pinocchio imports them as
+    # fixed, and kane's forward dynamics must equal Pinocchio's ABA
+    import sysconfig
+    import warnings
+
+    pin = pytest.importorskip("pinocchio")
+    path = (Path(sysconfig.get_paths()["purelib"]) / "cmeel.prefix/share/example-robot-data/robots/"
+            "talos_data/robots/talos_left_arm.urdf")
+    if not path.is_file():
+        pytest.skip("example-robot-data is not installed")
+    pm = pin.buildModelFromUrdf(str(path))
+    pd = pm.createData()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UrdfWarning)
+        dyn = kane.derive(load_urdf(path, mimic="constraint").system).compile()
+    assert dyn.n_q == dyn.n_u == pm.nq == pm.nv == 7
+    order = [dyn.q_names.index(f"q_{n}") for n in list(pm.names)[1:]]
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        q, v = rng.uniform(-1.0, 1.0, 7), rng.normal(size=7)
+        q_kane, u_kane = np.empty(7), np.empty(7)
+        q_kane[order], u_kane[order] = q, v
+        expected = pin.aba(pm, pd, q, v, np.zeros(7))
+        np.testing.assert_allclose(np.asarray(dyn.udot(0.0, q_kane, u_kane))[order], expected, rtol=1e-10,
+                                   atol=1e-10)

@@ -12,7 +12,9 @@ Bad input raises :class:`kane.ModelError` naming the file and the element: a mis
 outside the list, a negative mass, malformed numbers. A mimic joint (``<mimic joint= multiplier= offset=>``) is
 refused by default; ``mimic="independent"`` imports it as an independent joint (as Pinocchio does by default) and
 ``mimic="constraint"`` keeps the coupling: the motion constraint u = multiplier u_joint (its coordinate starts at
-the offset, the mimicked joint's at 0), so the pair has one degree of freedom.
+the offset, the mimicked joint's at 0), so the pair has one degree of freedom. A ``<mimic>`` inside a fixed joint
+has nothing to couple: in every mode the joint stays fixed, as the file declares it and as Pinocchio imports it, with
+a :class:`UrdfWarning`.
 """
 
 from __future__ import annotations
@@ -178,7 +180,10 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
             raise ModelError(f"{where}: joint {name!r} is defined twice")
         if jtype not in JOINT_TYPES:
             raise ModelError(f"{where}: {what} has type {jtype!r}; expected one of {', '.join(JOINT_TYPES)}")
-        if el.find("mimic") is not None and mimic == "error":
+        if el.find("mimic") is not None and jtype == "fixed":  # nothing to couple: fixed as declared, as Pinocchio
+            warnings.warn(f"{where}: {what} <mimic joint={el.find('mimic').get('joint')!r}>: the joint is fixed; its "
+                          "mimic is ignored and it stays fixed", UrdfWarning, stacklevel=3)
+        elif el.find("mimic") is not None and mimic == "error":
             raise ModelError(f"{where}: {what} <mimic joint={el.find('mimic').get('joint')!r}>: mimic joints are "
                              "not imported by default (load_urdf(..., mimic='constraint') keeps the coupling as a "
                              "constraint, mimic='independent' imports them as independent joints)")
@@ -290,11 +295,13 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
 
 def _mimics(joints, welded, where) -> dict:
     """joint -> (mimicked joint, multiplier, offset) of every ``<mimic>``; both joints must be single-DOF
-    (revolute, continuous or prismatic) and move mass."""
+    (revolute, continuous or prismatic) and move mass. A fixed joint's ``<mimic>`` is left out."""
     out = {}
     for name, (jtype, _, _, el) in joints.items():
         m = el.find("mimic")
         if m is None:
+            continue
+        if jtype == "fixed":  # warned where the joints are read
             continue
         master, what = m.get("joint"), f"joint {name!r} <mimic joint={m.get('joint')!r}>"
         if master not in joints or master == name:
