@@ -76,6 +76,7 @@ def test_kane_realtime_names_the_commands_that_plot_and_describe_its_log(tmp_pat
     res = CliRunner().invoke(main, ["realtime", str(EXAMPLES / "planar_chain.toml"), "--duration", "0.05",
                                     "--virtual-clock", "-o", str(out)])
     assert res.exit_code == 0 and f"plot it: kane plot {out}; describe it: kane info {out}" in res.output
+    assert "virtual clock: the periods ran back to back, nothing waited" in res.output
 
 
 def test_kane_plot_and_info_read_a_realtime_log(tmp_path):

@@ -166,6 +166,8 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
              f"the dynamics every {every} periods, a step behind the coupler, {o['substeps']} substep(s) each")
     lines += [f"status: {result.status} ({result.plant}, {steps})",
               *result.deadlines.lines(),
+              *(["virtual clock: the periods ran back to back, nothing waited; a missed deadline is a period whose "
+                 "compute time exceeded the period"] if virtual_clock else []),
               f"device samples refused: {result.refused}, missing: {result.missing}; saturated periods: "
               f"{result.saturated}; energy into the model through the coupler: {result.port_energy:.6g} J"]
     if every > 1 and not virtual_clock:
