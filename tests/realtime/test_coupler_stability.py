@@ -14,6 +14,7 @@ import kane
 from kane import joints as J
 from kane import realtime as rt
 from kane.cli import main
+from kane.errors import ArgumentError
 from kane.io import load_model
 from kane.realtime.coupler_stability import (check_stability, coupler_stability, effective_mass, point_mobility,
                                              spectral_radius)
@@ -179,3 +180,12 @@ def test_a_switched_systems_free_mode_bounds_the_coupled_points_mass(tmp_path):
     assert res.exit_code == 0, res.output
     assert (f"smallest effective mass m = {mass:.4g} kg): no K is stable at this B; at this K for B from 0.25 to "
             f"{2 * mass / 1e-3:.4g} N s/m") in res.output
+
+
+def test_bad_scheme_arguments_are_named():
+    with pytest.raises(ArgumentError, match=r"every must be an integer >= 1 \(>= 2 delayed\), got 1"):
+        spectral_radius(0.1, 0.5, 1, delayed=True)
+    with pytest.raises(ArgumentError, match=r"returned is the period 1..10 in which a delayed step comes back, got 11"):
+        spectral_radius(0.1, 0.5, 10, delayed=True, returned=11)
+    with pytest.raises(ArgumentError, match=r"got 3 without delayed=True"):
+        spectral_radius(0.1, 0.5, 10, returned=3)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ArgumentError
 from .coupler import PassivityWarning
 
 __all__ = ["point_mobility", "effective_mass", "spectral_radius", "CouplerStability", "coupler_stability",
@@ -93,8 +94,11 @@ def spectral_radius(a: float, b: float, every: int = 1, *, delayed: bool = False
     behind (:class:`AsyncDynamics`), their step back in period ``returned`` r of the next interval (1..k; None:
     the largest radius over all r). Below 1: stable."""
     k = int(every)
-    if k < 1 or (delayed and k < 2):
-        raise ValueError(f"spectral radius: every must be >= 1 (>= 2 delayed), got {every!r}")
+    if k != every or k < 1 or (delayed and k < 2):
+        raise ArgumentError(f"spectral radius: every must be an integer >= 1 (>= 2 delayed), got {every!r}")
+    if returned is not None and not (delayed and 1 <= returned <= k and int(returned) == returned):
+        raise ArgumentError(f"spectral radius: returned is the period 1..{k} in which a delayed step comes back, "
+                            f"got {returned!r}" + ("" if delayed else " without delayed=True"))
     timings = [k] if not delayed else range(1, k + 1) if returned is None else [int(returned)]
     return float(np.max(np.abs(np.linalg.eigvals(_step_maps(a, b, k, delayed, timings)))))
 
