@@ -310,6 +310,12 @@ class TreeKinematics:
         vp = [v[k] + e for k, e in enumerate(cross(w, list(point)))]
         return [self.b.assign(e) for e in matvec(self.rotation_to_ground(i), vp)]
 
+    def angular_velocity_in_ground(self, i):
+        """Angular velocity of body i in ground axes (3,); zero for ground (i = -1)."""
+        if i < 0:
+            return [sp.S.Zero] * 3
+        return [self.b.assign(e) for e in matvec(self.rotation_to_ground(i), list(self.vel[i][:3]))]
+
     def point_velocity_rate(self, i, point, ground: bool = True):
         """The velocity-product part (at u' = 0) of d/dt of the velocity of body i's body-fixed point at ``point``
         (3,) (body axes; it may move over the body with q, as a rolling contact does): in ground axes, the rate

@@ -8,13 +8,16 @@ statistics, an HDF5 log written outside the periods, and the ``[realtime]`` tabl
     >>> loop = kane.realtime.RealtimeLoop(coupler, hand, q0, u0, log="run.h5")
     >>> result = loop.run()
 
-Constraint changes inside the period: ``SwitchingDynamics(equations, rules)`` in place of the compiled dynamics (the
-loop then runs a :class:`SwitchingPlant`; the mode and the events go into the log); multi-rate:
-``LoopOptions(substeps=N)`` or ``LoopOptions(dynamics_every=k)`` (:class:`SlowDynamics`; with
-``dynamics_process=True`` in a worker process, a step behind: :class:`AsyncDynamics`). Rolling contacts (a model
-file's ``[[contacts]]``): ``RollingRealtime(joint_dynamics, rolling_model)`` in place of the compiled dynamics.
-Scheduled inputs: ``RealtimeLoop(..., inputs=inputs(t, q, u))``, held over each period. The gains' stable region
-on the coupled point's effective mass, for each of these schemes: :func:`coupler_stability`. A log read back:
+A full pose: ``add_coupler(system, body, point, rotational=True)`` adds a torque on the body, with ``CouplerGains(K,
+B, rotational_stiffness=K_r, rotational_damping=B_r)``; the device's samples then carry the handle's orientation and
+it displays the torque (``write_torque``), as :class:`SimulatedHand` does for a path that turns. Constraint changes
+inside the period: ``SwitchingDynamics(equations, rules)`` in place of the compiled dynamics (the loop then runs a
+:class:`SwitchingPlant`; the mode and the events go into the log); multi-rate: ``LoopOptions(substeps=N)`` or
+``LoopOptions(dynamics_every=k)`` (:class:`SlowDynamics`; with ``dynamics_process=True`` in a worker process, a step
+behind: :class:`AsyncDynamics`). Rolling contacts (a model file's ``[[contacts]]``):
+``RollingRealtime(joint_dynamics, rolling_model)`` in place of the compiled dynamics. Scheduled inputs:
+``RealtimeLoop(..., inputs=inputs(t, q, u))``, held over each period. The gains' stable region on the coupled
+point's effective mass, for each of these schemes: :func:`coupler_stability`. A log read back:
 :func:`load_realtime_log`; plotted: :func:`kane.viz.realtime_plot.plot_realtime_log` (``kane plot LOG.h5``).
 """
 
@@ -27,6 +30,7 @@ from .coupler import (
     add_coupler,
     check_gains,
     passivity_bound,
+    rotation_vector,
 )
 from .coupler_stability import (
     CouplerStability,
@@ -50,7 +54,7 @@ from .udp import FORCE_SIZE, STATE_SIZE, UdpDevice, pack_state, unpack_force
 
 __all__ = [
     "CouplerForce", "CouplerGains", "CouplerPort", "PassivityWarning", "VirtualCoupler", "add_coupler",
-    "check_gains", "passivity_bound", "check_stability", "coupler_stability", "CouplerStability",
+    "check_gains", "passivity_bound", "rotation_vector", "check_stability", "coupler_stability", "CouplerStability",
     "spectral_radius", "effective_mass", "point_mobility", "Device",
     "DeviceSample", "Replay", "SimulatedHand", "Workspace", "check_sample", "LOG_FORMAT", "RealtimeLog",
     "ClockMode", "Engine", "LoopOptions", "LoopResult", "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats",

@@ -85,7 +85,7 @@ class AsyncDynamics:
         self.steps = [(self._t, self._q, self._u)]  # the plant's own states: the start, then each step taken back
         self._mode = getattr(plant, "mode", "single")
         self._events: list = []
-        self._m, self._sum, self._period = 0, np.zeros(3), 0.0
+        self._m, self._sum, self._period = 0, 0.0, 0.0
         self._pending = None  # the in-process result waiting to be taken (process=False)
         self._out = 0  # steps handed over and not yet taken back
         self.late_steps = 0
@@ -130,7 +130,7 @@ class AsyncDynamics:
         if self._m < self.every:
             return
         job = (self.every * period, int(n), self._sum / self.every, self.w.copy())
-        self._m, self._sum = 0, np.zeros(3)
+        self._m, self._sum = 0, 0.0
         if conn is None:  # in this process: the step taken back one slow step after it was handed over
             if self._out:
                 self._take()

@@ -28,6 +28,7 @@ from ..errors import ArgumentError, ModelError
 from ..mechanics.kinematics import TreeKinematics
 
 __all__ = ["CouplerGains", "PassivityWarning", "passivity_bound", "check_gains", "CouplerPort", "add_coupler",
+           "rotation_vector", "torque_work",
            "CouplerForce", "VirtualCoupler"]
 
 
@@ -38,13 +39,17 @@ class PassivityWarning(UserWarning):
 
 @dataclass(frozen=True)
 class CouplerGains:
-    """Translational gains of the coupler: ``stiffness`` K [N/m] and ``damping`` B [N s/m], both >= 0."""
+    """Gains of the coupler: translational ``stiffness`` K [N/m] and ``damping`` B [N s/m]; with a full pose
+    coupled (:func:`add_coupler` ``rotational=True``) also ``rotational_stiffness`` K_r [N m/rad] and
+    ``rotational_damping`` B_r [N m s/rad]; all >= 0."""
 
     stiffness: float
     damping: float
+    rotational_stiffness: float = 0.0
+    rotational_damping: float = 0.0
 
     def __post_init__(self):
-        for name in ("stiffness", "damping"):
+        for name in ("stiffness", "damping", "rotational_stiffness", "rotational_damping"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and np.isfinite(value) and value >= 0):
                 raise ArgumentError(f"coupler gains: {name} must be a finite number >= 0, got {value!r}")
@@ -63,29 +68,44 @@ def check_gains(gains: CouplerGains, period: float, device_damping: float = 0.0)
     """True when ``gains`` respect the sampled-data passivity bound at ``period`` T [s]; otherwise warn (a
     :class:`PassivityWarning` naming the bound and the values) and return False."""
     bound = passivity_bound(gains.stiffness, period, device_damping)
-    if gains.damping >= bound:
-        return True
-    warnings.warn(f"virtual coupler: damping B = {gains.damping:g} N s/m is below the sampled-data passivity bound "
-                  f"B >= K T / 2 = {gains.stiffness:g} * {period:g} / 2 = {bound:g} N s/m (Colgate's condition, "
-                  f"K the stiffness, T the period); the coupled system may gain energy", PassivityWarning,
-                  stacklevel=2)
-    return False
+    ok = gains.damping >= bound
+    if not ok:
+        warnings.warn(f"virtual coupler: damping B = {gains.damping:g} N s/m is below the sampled-data passivity "
+                      f"bound B >= K T / 2 = {gains.stiffness:g} * {period:g} / 2 = {bound:g} N s/m (Colgate's "
+                      f"condition, K the stiffness, T the period); the coupled system may gain energy",
+                      PassivityWarning, stacklevel=2)
+    rotational = passivity_bound(gains.rotational_stiffness, period)
+    if gains.rotational_damping < rotational:
+        warnings.warn(f"virtual coupler: rotational damping B_r = {gains.rotational_damping:g} N m s/rad is below "
+                      f"the sampled-data passivity bound B_r >= K_r T / 2 = {gains.rotational_stiffness:g} * "
+                      f"{period:g} / 2 = {rotational:g} N m s/rad; the coupled system may gain energy",
+                      PassivityWarning, stacklevel=2)
+        ok = False
+    return ok
 
 
 @dataclass(frozen=True)
 class CouplerPort:
-    """Where the coupler acts: ``body`` and ``point`` (body axes [m]), and the names of the three System inputs
-    (ground-axes force components [N]) that carry its force."""
+    """Where the coupler acts: ``body`` and ``point`` (body axes [m]), and the names of the System inputs that
+    carry it: three ground-axes force components [N], then, with a full pose coupled, three ground-axes torque
+    components [N m] on the body."""
 
     body: str
     point: tuple
     inputs: tuple
 
+    @property
+    def rotational(self) -> bool:
+        """Whether the body's orientation is coupled too (six inputs: force, then torque)."""
+        return len(self.inputs) == 6
 
-def add_coupler(system, body: str, point=(0.0, 0.0, 0.0), *, prefix: str = "coupler") -> CouplerPort:
+
+def add_coupler(system, body: str, point=(0.0, 0.0, 0.0), *, prefix: str = "coupler",
+                rotational: bool = False) -> CouplerPort:
     """Add the coupler's force to ``system`` (a :class:`kane.System`): three inputs ``<prefix>_fx``, ``_fy``,
-    ``_fz`` [N] (ground axes, default 0) and a force of those components at ``point`` (body axes [m]) of ``body``.
-    Raises ModelError, listing the bodies, when ``body`` does not exist."""
+    ``_fz`` [N] (ground axes, default 0) and a force of those components at ``point`` (body axes [m]) of ``body``;
+    with ``rotational`` (a full pose coupled) also ``<prefix>_tx``, ``_ty``, ``_tz`` [N m], a torque on ``body`` in
+    ground axes. Raises ModelError, listing the bodies, when ``body`` does not exist."""
     model = system.compile()
     model.body_index(body)  # ModelError listing the bodies
     if body == "ground":
@@ -93,6 +113,10 @@ def add_coupler(system, body: str, point=(0.0, 0.0, 0.0), *, prefix: str = "coup
     point = tuple(float(x) for x in np.asarray(point, dtype=float).reshape(3))
     names = tuple(f"{prefix}_f{a}" for a in "xyz")
     system.add_force(body, tuple(system.input(n) for n in names), point=point)
+    if rotational:
+        torques = tuple(f"{prefix}_t{a}" for a in "xyz")
+        system.add_torque(body, tuple(system.input(n) for n in torques))
+        names += torques
     return CouplerPort(body, point, names)
 
 
@@ -113,10 +137,13 @@ class CouplerForce:
 class VirtualCoupler:
     """The coupler bound to ``dynamics`` (a :class:`kane.Dynamics` of a system given :func:`add_coupler`'s
     ``port``): evaluates the body point's position and velocity from (t, q, u) with a Program compiled once (C when
-    the dynamics use the C backend), and the saturated force. ``max_force`` [N] (np.inf: none)."""
+    the dynamics use the C backend), and the saturated force. ``max_force`` [N] (np.inf: none). With a full pose
+    coupled (``port.rotational``) it also evaluates the body's orientation and angular velocity, and the torque
+    K_r theta + B_r (w_h - w_b), theta the rotation vector (ground axes) that turns the body's axes onto the
+    handle's, saturated to ``max_torque`` [N m]."""
 
     def __init__(self, dynamics, port: CouplerPort, gains: CouplerGains, *, max_force: float = np.inf,
-                 params=None):
+                 params=None, max_torque: float = np.inf):
         model = dynamics.model
         missing = [n for n in port.inputs if n not in dynamics.input_names]
         if missing:
@@ -125,13 +152,20 @@ class VirtualCoupler:
         i = model.body_index(port.body)
         if not max_force > 0:
             raise ArgumentError(f"virtual coupler: max_force must be > 0 N, got {max_force!r}")
+        if not max_torque > 0:
+            raise ArgumentError(f"virtual coupler: max_torque must be > 0 N m, got {max_torque!r}")
         self.dynamics, self.port, self.gains, self.max_force = dynamics, port, gains, float(max_force)
+        self.max_torque, self.rotational = float(max_torque), port.rotational
         self.input_index = np.array([dynamics.input_names.index(n) for n in port.inputs])
         groups = {"t": (model.t,), "q": model.q, "u": model.u, "params": model.parameters, "inputs": model.inputs}
         b = ProgramBuilder(groups, prefix="c")
         kin = TreeKinematics(model, b)
-        prog = b.build({"x": kin.point_in_ground(i, port.point), "v": kin.point_velocity_in_ground(i, port.point)})
-        self._fn = _compiled(prog, ["x", "v"], dynamics.backend == "c")
+        outputs = {"x": kin.point_in_ground(i, port.point), "v": kin.point_velocity_in_ground(i, port.point)}
+        if self.rotational:  # the body's axes to ground (row-major) and its angular velocity in ground axes
+            R = kin.rotation_to_ground(i)
+            outputs["R"] = [R[r, c] for r in range(3) for c in range(3)]
+            outputs["w"] = kin.angular_velocity_in_ground(i)
+        self._fn = _compiled(b.build(outputs), list(outputs), dynamics.backend == "c")
         self._params = params
         self._p = model.parameter_values(params)
         self._w = model.input_values()
@@ -143,18 +177,32 @@ class VirtualCoupler:
         if self._full and program is not None and "u_full" in program.outputs:
             self._u_full = _compiled(program, ["u_full"], isinstance(self._fn, CFunction))
         self._k, self._b = float(gains.stiffness), float(gains.damping)
+        self._kr, self._br = float(gains.rotational_stiffness), float(gains.rotational_damping)
         self._bound = None
 
     def point_state(self, t: float, q, u) -> tuple[np.ndarray, np.ndarray]:
         """The body point's position (3,) [m] and velocity (3,) [m/s] in ground axes at (t, q, independent u)."""
+        x, v = self._evaluate(t, q, u)[:2]
+        return np.array(x, dtype=float).reshape(3), np.array(v, dtype=float).reshape(3)
+
+    def pose_state(self, t: float, q, u) -> tuple[np.ndarray, np.ndarray]:
+        """The body's orientation (3, 3) (its axes to ground axes) and angular velocity (3,) [rad/s] in ground axes
+        at (t, q, independent u); only with a full pose coupled."""
+        if not self.rotational:
+            raise ArgumentError("virtual coupler: its port couples a point, not a pose (add_coupler(..., "
+                                "rotational=True) couples the body's orientation too)")
+        R, w = self._evaluate(t, q, u)[2:]
+        return np.array(R, dtype=float).reshape(3, 3), np.array(w, dtype=float).reshape(3)
+
+    def _evaluate(self, t, q, u) -> list:
+        """The compiled outputs at (t, q, independent u): x, v (and R, w with a full pose)."""
         q = np.ascontiguousarray(q, dtype=float)
         u = np.ascontiguousarray(u, dtype=float)
         if self._u_full is not None:
             u = self._u_full(float(t), q, u, self._p, self._w)[0]
         elif self._full:
             u = np.ascontiguousarray(self.dynamics.full_speeds(t, q, u, self._params))
-        x, v = self._fn(float(t), q, u, self._p, self._w)
-        return np.array(x, dtype=float).reshape(3), np.array(v, dtype=float).reshape(3)
+        return list(self._fn(float(t), q, u, self._p, self._w))
 
     def force(self, t: float, q, u, handle_position, handle_velocity) -> CouplerForce:
         """The coupler at (t, q, u) with the handle at ``handle_position`` (3,) [m] moving at ``handle_velocity``
@@ -173,8 +221,7 @@ class VirtualCoupler:
                 self._kane_u_full(t, *self._full_ptrs)
             self._kane_f(t, *self._bound_ptrs)
             return self._out.tolist()
-        x, v = self.point_state(t, q, u)
-        return [*x.tolist(), *v.tolist()]
+        return [float(a) for out in self._evaluate(t, q, u) for a in np.ravel(out)]
 
     def bind(self, q: np.ndarray, u: np.ndarray) -> None:
         """Evaluate :meth:`point_floats` straight from these buffers (float64 (n_q,), (n_u,) that keep their
@@ -185,7 +232,7 @@ class VirtualCoupler:
         if not isinstance(fn, CFunction) or (self._full and not isinstance(full, CFunction)):
             return
         ffi = fn.ffi
-        self._out = np.zeros(6)
+        self._out = np.zeros(18 if self.rotational else 6)
         self._w_c = np.ascontiguousarray(self._w, dtype=float)
         w = ffi.from_buffer(self._w_c) if self._w_c.size else ffi.new("double[1]")
         p = np.ascontiguousarray(self._p, dtype=float)
@@ -218,6 +265,66 @@ class VirtualCoupler:
             fx, fy, fz = fx * s, fy * s, fz * s
         return (float(fx), float(fy), float(fz), saturated, float(fx * vxh + fy * vyh + fz * vzh),
                 float(0.5 * k * (dx * dx + dy * dy + dz * dz)))
+
+    def wrench_floats(self, pose, handle_position, handle_velocity, handle_orientation, handle_angular_velocity
+                      ) -> tuple:
+        """(fx, fy, fz, tx, ty, tz, saturated, power, spring_energy) in floats with a full pose coupled: ``pose``
+        the 18 floats of :meth:`point_floats` (point, velocity, the body's axes to ground row by row, its angular
+        velocity), the handle's position, velocity, orientation (nine floats, its axes to ground row by row) and
+        angular velocity (three) [rad/s]. The force as :meth:`force_floats`; the torque [N m] on the body
+        K_r theta + B_r (w_h - w_b), theta = :func:`rotation_vector` of R_h R_b^T, saturated to ``max_torque``;
+        power and spring energy with the torque's terms added (torque . w_h, K_r |theta|^2 / 2)."""
+        fx, fy, fz, saturated, power, spring = self.force_floats(pose[:6], handle_position, handle_velocity)
+        rb, wb, rh, wh = pose[6:15], pose[15:18], handle_orientation, handle_angular_velocity
+        relative = [[rh[3 * r] * rb[3 * c] + rh[3 * r + 1] * rb[3 * c + 1] + rh[3 * r + 2] * rb[3 * c + 2]
+                     for c in range(3)] for r in range(3)]
+        th = rotation_vector(relative)
+        kr, br = self._kr, self._br
+        tx, ty, tz = (kr * th[j] + br * (wh[j] - wb[j]) for j in range(3))
+        norm = math.sqrt(tx * tx + ty * ty + tz * tz)
+        if norm > self.max_torque:
+            s = self.max_torque / norm
+            tx, ty, tz, saturated = tx * s, ty * s, tz * s, True
+        return (fx, fy, fz, float(tx), float(ty), float(tz), saturated,
+                power + float(tx * wh[0] + ty * wh[1] + tz * wh[2]),
+                spring + 0.5 * kr * (th[0] * th[0] + th[1] * th[1] + th[2] * th[2]))
+
+
+def rotation_vector(R) -> tuple:
+    """theta (three floats) [rad] with R = exp([theta]x): the axis times the angle (0..pi) of the rotation ``R``
+    (3 x 3, nested sequences or an array), the log map. The angle is atan2(sin, cos), well conditioned everywhere;
+    near pi the axis comes from the symmetric part, n n^T = (sym(R) - cos I) / (1 - cos)."""
+    (a, b, c), (d, e, f), (g, h, i) = ((float(x) for x in row) for row in R)
+    cos = 0.5 * (a + e + i - 1.0)
+    vee = (0.5 * (h - f), 0.5 * (c - g), 0.5 * (d - b))  # sin(angle) times the axis
+    sin = math.sqrt(vee[0] * vee[0] + vee[1] * vee[1] + vee[2] * vee[2])
+    angle = math.atan2(sin, cos)
+    if angle < 1e-6:  # angle / sin(angle) = 1 + angle^2 / 6 + ...
+        scale = 1.0 + angle * angle / 6.0
+        return vee[0] * scale, vee[1] * scale, vee[2] * scale
+    if angle < 3.0:
+        scale = angle / sin
+        return vee[0] * scale, vee[1] * scale, vee[2] * scale
+    one = 1.0 - cos
+    nn = [[(a - cos) / one, (b + d) / (2 * one), (c + g) / (2 * one)],
+          [(b + d) / (2 * one), (e - cos) / one, (f + h) / (2 * one)],
+          [(c + g) / (2 * one), (f + h) / (2 * one), (i - cos) / one]]
+    k = max(range(3), key=lambda j: nn[j][j])
+    norm = math.sqrt(max(nn[k][k], 1e-300))
+    n = [nn[k][j] / norm for j in range(3)]
+    if n[0] * vee[0] + n[1] * vee[1] + n[2] * vee[2] < 0:
+        n = [-x for x in n]
+    return n[0] * angle, n[1] * angle, n[2] * angle
+
+
+def torque_work(torque, before, after) -> float:
+    """The work [J] of ``torque`` (three floats [N m], ground axes) held while the handle turned from orientation
+    ``before`` to ``after`` (nine floats each, the handle's axes to ground row by row): torque . theta with theta
+    the :func:`rotation_vector` of after before^T (exact for a turn about a fixed axis)."""
+    turn = [[after[3 * r] * before[3 * c] + after[3 * r + 1] * before[3 * c + 1] + after[3 * r + 2] * before[3 * c + 2]
+             for c in range(3)] for r in range(3)]
+    th = rotation_vector(turn)
+    return float(torque[0] * th[0] + torque[1] * th[1] + torque[2] * th[2])
 
 
 def _compiled(program, outputs: list, c: bool):

@@ -51,7 +51,7 @@ def point_mobility(coupler, t: float, q, params=None, dynamics=None) -> np.ndarr
     w = dyn.model.input_values()
     a0 = dyn.udot(t, q, np.zeros(n), params, w)
     columns = []
-    for i in coupler.input_index:
+    for i in coupler.input_index[:3]:  # the force's inputs (a full pose has the torque's after them)
         w1 = w.copy()
         w1[i] += 1.0
         columns.append(J @ (np.asarray(dyn.udot(t, q, np.zeros(n), params, w1)) - a0))

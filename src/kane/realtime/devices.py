@@ -2,7 +2,9 @@
 pulled along a scripted path, what the tests use), the replay of a recorded log, and the check that refuses NaN
 or absurd samples.
 
-All positions [m], velocities [m/s] and forces [N] are 3-vectors in ground axes. ``read(t)`` is called once per
+All positions [m], velocities [m/s] and forces [N] are 3-vectors in ground axes; with a full pose coupled, the
+handle's orientation is a rotation matrix (3, 3) (its axes to ground axes), its angular velocity [rad/s] and the
+torque [N m] 3-vectors in ground axes. ``read(t)`` is called once per
 period with the loop's time t [s] (a hardware device may ignore it and return its latest measurement); it returns a
 :class:`DeviceSample`, or None when the device gave no answer this period.
 """
@@ -24,27 +26,33 @@ __all__ = ["DeviceSample", "Device", "Workspace", "check_sample", "SimulatedHand
 @dataclass(frozen=True)
 class DeviceSample:
     """One reading: time ``t`` [s], handle ``position`` (3,) [m] and ``velocity`` (3,) [m/s] (arrays or tuples of three
-    floats: the simulated hand and the UDP device give tuples, allocating no array in the loop's period)."""
+    floats: the simulated hand and the UDP device give tuples, allocating no array in the loop's period); a device
+    that measures its handle's pose also gives ``orientation`` (3, 3) (the handle's axes to ground axes) and
+    ``angular_velocity`` (3,) [rad/s] in ground axes (None: not measured)."""
 
     t: float
     position: np.ndarray
     velocity: np.ndarray
+    orientation: object = None
+    angular_velocity: object = None
 
 
 @dataclass(frozen=True)
 class Workspace:
-    """The box the handle can reach: ``lower`` and ``upper`` corners (3,) [m], and ``max_speed`` [m/s]; a sample
-    outside the box or faster than that is absurd and refused."""
+    """The box the handle can reach: ``lower`` and ``upper`` corners (3,) [m], ``max_speed`` [m/s] and
+    ``max_angular_speed`` [rad/s]; a sample outside the box or faster than those is absurd and refused."""
 
     lower: tuple = (-1.0, -1.0, -1.0)
     upper: tuple = (1.0, 1.0, 1.0)
     max_speed: float = 10.0
+    max_angular_speed: float = 50.0
 
 
 @runtime_checkable
 class Device(Protocol):
     """What the loop needs of a haptic device: ``max_force`` [N], ``workspace`` (:class:`Workspace`), and
-    open / read(t) -> DeviceSample or None / write_force(t, force: three floats [N], a tuple) / close."""
+    open / read(t) -> DeviceSample or None / write_force(t, force: three floats [N], a tuple) / close. To couple a
+    full pose, its samples carry the orientation and it has ``write_torque(t, torque: three floats [N m])``."""
 
     max_force: float
     workspace: Workspace
@@ -58,9 +66,11 @@ class Device(Protocol):
     def close(self) -> None: ...
 
 
-def check_sample(sample: DeviceSample, workspace: Workspace) -> str | None:
+def check_sample(sample: DeviceSample, workspace: Workspace, pose: bool = False) -> str | None:
     """None when ``sample`` is usable; otherwise why it is refused (not three numbers each, NaN or inf, outside the
-    workspace, faster than its maximum speed). Works on Python floats (no numpy allocation on the usable path)."""
+    workspace, faster than its maximum speed; with ``pose``, no orientation, one that is not a rotation to 1e-6, or
+    an angular velocity that is not finite or above the maximum). Works on Python floats (no numpy allocation on
+    the usable path)."""
     try:
         x = [float(a) for a in sample.position]
         v = [float(a) for a in sample.velocity]
@@ -77,6 +87,30 @@ def check_sample(sample: DeviceSample, workspace: Workspace) -> str | None:
     speed = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
     if speed > workspace.max_speed:
         return f"speed {speed:.4g} m/s above the workspace's maximum {workspace.max_speed:g} m/s"
+    return _check_pose(sample, workspace) if pose else None
+
+
+def _check_pose(sample: DeviceSample, workspace: Workspace) -> str | None:
+    """Why the orientation and angular velocity of ``sample`` are refused, or None."""
+    if sample.orientation is None or sample.angular_velocity is None:
+        return "no orientation or angular velocity in the sample (the coupler couples a full pose)"
+    try:
+        R = [[float(a) for a in row] for row in sample.orientation]
+        w = [float(a) for a in sample.angular_velocity]
+    except (TypeError, ValueError):
+        return "orientation must be 3 x 3 numbers and angular velocity three"
+    if len(R) != 3 or any(len(row) != 3 for row in R) or len(w) != 3:
+        return "orientation must be 3 x 3 numbers and angular velocity three"
+    if not all(math.isfinite(a) for a in (*R[0], *R[1], *R[2], *w)):
+        return "NaN or inf in the orientation or angular velocity"
+    gram = max(abs(sum(R[k][i] * R[k][j] for k in range(3)) - (i == j)) for i in range(3) for j in range(3))
+    det = (R[0][0] * (R[1][1] * R[2][2] - R[1][2] * R[2][1]) - R[0][1] * (R[1][0] * R[2][2] - R[1][2] * R[2][0])
+           + R[0][2] * (R[1][0] * R[2][1] - R[1][1] * R[2][0]))
+    if gram > 1e-6 or det < 0:
+        return f"orientation is not a rotation (R^T R - I off by {gram:.3g}, det {det:.6g})"
+    rate = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    if rate > workspace.max_angular_speed:
+        return f"angular speed {rate:.4g} rad/s above the workspace's maximum {workspace.max_angular_speed:g} rad/s"
     return None
 
 
@@ -84,7 +118,9 @@ class SimulatedHand:
     """A person's hand holding the handle: a mass ``mass`` [kg] tied to a moving target by a spring ``stiffness``
     [N/m] and a damper ``damping`` [N s/m], the target following ``path(t) -> (position (3,), velocity (3,))``,
     and pushed by the device force (held between writes). ``read(t)`` advances the hand to t in ``substeps`` RK4
-    steps per period (exact for the held force up to RK4's error) and returns its state.
+    steps per period (exact for the held force up to RK4's error) and returns its state. A ``path`` that returns
+    (position, velocity, orientation (3, 3), angular velocity (3,)) turns the handle too: the hand holds the
+    path's orientation rigidly (no rotational compliance; the torque written to it is kept in ``torque``).
 
     ``x0`` (3,) [m]: the starting position (default: the path at t = 0), at the path's velocity."""
 
@@ -98,7 +134,10 @@ class SimulatedHand:
                 raise ArgumentError(f"SimulatedHand: {name} must be a finite number >= 0, got {value!r}")
         self.path, self.mass, self.stiffness, self.damping = path, float(mass), float(stiffness), float(damping)
         self.max_force, self.workspace, self.substeps = float(max_force), workspace, int(substeps)
-        p0, v0 = (np.asarray(a, dtype=float) for a in path(0.0))
+        first = path(0.0)
+        self.turns = len(first) == 4  # the path gives the handle's orientation too
+        self._translation = (lambda s: path(s)[:2]) if self.turns else path
+        p0, v0 = (np.asarray(a, dtype=float) for a in first[:2])
         self._x0 = p0 if x0 is None else np.asarray(x0, dtype=float)
         self._v0 = v0
         self.open()
@@ -107,7 +146,7 @@ class SimulatedHand:
         """Start (again) at t = 0 at the initial position, no force."""
         self.t = 0.0
         self._x, self._v = [float(a) for a in self._x0], [float(a) for a in self._v0]
-        self.force = (0.0, 0.0, 0.0)
+        self.force = self.torque = (0.0, 0.0, 0.0)
 
     @property
     def x(self) -> np.ndarray:
@@ -129,9 +168,9 @@ class SimulatedHand:
             k, c, m, f = self.stiffness, self.damping, self.mass, self.force
             x, v, s = self._x, self._v, self.t
             for _ in range(n):
-                p0, w0 = self.path(s)
-                p1, w1 = self.path(s + h / 2)
-                p2, w2 = self.path(s + h)
+                p0, w0 = self._translation(s)
+                p1, w1 = self._translation(s + h / 2)
+                p2, w2 = self._translation(s + h)
                 x, v = list(x), list(v)
                 for i in range(3):
                     xi, vi, fi = x[i], v[i], f[i]
@@ -146,6 +185,9 @@ class SimulatedHand:
                     v[i] = float(vi + h / 6 * (a1 + 2 * a2 + 2 * a3 + a4))
                 s += h
             self._x, self._v, self.t = x, v, float(t)
+        if self.turns:
+            orientation, angular_velocity = self.path(self.t)[2:]
+            return DeviceSample(self.t, tuple(self._x), tuple(self._v), orientation, angular_velocity)
         return DeviceSample(self.t, tuple(self._x), tuple(self._v))
 
     def write_force(self, t: float, force) -> None:
@@ -153,8 +195,14 @@ class SimulatedHand:
         fx, fy, fz = force
         self.force = (float(fx), float(fy), float(fz))
 
+    def write_torque(self, t: float, torque) -> None:
+        """The torque [N m] (three numbers) the device turns the handle with (kept; the hand holds its path's
+        orientation)."""
+        tx, ty, tz = torque
+        self.torque = (float(tx), float(ty), float(tz))
+
     def close(self) -> None:
-        self.force = (0.0, 0.0, 0.0)
+        self.force = self.torque = (0.0, 0.0, 0.0)
 
 
 class Replay:

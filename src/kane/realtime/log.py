@@ -1,22 +1,24 @@
 """The HDF5 log of a real-time run, safe on interruption like a trajectory file (:mod:`kane.io.trajectory`).
 
-Layout (HDF5 1.8 format, readable with plain ``h5py.File(path, "r")``): attributes ``format`` =
-"kane.realtime_log", ``version``, ``status``, JSON ``q_names``, ``u_names``, ``stats`` (the deadline summary) and
-``counts`` (refused and missing device samples, saturated periods); per period k (N rows): ``t`` [s],
-``hand_position``, ``hand_velocity`` (N, 3) [m, m/s], ``point_position``, ``point_velocity`` (N, 3) of the body
-point, ``force`` (N, 3) [N] on the body (the device displays -force), ``power`` [W] (force . hand velocity),
-``port_energy`` [J] (the work the device did on the coupler up to the start of period k, force held over each
-period), ``spring_energy`` [J] of the coupler, ``energy`` [J] of the virtual system (NaN when unknown), ``q``,
-``u``, ``compute_time`` and ``lateness`` [s], ``sample_status`` (int8: 0 used, 1 refused, 2 missing), ``mode``
-(int16: the mode at the period's start, an index into the JSON list attribute ``modes``, e.g. ["free",
-"caster_stick"]; ["single"] for a system without switching); the group ``events`` (written at the close) of the
-mode changes inside the periods, one row each: ``t`` [s], ``kind`` ("lock", "unlock", "impact", "stick", "slip"...),
-``constraint`` (its name) and ``data`` (JSON: impulses, change of kinetic energy, new mode), strings as UTF-8
+Layout (HDF5 1.8 format, readable with plain ``h5py.File(path, "r")``): attributes ``format`` = "kane.realtime_log",
+``version``, ``status``, JSON ``q_names``, ``u_names``, ``stats`` (the deadline summary) and ``counts`` (refused and
+missing device samples, saturated periods); per period k (N rows): ``t`` [s], ``hand_position``, ``hand_velocity``
+(N, 3) [m, m/s], ``point_position``, ``point_velocity`` (N, 3) of the body point, ``force`` (N, 3) [N] on the body
+(the device displays -force), ``power`` [W] (force . hand velocity), ``port_energy`` [J] (the work the device did on
+the coupler up to the start of period k, force held over each period), ``spring_energy`` [J] of the coupler,
+``energy`` [J] of the virtual system (NaN when unknown), ``q``, ``u``, ``compute_time`` and ``lateness`` [s],
+``sample_status`` (int8: 0 used, 1 refused, 2 missing), ``mode`` (int16: the mode at the period's start, an index
+into the JSON list attribute ``modes``, e.g. ["free", "caster_stick"]; ["single"] for a system without switching);
+with a full pose coupled (``pose=True``) also ``torque`` (N, 3) [N m] on the body, ``hand_orientation`` and
+``body_orientation`` (N, 9) (their axes to ground, row by row), ``hand_angular_velocity`` and
+``body_angular_velocity`` (N, 3) [rad/s]; the group ``events`` (written at the close) of the mode changes inside the
+periods, one row each: ``t`` [s], ``kind`` ("lock", "unlock", "impact", "stick", "slip"...), ``constraint`` (its
+name) and ``data`` (JSON: impulses, change of kinetic energy, new mode), strings as UTF-8
 (``f["events/kind"].asstr()[:]``); with the dynamics stepped every k periods (``dynamics_every``), the group
 ``dynamics`` (written at the close) of the plant's own states at its steps, from the start: ``t`` (M,) [s], ``q``
 (M, n_q), ``u`` (M, n_u) and ``energy`` (M,) [J] (the rows' q and u are what the coupler saw, extrapolated);
-``n_committed`` (1,) the rows known to be on disk, written last in each flush (the datasets of a partial
-file grow ahead of it, NaN-filled: read the first ``n_committed`` rows).
+``n_committed`` (1,) the rows known to be on disk, written last in each flush (the datasets of a partial file grow
+ahead of it, NaN-filled: read the first ``n_committed`` rows).
 
 The loop writes each period's row into a preallocated ring buffer (no allocation, no disk). Everything else runs in
 the loop's own thread, in the free time after a period's work (:meth:`RealtimeLog.housekeeping`, given the time by
@@ -49,7 +51,8 @@ from ..io.trajectory import PARTIAL_SUFFIX, _json_default, _series, check_output
 from . import log_writer
 from .log_writer import write_block
 
-__all__ = ["LOG_FORMAT", "RealtimeLog", "SAMPLE_USED", "SAMPLE_REFUSED", "SAMPLE_MISSING", "ROW_FIELDS"]
+__all__ = ["LOG_FORMAT", "RealtimeLog", "SAMPLE_USED", "SAMPLE_REFUSED", "SAMPLE_MISSING", "ROW_FIELDS",
+           "POSE_FIELDS"]
 
 LOG_FORMAT = "kane.realtime_log"
 _VERSION = 1
@@ -60,7 +63,10 @@ _SCALARS = ("t", "power", "port_energy", "spring_energy", "energy", "compute_tim
 # the floats of one row given to RealtimeLog.record, in this order (energy is computed by the writer)
 ROW_FIELDS = ("t", "hand_position", "hand_velocity", "point_position", "point_velocity", "force", "power",
               "port_energy", "spring_energy", "sample_status", "mode", "compute_time", "lateness")
-_WIDTH = {name: 3 if name in _VECTORS else 1 for name in ROW_FIELDS}
+# with a full pose coupled, these follow (torque [N m] on the body; orientations row by row, their axes to ground)
+POSE_FIELDS = ("torque", "hand_orientation", "hand_angular_velocity", "body_orientation", "body_angular_velocity")
+_WIDTH = {**{name: 3 if name in _VECTORS else 1 for name in ROW_FIELDS},
+          **{name: 9 if name.endswith("orientation") else 3 for name in POSE_FIELDS}}
 _BLOCKS = 8  # the ring holds this many blocks of flush_every rows
 
 
@@ -71,7 +77,8 @@ class RealtimeLog:
     ``flush_every`` rows to the writer (a writer process with ``process``, on systems with /proc); :meth:`close`
     writes the rest, the status and statistics and renames the file to ``path``."""
 
-    def __init__(self, path, q_names, u_names, *, flush_every: int = 250, energy=None, process: bool = False):
+    def __init__(self, path, q_names, u_names, *, flush_every: int = 250, energy=None, process: bool = False,
+                 pose: bool = False):
         self.path = check_output_path(path)
         self.partial = Path(str(self.path) + PARTIAL_SUFFIX)
         self.nq, self.nu = len(q_names), len(u_names)
@@ -82,7 +89,8 @@ class RealtimeLog:
         self.n_sent = 0  # rows handed to the writer
         self.n_committed = 0  # rows known to be on disk
         self._cols, a = {}, 0
-        for name in ROW_FIELDS:
+        self._extra = POSE_FIELDS if pose else ()  # the row's floats after ROW_FIELDS (a full pose coupled)
+        for name in ROW_FIELDS + self._extra:
             self._cols[name] = (a, a + _WIDTH[name])
             a += _WIDTH[name]
         self._cols["q"] = (a, a + self.nq)
@@ -91,7 +99,7 @@ class RealtimeLog:
         self._qa, self._ua, self._ea = a, a + self.nq, a + self.nq + self.nu
         self._ct, self._lt = self._cols["compute_time"][0], self._cols["lateness"][0]
         self._layout = {"shape": [_BLOCKS * block, self._ea + 1], "libver": list(_LIBVER),
-                        "columns": {name: [a, b, name in _VECTORS or name in ("q", "u")]
+                        "columns": {name: [a, b, name in _VECTORS or name in ("q", "u") or name in self._extra]
                                     for name, (a, b) in self._cols.items()}}
         self._cost = (None, None)  # [s] of an energy call: its overhead, and per row (warm_up)
         self._error: BaseException | None = None
@@ -120,6 +128,8 @@ class RealtimeLog:
                 _series(f, name, (), 1024)
             for name in _VECTORS:
                 _series(f, name, (3,), 1024)
+            for name in self._extra:
+                _series(f, name, (_WIDTH[name],), 1024)
             _series(f, "q", (self.nq,), 1024)
             _series(f, "u", (self.nu,), 1024)
             _series(f, "sample_status", (), 1024, "i1")
@@ -129,7 +139,8 @@ class RealtimeLog:
             self._start_child()  # ready before the loop's first period: its start-up (imports) competes for CPU
 
     def record(self, values: list, q, u) -> None:
-        """One period's row: ``values`` the floats of :data:`ROW_FIELDS` in order (vectors as three floats), ``q``
+        """One period's row: ``values`` the floats of :data:`ROW_FIELDS` in order (vectors as three floats; then
+        those of :data:`POSE_FIELDS` with a full pose coupled), ``q``
         (n_q,) and ``u`` (n_u,), copied into the ring buffer; :meth:`set_timing` completes it. If the writer lags
         the ring's length behind, waits for it (no row is ever dropped)."""
         ring = self._ring
@@ -313,7 +324,7 @@ class RealtimeLog:
                 del self._ring
                 os.close(self._ring_fd)
         with h5py.File(self.partial, "a", libver=_LIBVER) as f:
-            for name in (*_SCALARS, *_VECTORS, "q", "u", "sample_status", "mode"):
+            for name in (*_SCALARS, *_VECTORS, *self._extra, "q", "u", "sample_status", "mode"):
                 f[name].resize(self.n_committed, axis=0)  # the reserve beyond the rows goes
             if self.writer_failure is not None:
                 status = f"{status}; {self.writer_failure}"

@@ -16,7 +16,7 @@ import h5py
 import numpy as np
 
 from ..errors import ArgumentError
-from .log import LOG_FORMAT
+from .log import LOG_FORMAT, POSE_FIELDS
 from .stats import DeadlineStats, DeadlineSummary
 
 __all__ = ["LogEvent", "PlantSteps", "RealtimeRecord", "is_realtime_log", "read_log_columns", "load_realtime_log"]
@@ -59,7 +59,9 @@ class RealtimeRecord:
     ``finished`` (False: a partial file, the run did not close its log); ``deadlines``
     (:class:`DeadlineSummary`, from the rows when the log was not closed); ``counts`` (refused, missing,
     saturated, engine...; empty when not closed); ``steps``, the plant's own states at its steps with
-    ``dynamics_every`` > 1 (:class:`PlantSteps`; None otherwise or when not closed); ``path``."""
+    ``dynamics_every`` > 1 (:class:`PlantSteps`; None otherwise or when not closed); ``path``. With a full pose
+    coupled: ``torque`` (N, 3) [N m] on the body, ``hand_orientation`` and ``body_orientation`` (N, 3, 3) (their
+    axes to ground), ``hand_angular_velocity`` and ``body_angular_velocity`` (N, 3) [rad/s] (None otherwise)."""
 
     path: Path
     status: str
@@ -87,6 +89,11 @@ class RealtimeRecord:
     lateness: np.ndarray
     sample_status: np.ndarray
     mode: np.ndarray
+    torque: np.ndarray | None = None
+    hand_orientation: np.ndarray | None = None
+    hand_angular_velocity: np.ndarray | None = None
+    body_orientation: np.ndarray | None = None
+    body_angular_velocity: np.ndarray | None = None
 
     @property
     def period(self) -> float:
@@ -142,7 +149,7 @@ def read_log_columns(path, names, *, role: str = "realtime log") -> tuple[dict, 
         n = int(f["n_committed"][0])
         if n < 1:
             raise ArgumentError(f"{where}: no period was recorded (status {f.attrs.get('status', '?')!r})")
-        attrs = dict(f.attrs)
+        attrs = dict(f.attrs, datasets=tuple(f))
         columns = {name: f[name][:n] for name in names}
         if "events" in f:
             g = f["events"]
@@ -163,6 +170,10 @@ def load_realtime_log(path) -> RealtimeRecord:
     """The log ``path`` written by :class:`kane.realtime.RealtimeLoop` (or ``kane realtime -o``), or its partial
     file (``.partial``) left by a run that was killed, read back as a :class:`RealtimeRecord`."""
     attrs, c = read_log_columns(path, _COLUMNS)
+    if "torque" in attrs["datasets"]:  # a full pose coupled
+        c.update(read_log_columns(path, POSE_FIELDS)[1])
+        for name in ("hand_orientation", "body_orientation"):
+            c[name] = c[name].reshape(-1, 3, 3)
     status = str(attrs.get("status", "?"))
     stats = _json(attrs, "stats", {})
     finished = status != "running"

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import ArgumentError, KaneError
 from .async_dynamics import AsyncDynamics
-from .coupler import VirtualCoupler, check_gains
+from .coupler import VirtualCoupler, check_gains, torque_work
 from .coupler_stability import check_stability, effective_mass
 from .devices import DeviceSample, check_sample
 from .log import SAMPLE_MISSING, SAMPLE_REFUSED, SAMPLE_USED, RealtimeLog
@@ -148,6 +148,9 @@ class RealtimeLoop:
     def __init__(self, coupler: VirtualCoupler, device, q0, u0, *, t0: float = 0.0, params=None,
                  options: LoopOptions = LoopOptions(), log=None, inputs=None):
         self.coupler, self.device, self.options = coupler, device, options
+        if coupler.rotational and not callable(getattr(device, "write_torque", None)):
+            raise ArgumentError(f"real-time loop: the coupler couples a full pose but the device "
+                                f"({type(device).__name__}) has no write_torque(t, torque) to display the torque")
         dyn = coupler.dynamics
         self.dynamics = dyn
         q0, u0 = np.array(q0, dtype=float).reshape(-1), np.array(u0, dtype=float).reshape(-1)
@@ -187,7 +190,8 @@ class RealtimeLoop:
                       else functools.partial(_block_energy, dyn, params))
         self.log = None if log is None else RealtimeLog(log, dyn.q_names, dyn.u_names,
                                                         flush_every=options.flush_every, energy=energy,
-                                                        process=options.clock is ClockMode.REAL)
+                                                        process=options.clock is ClockMode.REAL,
+                                                        pose=coupler.rotational)
         if self.log is not None:
             self.log.warm_up(t0, q0, u0)
         self.stats = DeadlineStats(period, capacity=min(int(options.duration * options.rate) + 1, 1 << 20)
@@ -278,7 +282,10 @@ class RealtimeLoop:
         n_periods = int(round(opts.duration * opts.rate)) if math.isfinite(opts.duration) else None
         timeout_periods = max(1, int(math.ceil(opts.device_timeout * opts.rate - 1e-9)))
         virtual = opts.clock is ClockMode.VIRTUAL
-        zero, nan3 = (0.0, 0.0, 0.0), (math.nan, math.nan, math.nan)
+        rot = cpl.rotational  # a full pose coupled: six inputs (force, torque), the orientations logged
+        zero3, nan3 = (0.0, 0.0, 0.0), (math.nan, math.nan, math.nan)
+        zero, nan_pose = (0.0,) * (6 if rot else 3), (math.nan,) * 12
+        prev_r = None  # the handle's last orientation used (nine floats), for the torque's work
         refused = missing = saturated = bad_run = 0
         port_energy, prev_force, prev_x = 0.0, None, None
         status = "completed"
@@ -320,7 +327,7 @@ class RealtimeLoop:
                     sample = dev.read(t)
                 except Exception:  # a device that fails to answer is a missing sample, counted below
                     sample = None
-                why = "no answer" if sample is None else check_sample(sample, dev.workspace)
+                why = "no answer" if sample is None else check_sample(sample, dev.workspace, rot)
                 _, q, u = plant.state()
                 point = cpl.point_floats(t, q, u)
                 if why is None:
@@ -328,12 +335,22 @@ class RealtimeLoop:
                     if prev_force is not None and prev_x is not None:
                         port_energy += (prev_force[0] * (x_h[0] - prev_x[0]) + prev_force[1] * (x_h[1] - prev_x[1])
                                         + prev_force[2] * (x_h[2] - prev_x[2]))
-                    fx, fy, fz, sat, power, spring = cpl.force_floats(point, x_h, v_h)
-                    force = (fx, fy, fz)
+                    if rot:
+                        r_h = tuple(float(a) for row in sample.orientation for a in row)
+                        w_h = tuple(float(a) for a in sample.angular_velocity)
+                        if prev_force is not None and prev_r is not None:  # the held torque's work: tau . dtheta
+                            port_energy += torque_work(prev_force[3:], prev_r, r_h)
+                        force = cpl.wrench_floats(point, x_h, v_h, r_h, w_h)
+                        sat, power, spring = force[6:]
+                        force, prev_r = force[:6], r_h
+                    else:
+                        fx, fy, fz, sat, power, spring = cpl.force_floats(point, x_h, v_h)
+                        force = (fx, fy, fz)
                     saturated += sat
                     flag, bad_run, prev_x = SAMPLE_USED, 0, x_h
                 else:
                     x_h = v_h = nan3
+                    r_h = w_h = prev_r = None
                     force, power, spring = zero, 0.0, math.nan
                     if sample is None:
                         missing, flag = missing + 1, SAMPLE_MISSING
@@ -341,12 +358,19 @@ class RealtimeLoop:
                         refused, flag = refused + 1, SAMPLE_REFUSED
                     bad_run, prev_x = bad_run + 1, None
                 dev.write_force(t, (-force[0], -force[1], -force[2]))
+                if rot:
+                    dev.write_torque(t, (-force[3], -force[4], -force[5]))
                 prev_force = force
                 if log is not None:  # q, u before the step; the timing is filled in at the period's end
                     if has_mode:
                         mode = modes.setdefault(plant.mode, len(modes))
-                    log.record([t, *x_h, *v_h, *point, *force, power, port_energy, spring, flag, mode, 0.0, 0.0],
-                               q, u)
+                    if rot:
+                        log.record([t, *x_h, *v_h, *point[:6], *force[:3], power, port_energy, spring, flag, mode,
+                                    0.0, 0.0, *force[3:], *(nan_pose if r_h is None else (*r_h, *w_h)),
+                                    *point[6:]], q, u)
+                    else:
+                        log.record([t, *x_h, *v_h, *point, *force, power, port_energy, spring, flag, mode, 0.0,
+                                    0.0], q, u)
                 k += 1
                 if bad_run >= timeout_periods and flag == SAMPLE_MISSING:
                     status = f"device stopped answering at t = {t - (bad_run - 1) * period:.6g} s"
@@ -371,7 +395,9 @@ class RealtimeLoop:
             sys.setswitchinterval(switch)
             gc.unfreeze()
             try:
-                dev.write_force(t, zero)
+                dev.write_force(t, zero3)
+                if rot:
+                    dev.write_torque(t, zero3)
             finally:
                 dev.close()
         try:
@@ -399,12 +425,23 @@ class RealtimeLoop:
         thread's first calls fault in its stack and numpy's per-thread state and meet cold caches, which cost the
         first period 100 us and more (the first periods at 10 kHz missed their deadlines). The device is not read
         (a read has effects); the plant steps by 0 where it can (and is set back)."""
-        point = self.coupler.point_floats(t, q, u)
+        cpl = self.coupler
+        point = cpl.point_floats(t, q, u)
         x, v = tuple(point[:3]), (0.0, 0.0, 0.0)
-        check_sample(DeviceSample(t, np.array(x), np.zeros(3)), self.device.workspace)
-        fx, fy, fz, _, power, spring = self.coupler.force_floats(point, x, v)
-        if self.log is not None:
-            self.log.rehearse([t, *x, *v, *point, fx, fy, fz, power, 0.0, spring, 0, 0, 0.0, 0.0], q, u)
+        if cpl.rotational:  # the handle at the body's own pose
+            r, w = tuple(point[6:15]), tuple(point[15:18])
+            R = (r[0:3], r[3:6], r[6:9])
+            check_sample(DeviceSample(t, np.array(x), np.zeros(3), R, w), self.device.workspace, True)
+            wrench = cpl.wrench_floats(point, x, v, r, w)
+            torque_work(wrench[3:6], r, r)
+            if self.log is not None:
+                self.log.rehearse([t, *x, *v, *point[:6], *wrench[:3], wrench[7], 0.0, wrench[8], 0, 0, 0.0, 0.0,
+                                   *wrench[3:6], *r, *w, *point[6:]], q, u)
+        else:
+            check_sample(DeviceSample(t, np.array(x), np.zeros(3)), self.device.workspace)
+            fx, fy, fz, _, power, spring = cpl.force_floats(point, x, v)
+            if self.log is not None:
+                self.log.rehearse([t, *x, *v, *point, fx, fy, fz, power, 0.0, spring, 0, 0, 0.0, 0.0], q, u)
         getattr(self.plant, "rehearse", lambda: None)()
         time.perf_counter()
 

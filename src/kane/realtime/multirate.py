@@ -35,7 +35,7 @@ class SlowDynamics:
         self.plant, self.every = plant, int(every)
         self.dynamics, self.params = dynamics, params
         self._m = 0  # periods since the last dynamics step
-        self._sum = np.zeros(3)
+        self._sum = 0.0
         self._qdot = None
         self._period = 0.0
         t, q, u = plant.state()
@@ -59,7 +59,7 @@ class SlowDynamics:
         self._m += 1
         if self._m == self.every:
             mean = self._sum / self.every
-            self._m, self._sum = 0, np.zeros(3)
+            self._m, self._sum = 0, 0.0
             self.plant.advance(self.every * period, n, mean)
             t, q, u = self.plant.state()
             self.steps.append((float(t), np.array(q, dtype=float), np.array(u, dtype=float)))

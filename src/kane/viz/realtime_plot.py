@@ -85,8 +85,12 @@ def _time_panels(ax, rec: RealtimeRecord) -> None:
     pushing = _varying(rec.force)
     _lines(ax["force"], t, [rec.force[:, k] for k in pushing], [f"F{axis[k]}" for k in pushing],
            [{"color": f"C{k}"} for k in pushing])
+    if rec.torque is not None:  # a full pose coupled: the torque beside the force
+        turning = _varying(rec.torque)
+        _lines(ax["force"], t, [rec.torque[:, k] for k in turning], [f"T{axis[k]} [N m]" for k in turning],
+               [{"color": f"C{k}", "ls": "--"} for k in turning])
     saturated = rec.counts.get("saturated")
-    ax["force"].set_ylabel("coupler force on\nthe body [N]")
+    ax["force"].set_ylabel("coupler force on\nthe body [N]" + (", torque [N m]" if rec.torque is not None else ""))
     if saturated:
         ax["force"].set_title(f"saturated in {saturated} periods", fontsize=7, loc="right")
     energy = [rec.port_energy, rec.spring_energy]

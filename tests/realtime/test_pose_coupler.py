@@ -1,0 +1,161 @@
+"""The coupler on a full pose (add_coupler(..., rotational=True)): the torque K_r theta + B_r (w_h - w_b) on the body,
+theta the rotation vector that turns the body's axes onto the handle's. A disk on a pivot follows the exact
+zero-order-hold response of I theta'' = torque; a body on a ball joint turns onto an arbitrary handle orientation;
+the energy the hand puts in over a closed turning path is never negative; bad orientations are refused and
+counted; the log keeps the torque and both orientations; the log map is checked against scipy's."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.linalg import expm
+from scipy.spatial.transform import Rotation
+
+import kane
+from kane import joints as J
+from kane import realtime as rt
+from kane.errors import ArgumentError
+from kane.realtime.coupler import rotation_vector, torque_work
+
+T = 1e-3  # the loop's period [s]
+IZZ = 0.02  # the disk's inertia about its pivot [kg m^2]
+
+
+def _rz(angle):
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _disk():
+    s = kane.System("disk", gravity=(0, 0, -9.81))
+    s.add_body("disk", 1.0, inertia=(0.01, 0.01, IZZ))
+    s.add_joint("ground", "disk", J.Revolute("z"), name="pivot", coordinates=["th"], speeds=["w"])
+    port = rt.add_coupler(s, "disk", rotational=True)
+    return kane.derive(s).compile(), port
+
+
+def _hand(orientation, workspace=rt.Workspace((-1, -1, -1), (1, 1, 1))):
+    """A hand at the origin (the disk's centre: the force's spring stays slack) turning as orientation(t) ->
+    (R (3, 3), w (3,))."""
+    return rt.SimulatedHand(lambda t: (np.zeros(3), np.zeros(3), *orientation(t)), max_force=50.0,
+                            workspace=workspace)
+
+
+def _virtual(duration, **kw):
+    return rt.LoopOptions(rate=1 / T, duration=duration, clock=rt.ClockMode.VIRTUAL, **kw)
+
+
+def test_the_log_map_is_scipys_rotation_vector_everywhere():
+    rng = np.random.default_rng(2)
+    for angle in (0.0, 1e-9, 1e-5, 0.3, 2.0, 3.0, np.pi - 1e-7, np.pi):
+        for _ in range(20):
+            axis = rng.normal(size=3)
+            axis /= np.linalg.norm(axis)
+            R = Rotation.from_rotvec(angle * axis).as_matrix()
+            theta = np.array(rotation_vector(R))
+            if angle == np.pi:  # +-axis are the same rotation
+                theta *= np.sign(theta @ axis)
+            np.testing.assert_allclose(theta, angle * axis, rtol=0, atol=1e-14)
+    # the work of a torque held over a turn about a fixed axis: torque . axis * angle
+    before, after = _rz(0.2).ravel(), (_rz(0.2) @ Rotation.from_rotvec([0, 0, 0.05]).as_matrix()).ravel()
+    assert torque_work((1.0, 2.0, 3.0), before, after) == pytest.approx(3.0 * 0.05, rel=1e-12)
+
+
+def test_a_disk_on_a_pivot_follows_the_exact_sampled_torque_response(tmp_path):
+    # I th'' = K_r (th_h - th) - B_r w held over each period from its start: the exact zero-order-hold step of
+    # the double integrator (the loop's RK4 sub-steps integrate a constant torque exactly)
+    dyn, port = _disk()
+    kr, br, goal = 2.0, 0.05, 0.3
+    gains = rt.CouplerGains(100.0, 1.0, rotational_stiffness=kr, rotational_damping=br)
+    cp = rt.VirtualCoupler(dyn, port, gains, max_force=50.0)
+    hand = _hand(lambda t: (_rz(goal), np.zeros(3)))
+    result = rt.RealtimeLoop(cp, hand, [0.0], [0.0], options=_virtual(0.5, substeps=4), log=tmp_path / "d.h5").run()
+    assert result.status == "completed" and result.refused == 0
+    rec = rt.load_realtime_log(tmp_path / "d.h5")
+    phi = expm(np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0 / IZZ], [0.0, 0.0, 0.0]]) * T)
+    th, w, expected = 0.0, 0.0, []
+    for _ in range(500):
+        expected.append((th, w))
+        tau = kr * (goal - th) - br * w
+        th, w = phi[0, 0] * th + phi[0, 1] * w + phi[0, 2] * tau, phi[1, 1] * w + phi[1, 2] * tau
+    expected = np.array(expected)
+    np.testing.assert_allclose(rec.q[:, 0], expected[:, 0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rec.u[:, 0], expected[:, 1], rtol=0, atol=1e-11)
+    assert result.q[0] == pytest.approx(th, abs=1e-12)
+    # the logged torque is the law at each period's start, about z; the device got its opposite
+    np.testing.assert_allclose(rec.torque[:, 2], kr * (goal - expected[:, 0]) - br * expected[:, 1], atol=1e-12)
+    np.testing.assert_allclose(rec.torque[:, :2], 0.0, atol=1e-14)
+    np.testing.assert_allclose(rec.force, 0.0, atol=1e-12)  # the point on the axis: the force's spring is slack
+    np.testing.assert_allclose(rec.hand_orientation, np.broadcast_to(_rz(goal), (500, 3, 3)), atol=1e-15)
+    np.testing.assert_allclose(rec.body_orientation, [_rz(a) for a in expected[:, 0]], atol=1e-12)
+    np.testing.assert_allclose(rec.body_angular_velocity[:, 2], expected[:, 1], atol=1e-11)
+    # the spring energy holds the rotational term K_r theta^2 / 2
+    np.testing.assert_allclose(rec.spring_energy, 0.5 * kr * (goal - expected[:, 0]) ** 2, rtol=1e-9, atol=1e-15)
+    assert hand.torque == (0.0, 0.0, 0.0)  # zero torque written at the end
+
+
+def test_a_body_on_a_ball_joint_turns_onto_the_handles_orientation():
+    # an arbitrary handle orientation, not about a coordinate axis: critically damped (K_r = 1 N m/rad,
+    # B_r = 2 sqrt(K_r I) with I = 0.01 kg m^2), the body's axes end on the handle's
+    s = kane.System("ball")
+    s.add_body("b", 1.0, inertia=(0.01, 0.01, 0.01))
+    s.add_joint("ground", "b", J.Spherical(), name="ball")
+    port = rt.add_coupler(s, "b", rotational=True)
+    dyn = kane.derive(s).compile()
+    target = Rotation.from_rotvec([0.3, -0.5, 0.8]).as_matrix()
+    cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(10.0, 1.0, rotational_stiffness=1.0, rotational_damping=0.2))
+    q0 = np.array(dyn.model.q0)  # the unit quaternion (1, 0, 0, 0): the body's axes on ground's
+    result = rt.RealtimeLoop(cp, _hand(lambda t: (target, np.zeros(3))), q0, np.zeros(dyn.n_u),
+                             options=_virtual(2.0, substeps=2)).run()
+    R, w = cp.pose_state(result.t, result.q, result.u)
+    assert np.linalg.norm(rotation_vector(target @ R.T)) < 1e-5 and np.linalg.norm(w) < 1e-4
+    R0, _ = cp.pose_state(0.0, q0, np.zeros(dyn.n_u))
+    np.testing.assert_allclose(R0, np.eye(3), atol=1e-15)
+
+
+def test_the_hand_turning_round_a_closed_path_puts_energy_in_and_never_gets_more_back(tmp_path):
+    dyn, port = _disk()
+    kr = 2.0
+    gains = rt.CouplerGains(100.0, 1.0, rotational_stiffness=kr, rotational_damping=kr * T)  # B_r = 2 K_r T / 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", rt.PassivityWarning)
+        assert rt.check_gains(gains, T)
+        cp = rt.VirtualCoupler(dyn, port, gains, max_force=50.0)
+
+    def turning(t):  # there and back: 0.6 rad about z in a second, closed after every second
+        a, rate = 0.3 * (1 - np.cos(2 * np.pi * t)), 0.6 * np.pi * np.sin(2 * np.pi * t)
+        return _rz(a), np.array([0.0, 0.0, rate])
+
+    rt.RealtimeLoop(cp, _hand(turning), [0.0], [0.0], options=_virtual(3.0), log=tmp_path / "c.h5").run()
+    rec = rt.load_realtime_log(tmp_path / "c.h5")
+    assert rec.port_energy.min() >= -1e-12 and rec.port_energy[-1] > 1e-4
+    # energy balance: what came in is stored (the disk's kinetic energy and the spring) or was dissipated
+    stored = rec.energy - rec.energy[0] + rec.spring_energy
+    assert np.all(stored <= rec.port_energy + 1e-9)
+
+
+def test_bad_orientations_are_refused_and_counted_and_gains_below_the_bound_warn(tmp_path):
+    dyn, port = _disk()
+    cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(100.0, 1.0, rotational_stiffness=2.0, rotational_damping=0.1))
+
+    def skewed(t):  # 1.1 R from 0.1 s to 0.15 s: not a rotation
+        return (1.1 if 0.1 <= t < 0.15 else 1.0) * _rz(0.2), np.zeros(3)
+
+    hand = _hand(skewed)
+    result = rt.RealtimeLoop(cp, hand, [0.0], [0.0], options=_virtual(0.3), log=tmp_path / "s.h5").run()
+    rec = rt.load_realtime_log(tmp_path / "s.h5")
+    bad = (rec.t >= 0.1 - 1e-12) & (rec.t < 0.15 - 1e-12)
+    assert result.refused == bad.sum() == 50 and np.all(rec.sample_status[bad] == rt.log.SAMPLE_REFUSED)
+    assert np.all(rec.torque[bad] == 0.0) and np.all(np.isnan(rec.hand_orientation[bad]))
+    # a point-only hand on a pose coupler: every sample lacks the orientation
+    flat = rt.SimulatedHand(lambda t: (np.zeros(3), np.zeros(3)), workspace=rt.Workspace((-1, -1, -1), (1, 1, 1)))
+    assert rt.RealtimeLoop(cp, flat, [0.0], [0.0], options=_virtual(0.05)).run().refused == 50
+    sample = rt.DeviceSample(0.0, (0, 0, 0), (0, 0, 0))
+    assert "no orientation" in rt.check_sample(sample, rt.Workspace(), True)
+    # a device that cannot display a torque is refused when the loop is built
+    replay = rt.Replay([0.0], [[0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0]])
+    with pytest.raises(ArgumentError, match="couples a full pose but the device .Replay. has no write_torque"):
+        rt.RealtimeLoop(cp, replay, [0.0], [0.0], options=_virtual(0.05))
+    with pytest.warns(rt.PassivityWarning, match=r"rotational damping B_r = 0.0001 N m s/rad is below the sampled-"
+                                                 r"data passivity bound B_r >= K_r T / 2 = 2 \* 0.001 / 2 = 0.001"):
+        assert not rt.check_gains(rt.CouplerGains(100.0, 1.0, rotational_stiffness=2.0, rotational_damping=1e-4), T)
