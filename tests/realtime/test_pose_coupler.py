@@ -16,6 +16,7 @@ from kane import joints as J
 from kane import realtime as rt
 from kane.errors import ArgumentError
 from kane.realtime.coupler import rotation_vector, torque_work
+from kane.realtime.coupler_stability import angular_mobility, effective_inertia
 
 T = 1e-3  # the loop's period [s]
 IZZ = 0.02  # the disk's inertia about its pivot [kg m^2]
@@ -159,3 +160,20 @@ def test_bad_orientations_are_refused_and_counted_and_gains_below_the_bound_warn
     with pytest.warns(rt.PassivityWarning, match=r"rotational damping B_r = 0.0001 N m s/rad is below the sampled-"
                                                  r"data passivity bound B_r >= K_r T / 2 = 2 \* 0.001 / 2 = 0.001"):
         assert not rt.check_gains(rt.CouplerGains(100.0, 1.0, rotational_stiffness=2.0, rotational_damping=1e-4), T)
+
+
+def test_the_torques_gains_are_checked_on_the_bodys_smallest_moment_of_inertia():
+    # the disk turns about z only: its angular mobility is 1 / Izz about z and nothing about x and y (the pivot
+    # holds those), so the smallest effective moment of inertia is Izz
+    dyn, port = _disk()
+    cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(100.0, 1.0, rotational_stiffness=2.0, rotational_damping=50.0))
+    expected = np.zeros((3, 3))
+    expected[2, 2] = 1.0 / IZZ
+    np.testing.assert_allclose(angular_mobility(cp, 0.0, [0.3]), expected, rtol=1e-12, atol=1e-12)
+    assert effective_inertia(cp, 0.0, [0.3]) == pytest.approx(IZZ, rel=1e-12)
+    # B_r T / I = 2.5: past b < 2 (Jury), whatever K_r; the loop warns as it is built, naming the inertia
+    with pytest.warns(rt.PassivityWarning, match=r"unstable on the rotation of the coupled body with the force held "
+                                                 r"over each step .* smallest effective moment of inertia I = 0.02 "
+                                                 r"kg m\^2\): no K_r is stable at this B_r; at this K_r for B_r from "
+                                                 r"0.001 to 40 N m s/rad"):
+        rt.RealtimeLoop(cp, _hand(lambda t: (np.eye(3), np.zeros(3))), [0.0], [0.0], options=_virtual(0.01))

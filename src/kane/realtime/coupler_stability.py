@@ -29,8 +29,8 @@ import numpy as np
 from ..errors import ArgumentError
 from .coupler import PassivityWarning
 
-__all__ = ["point_mobility", "effective_mass", "spectral_radius", "CouplerStability", "coupler_stability",
-           "check_stability"]
+__all__ = ["point_mobility", "angular_mobility", "effective_mass", "effective_inertia", "spectral_radius",
+           "CouplerStability", "coupler_stability", "check_stability"]
 
 _STABLE = 1.0 - 1e-12  # a radius at or above this is not stable (1 itself: the point is not held at all)
 
@@ -41,17 +41,29 @@ def point_mobility(coupler, t: float, q, params=None, dynamics=None) -> np.ndarr
     the point's velocity for unit speeds); None when they have no ``udot``. ``dynamics`` with fewer constraints on
     the same coordinates (the bodies free of their rolling contacts, a switched system's free mode) give an upper
     bound: constraints only take mobility away."""
+    return _mobility(coupler, t, q, params, dynamics, coupler.input_index[:3], coupler.point_state)
+
+
+def angular_mobility(coupler, t: float, q, params=None, dynamics=None) -> np.ndarray | None:
+    """(3, 3) [1/(kg m^2)]: the coupled body's angular acceleration (ground axes) per unit coupler torque at
+    (t [s], q) at rest, W M^-1 W^T, with a full pose coupled; ``dynamics`` as in :func:`point_mobility`."""
+    return _mobility(coupler, t, q, params, dynamics, coupler.input_index[3:6], coupler.pose_state)
+
+
+def _mobility(coupler, t, q, params, dynamics, inputs, state):
+    """(3, 3): the velocity of ``state(t, q, u)[1]`` (a point's or the body's angular) per unit speed, times the
+    acceleration per unit of each of the ``inputs`` at rest; None without ``udot``."""
     dyn = coupler.dynamics if dynamics is None else dynamics
     if not hasattr(dyn, "udot"):
         return None
     q = np.asarray(q, dtype=float)
     n = dyn.n_u
-    v0 = coupler.point_state(t, q, np.zeros(n))[1]
-    J = np.array([coupler.point_state(t, q, e)[1] - v0 for e in np.eye(n)]).T  # (3, n_u)
+    v0 = state(t, q, np.zeros(n))[1]
+    J = np.array([state(t, q, e)[1] - v0 for e in np.eye(n)]).T  # (3, n_u)
     w = dyn.model.input_values()
     a0 = dyn.udot(t, q, np.zeros(n), params, w)
     columns = []
-    for i in coupler.input_index[:3]:  # the force's inputs (a full pose has the torque's after them)
+    for i in inputs:
         w1 = w.copy()
         w1[i] += 1.0
         columns.append(J @ (np.asarray(dyn.udot(t, q, np.zeros(n), params, w1)) - a0))
@@ -61,7 +73,16 @@ def point_mobility(coupler, t: float, q, params=None, dynamics=None) -> np.ndarr
 def effective_mass(coupler, t: float, q, params=None, dynamics=None) -> float | None:
     """The coupled point's smallest effective mass [kg] at (t, q): 1 / the largest eigenvalue of its mobility
     (:func:`point_mobility`, ``dynamics`` as there: with fewer constraints, a lower bound); None when unknown."""
-    mobility = point_mobility(coupler, t, q, params, dynamics)
+    return _smallest(point_mobility(coupler, t, q, params, dynamics))
+
+
+def effective_inertia(coupler, t: float, q, params=None, dynamics=None) -> float | None:
+    """The coupled body's smallest effective moment of inertia [kg m^2] at (t, q) with a full pose coupled: 1 / the
+    largest eigenvalue of its :func:`angular_mobility`; None when unknown."""
+    return _smallest(angular_mobility(coupler, t, q, params, dynamics))
+
+
+def _smallest(mobility) -> float | None:
     if mobility is None:
         return None
     largest = float(np.linalg.eigvalsh(0.5 * (mobility + mobility.T))[-1])
@@ -157,11 +178,14 @@ def coupler_stability(gains, step: float, mass: float, every: int = 1, *, delaye
                             None if run_b is None else (run_b[0] * mass / step, run_b[1] * mass / step))
 
 
-def check_stability(gains, step: float, mass: float, *, every: int = 1, delayed: bool = False) -> bool:
+def check_stability(gains, step: float, mass: float, *, every: int = 1, delayed: bool = False,
+                    rotational: bool = False) -> bool:
     """True when the coupler ``gains`` (K [N/m], B [N s/m]) with the dynamics stepped every ``step`` h [s] (``every``
     loop periods; ``delayed``: a step behind) are stable on a point of effective ``mass`` m [kg]
     (:func:`coupler_stability`); otherwise a :class:`PassivityWarning` naming the radius, the values and the
-    stable gains nearby, and False. An unknown or infinite mass passes."""
+    stable gains nearby, and False. An unknown or infinite mass passes. ``rotational``: the same for the torque's
+    gains (K_r [N m/rad], B_r [N m s/rad], given as ``gains``' stiffness and damping) on the body's smallest
+    effective moment of inertia [kg m^2] (:func:`effective_inertia`)."""
     if mass is None or not np.isfinite(mass):
         return True
     if spectral_radius(gains.stiffness * step ** 2 / mass, gains.damping * step / mass, every,
@@ -170,13 +194,15 @@ def check_stability(gains, step: float, mass: float, *, every: int = 1, delayed:
     found = coupler_stability(gains, step, mass, every, delayed=delayed)
     scheme = ("the dynamics a step behind, back within the next step" if delayed else
               "the force held over each step" if every == 1 else f"the mean of {every} forces held over each step")
-    advice = [f"at this B it is stable for K below {found.stiffness_max:.4g} N/m" if found.stiffness_max > 0 else
-              "no K is stable at this B",
-              f"at this K for B from {found.damping_range[0]:.4g} to {found.damping_range[1]:.4g} N s/m"
-              if found.damping_range else "no B is stable at this K"]
-    warnings.warn(f"virtual coupler: unstable on the coupled point with {scheme} (spectral radius {found.radius:.4g}"
-                  f" of the step's map; a = K h^2 / m = {found.a:.3g}, b = B h / m = {found.b:.3g} with "
-                  f"K = {gains.stiffness:g} N/m, B = {gains.damping:g} N s/m, h = {step:g} s and the coupled point's "
-                  f"smallest effective mass m = {mass:.4g} kg): {'; '.join(advice)}; or step the dynamics more often",
-                  PassivityWarning, stacklevel=2)
+    k, b, ku, bu, m, mu, what = (("K_r", "B_r", "N m/rad", "N m s/rad", "I", "kg m^2", "rotation of the coupled body")
+                                 if rotational else ("K", "B", "N/m", "N s/m", "m", "kg", "coupled point"))
+    advice = [f"at this {b} it is stable for {k} below {found.stiffness_max:.4g} {ku}" if found.stiffness_max > 0
+              else f"no {k} is stable at this {b}",
+              f"at this {k} for {b} from {found.damping_range[0]:.4g} to {found.damping_range[1]:.4g} {bu}"
+              if found.damping_range else f"no {b} is stable at this {k}"]
+    warnings.warn(f"virtual coupler: unstable on the {what} with {scheme} (spectral radius {found.radius:.4g} of "
+                  f"the step's map; a = {k} h^2 / {m} = {found.a:.3g}, b = {b} h / {m} = {found.b:.3g} with "
+                  f"{k} = {gains.stiffness:g} {ku}, {b} = {gains.damping:g} {bu}, h = {step:g} s and the {what}'s "
+                  f"smallest effective {'moment of inertia' if rotational else 'mass'} {m} = {mass:.4g} {mu}): "
+                  f"{'; '.join(advice)}; or step the dynamics more often", PassivityWarning, stacklevel=2)
     return False

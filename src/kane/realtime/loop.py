@@ -29,8 +29,8 @@ import numpy as np
 
 from ..errors import ArgumentError, KaneError
 from .async_dynamics import AsyncDynamics
-from .coupler import VirtualCoupler, check_gains, torque_work
-from .coupler_stability import check_stability, effective_mass
+from .coupler import CouplerGains, VirtualCoupler, check_gains, torque_work
+from .coupler_stability import check_stability, effective_inertia, effective_mass
 from .devices import DeviceSample, check_sample
 from .log import SAMPLE_MISSING, SAMPLE_REFUSED, SAMPLE_USED, RealtimeLog
 from .multirate import SlowDynamics
@@ -214,8 +214,12 @@ class RealtimeLoop:
         check_gains(gains, h)
         free = getattr(self.dynamics, "free_mode", lambda: None)()
         mass = effective_mass(self.coupler, t0, q0, self.params, free)
-        check_stability(gains, h, mass, every=opts.dynamics_every,
-                        delayed=opts.dynamics_every > 1 and opts.dynamics_process)
+        delayed = opts.dynamics_every > 1 and opts.dynamics_process
+        check_stability(gains, h, mass, every=opts.dynamics_every, delayed=delayed)
+        if self.coupler.rotational:  # the torque's gains on the body's smallest moment of inertia
+            inertia = effective_inertia(self.coupler, t0, q0, self.params, free)
+            check_stability(CouplerGains(gains.rotational_stiffness, gains.rotational_damping), h, inertia,
+                            every=opts.dynamics_every, delayed=delayed, rotational=True)
 
     # ---- control -------------------------------------------------------------------------------------------
     def start(self) -> None:
