@@ -3,8 +3,11 @@ late, replayed, malformed and oversized packets injected; the counts equal what 
 
 import json
 import re
+import socket
+import struct
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import h5py
@@ -77,3 +80,47 @@ def test_the_command_says_where_it_waits_for_the_device(tmp_path):
     assert f"no valid state packet on udp 127.0.0.1:{waiting.group(1)} within 5 s" in res.output
     with h5py.File(out, "r") as f:  # the log is closed at once, empty, saying why
         assert f.attrs["status"].startswith("failed: the device did not open") and f["t"].shape == (0,)
+
+
+def test_a_pose_device_sends_its_orientation_and_gets_the_torque_back():
+    # version 2 packets written here from the module's text: state = header, seq, stamp, position, velocity,
+    # quaternion (w, x, y, z), angular velocity; reply = header, seq, t, force, torque
+    state, reply = struct.Struct("<4sHHQd3d3d4d3d"), struct.Struct("<4sHHQd3d3d")
+    assert (state.size, reply.size) == (128, 72)
+    dev = UdpDevice(0, pose=True, workspace=rt.Workspace((-1, -1, -1), (1, 1, 1)), connect_timeout=5.0)
+    bridge = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    bridge.settimeout(2.0)
+    half = np.sqrt(0.5)  # a quarter turn about z: (cos 45 deg, 0, 0, sin 45 deg)
+    try:
+        bridge.sendto(pack_state(0, 0.0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0), (0, 0, 0)),
+                      ("127.0.0.1", dev.port))
+        dev.open()
+        bridge.sendto(b"\x00" * 72, ("127.0.0.1", dev.port))  # a version 1 packet's size: malformed here
+        bridge.sendto(struct.pack("<4sHHQd3d3d", b"KRTS", 1, 0, 5, 0.0, *[0.0] * 6) + bytes(56),
+                      ("127.0.0.1", dev.port))  # the right size, version 1: malformed
+        bridge.sendto(state.pack(b"KRTS", 2, 0, 1, 0.1, 0.1, 0.2, 0.3, 0.0, 0.0, 0.0, half, 0.0, 0.0, half,
+                                 0.0, 0.0, 2.0), ("127.0.0.1", dev.port))
+        bridge.sendto(state.pack(b"KRTS", 2, 0, 2, 0.2, 0.1, 0.2, 0.3, 0.0, 0.0, 0.0, 1.1, 0.0, 0.0, 0.0,
+                                 0.0, 0.0, 0.0), ("127.0.0.1", dev.port))  # not a unit quaternion
+        time.sleep(0.05)
+        sample = dev.read(1.0)
+        # the newest packet wins (seq 2); its quaternion of norm 1.1 gives no rotation: check_sample refuses it
+        assert dev.counts["malformed"] == 2 and dev.counts["superseded"] == 1
+        assert "orientation is not a rotation" in rt.check_sample(sample, dev.workspace, True)
+        bridge.sendto(state.pack(b"KRTS", 2, 0, 3, 0.3, 0.1, 0.2, 0.3, 0.0, 0.0, 0.0, half, 0.0, 0.0, half,
+                                 0.0, 0.0, 2.0), ("127.0.0.1", dev.port))
+        time.sleep(0.05)
+        sample = dev.read(1.1)
+        np.testing.assert_allclose(sample.orientation, [[0, -1, 0], [1, 0, 0], [0, 0, 1]], atol=1e-15)
+        assert sample.angular_velocity == (0.0, 0.0, 2.0) and rt.check_sample(sample, dev.workspace, True) is None
+        dev.write_force(1.1, (1.0, 2.0, 3.0))  # kept, sent with the torque
+        dev.write_torque(1.1, (0.4, 0.5, 0.6))
+        magic, version, flags, seq, t, *wrench = reply.unpack(bridge.recv(1024))
+        assert (magic, version, flags, seq, t) == (b"KRTF", 2, 0, 3, 1.1)
+        assert wrench == [1.0, 2.0, 3.0, 0.4, 0.5, 0.6]
+    finally:
+        bridge.close()
+        dev.close()
+    # a point-only device cannot take a pose coupler's torque
+    with pytest.raises(ArgumentError, match="speaks the pose protocol"):
+        UdpDevice(0).write_torque(0.0, (0, 0, 0))

@@ -52,7 +52,8 @@ class Workspace:
 class Device(Protocol):
     """What the loop needs of a haptic device: ``max_force`` [N], ``workspace`` (:class:`Workspace`), and
     open / read(t) -> DeviceSample or None / write_force(t, force: three floats [N], a tuple) / close. To couple a
-    full pose, its samples carry the orientation and it has ``write_torque(t, torque: three floats [N m])``."""
+    full pose, its samples carry the orientation and it has ``write_torque(t, torque: three floats [N m])`` (a
+    device that may or may not, such as :class:`kane.realtime.UdpDevice`, says which in ``pose``)."""
 
     max_force: float
     workspace: Workspace
@@ -208,10 +209,12 @@ class SimulatedHand:
 class Replay:
     """A recorded device log played back: ``t`` (N,) [s] increasing, ``position`` and ``velocity`` (N, 3); ``read(t)``
     returns the last record at or before t (None after the last record plus ``hold`` [s], as a device that stopped
-    answering). Forces written to it are kept in ``forces`` (list of (t, force)) and not acted upon."""
+    answering). Forces written to it are kept in ``forces`` (list of (t, force)) and not acted upon. With
+    ``orientation`` (N, 3, 3) and ``angular_velocity`` (N, 3) the handle's pose is replayed too (``pose``; torques
+    written are kept in ``torques``)."""
 
     def __init__(self, t, position, velocity, *, max_force: float = 20.0, workspace: Workspace = Workspace(),
-                 hold: float = 0.0):
+                 hold: float = 0.0, orientation=None, angular_velocity=None):
         self.times = np.asarray(t, dtype=float).reshape(-1)
         self.position = np.asarray(position, dtype=float).reshape(-1, 3)
         self.velocity = np.asarray(velocity, dtype=float).reshape(-1, 3)
@@ -222,16 +225,28 @@ class Replay:
         if np.any(np.diff(self.times) <= 0):
             raise ArgumentError("Replay: the record times t must increase")
         self.max_force, self.workspace, self.hold = float(max_force), workspace, float(hold)
+        self.pose = orientation is not None
+        if self.pose:
+            self.orientation = np.asarray(orientation, dtype=float).reshape(-1, 3, 3)
+            self.angular_velocity = np.asarray(angular_velocity, dtype=float).reshape(-1, 3)
+            if self.orientation.shape[0] != n or self.angular_velocity.shape[0] != n:
+                raise ArgumentError(f"Replay: t has {n} records, orientation {self.orientation.shape[0]} and "
+                                    f"angular_velocity {self.angular_velocity.shape[0]}; expected the same number")
         self.forces: list = []
+        self.torques: list = []
 
     @classmethod
     def from_log(cls, path, **options) -> Replay:
-        """The device records (t, hand_position, hand_velocity) of a real-time log file (HDF5, its committed rows;
-        a partial log of a killed run too). A file that is not such a log raises ArgumentError naming it and what
-        it lacks."""
+        """The device records (t, hand_position, hand_velocity, and the hand's orientation and angular velocity when
+        the log coupled a full pose) of a real-time log file (HDF5, its committed rows; a partial log of a killed
+        run too). A file that is not such a log raises ArgumentError naming it and what it lacks."""
         from .log_reader import read_log_columns
 
-        _, c = read_log_columns(path, ("t", "hand_position", "hand_velocity"), role="replay log")
+        attrs, c = read_log_columns(path, ("t", "hand_position", "hand_velocity"), role="replay log")
+        if "hand_orientation" in attrs["datasets"]:
+            c.update(read_log_columns(path, ("hand_orientation", "hand_angular_velocity"), role="replay log")[1])
+            options = {"orientation": c["hand_orientation"], "angular_velocity": c["hand_angular_velocity"],
+                       **options}
         try:
             return cls(c["t"], c["hand_position"], c["hand_velocity"], **options)
         except ArgumentError as exc:
@@ -244,10 +259,16 @@ class Replay:
         k = int(np.searchsorted(self.times, t, side="right")) - 1
         if k < 0 or t > self.times[-1] + self.hold:
             return None
+        if self.pose:
+            return DeviceSample(float(self.times[k]), self.position[k].copy(), self.velocity[k].copy(),
+                                self.orientation[k].copy(), self.angular_velocity[k].copy())
         return DeviceSample(float(self.times[k]), self.position[k].copy(), self.velocity[k].copy())
 
     def write_force(self, t: float, force) -> None:
         self.forces.append((float(t), np.array(force, dtype=float).reshape(3)))
+
+    def write_torque(self, t: float, torque) -> None:
+        self.torques.append((float(t), np.array(torque, dtype=float).reshape(3)))
 
     def close(self) -> None:
         pass

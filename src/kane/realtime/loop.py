@@ -148,9 +148,11 @@ class RealtimeLoop:
     def __init__(self, coupler: VirtualCoupler, device, q0, u0, *, t0: float = 0.0, params=None,
                  options: LoopOptions = LoopOptions(), log=None, inputs=None):
         self.coupler, self.device, self.options = coupler, device, options
-        if coupler.rotational and not callable(getattr(device, "write_torque", None)):
+        if coupler.rotational and not (callable(getattr(device, "write_torque", None)) and
+                                       getattr(device, "pose", True)):
             raise ArgumentError(f"real-time loop: the coupler couples a full pose but the device "
-                                f"({type(device).__name__}) has no write_torque(t, torque) to display the torque")
+                                f"({type(device).__name__}) displays no torque (it needs write_torque(t, torque), "
+                                "and pose True where it has that attribute: a pose UdpDevice or Replay)")
         dyn = coupler.dynamics
         self.dynamics = dyn
         q0, u0 = np.array(q0, dtype=float).reshape(-1), np.array(u0, dtype=float).reshape(-1)

@@ -20,6 +20,16 @@ newest state came from, once per loop period::
     t        float64  the loop's time [s]
     force    3 float64  the force the device displays [N], ground axes
 
+A device that measures its handle's pose (``UdpDevice(..., pose=True)``, a full pose coupled) speaks version 2: its
+state packet (:data:`POSE_STATE_FORMAT`, 128 bytes) carries after the velocity::
+
+    orientation 4 float64  the handle's orientation, a unit quaternion (w, x, y, z), its axes to ground axes
+    angular_velocity 3 float64  [rad/s], ground axes
+
+and the reply (:data:`WRENCH_FORMAT`, 72 bytes) carries after the force ``torque 3 float64`` [N m], ground axes
+(sent when the loop writes the torque, after the force). A quaternion whose norm is not 1 (to 1e-6) gives no
+rotation: the loop refuses that sample and counts it.
+
 Each period :meth:`UdpDevice.read` drains the socket without blocking. A datagram longer than a state packet is
 *oversized*, a shorter one or one with the wrong magic or version *malformed*; a sequence number already received
 is *replayed*; one older than the newest but never received arrived *late* (out of order); all these are refused
@@ -41,19 +51,49 @@ from ..errors import ArgumentError, KaneError
 from .devices import DeviceSample, Workspace
 
 __all__ = ["STATE_FORMAT", "STATE_SIZE", "FORCE_FORMAT", "FORCE_SIZE", "STATE_MAGIC", "FORCE_MAGIC",
-           "PROTOCOL_VERSION", "pack_state", "unpack_force", "UdpDevice"]
+           "PROTOCOL_VERSION", "POSE_VERSION", "POSE_STATE_FORMAT", "WRENCH_FORMAT", "pack_state", "unpack_force",
+           "unpack_wrench", "quaternion_matrix", "UdpDevice"]
 
 STATE_MAGIC, FORCE_MAGIC, PROTOCOL_VERSION = b"KRTS", b"KRTF", 1
 STATE_FORMAT = "<4sHHQd3d3d"
 FORCE_FORMAT = "<4sHHQd3d"
 STATE_SIZE, FORCE_SIZE = struct.calcsize(STATE_FORMAT), struct.calcsize(FORCE_FORMAT)
 _STATE, _FORCE = struct.Struct(STATE_FORMAT), struct.Struct(FORCE_FORMAT)
+POSE_VERSION = 2
+POSE_STATE_FORMAT = "<4sHHQd3d3d4d3d"
+WRENCH_FORMAT = "<4sHHQd3d3d"
+_POSE_STATE, _WRENCH = struct.Struct(POSE_STATE_FORMAT), struct.Struct(WRENCH_FORMAT)
 _SEEN = 4096  # sequence numbers remembered to tell a replayed packet from a late one
 
 
-def pack_state(seq: int, stamp: float, position, velocity) -> bytes:
-    """A state packet (what a device bridge sends): ``seq``, ``stamp`` [s], position [m] and velocity [m/s] (3)."""
-    return _STATE.pack(STATE_MAGIC, PROTOCOL_VERSION, 0, seq, stamp, *position, *velocity)
+def pack_state(seq: int, stamp: float, position, velocity, orientation=None, angular_velocity=None) -> bytes:
+    """A state packet (what a device bridge sends): ``seq``, ``stamp`` [s], position [m] and velocity [m/s] (3);
+    with ``orientation`` (a quaternion w, x, y, z) and ``angular_velocity`` [rad/s] (3), a version 2 packet."""
+    if orientation is None:
+        return _STATE.pack(STATE_MAGIC, PROTOCOL_VERSION, 0, seq, stamp, *position, *velocity)
+    return _POSE_STATE.pack(STATE_MAGIC, POSE_VERSION, 0, seq, stamp, *position, *velocity, *orientation,
+                            *angular_velocity)
+
+
+def unpack_wrench(data: bytes) -> tuple:
+    """(seq, t [s], (fx, fy, fz) [N], (tx, ty, tz) [N m]) of a version 2 reply; ArgumentError when it is not one."""
+    if len(data) != _WRENCH.size:
+        raise ArgumentError(f"wrench packet: {len(data)} bytes, expected {_WRENCH.size}")
+    magic, version, _, seq, t, *wrench = _WRENCH.unpack(data)
+    if magic != FORCE_MAGIC or version != POSE_VERSION:
+        raise ArgumentError(f"wrench packet: magic {magic!r} version {version}, expected {FORCE_MAGIC!r} "
+                            f"version {POSE_VERSION}")
+    return seq, t, tuple(wrench[:3]), tuple(wrench[3:])
+
+
+def quaternion_matrix(w: float, x: float, y: float, z: float) -> tuple:
+    """The rotation matrix (rows of three floats) of the unit quaternion (w, x, y, z), in the homogeneous form that
+    is |q|^2 times a rotation for any q: a quaternion whose norm is not 1 gives a matrix that is not a rotation
+    (refused by :func:`kane.realtime.check_sample`)."""
+    ww, xx, yy, zz = w * w, x * x, y * y, z * z
+    return ((ww + xx - yy - zz, 2 * (x * y - w * z), 2 * (x * z + w * y)),
+            (2 * (x * y + w * z), ww - xx + yy - zz, 2 * (y * z - w * x)),
+            (2 * (x * z - w * y), 2 * (y * z + w * x), ww - xx - yy + zz))
 
 
 def unpack_force(data: bytes) -> tuple:
@@ -71,10 +111,13 @@ class UdpDevice:
     """A device bridge sending state packets to ``host``:``port`` (UDP; port 0: any free port, see ``port`` after
     :meth:`open`). ``max_force`` [N], ``workspace``; ``hold`` [s]: how long the newest sample stands in for missing
     packets; ``connect_timeout`` [s]: how long :meth:`open` waits for the first packet. ``counts`` (dict): received,
-    used, lost, late, replayed, malformed, oversized, superseded, replies (force packets sent)."""
+    used, lost, late, replayed, malformed, oversized, superseded, replies (force packets sent). ``pose``: the
+    device sends version 2 packets with its handle's orientation and displays a torque (a full pose coupled); a
+    packet of the other version is malformed."""
 
     def __init__(self, port: int, *, host: str = "127.0.0.1", max_force: float = 20.0,
-                 workspace: Workspace = Workspace(), hold: float = 0.005, connect_timeout: float = 5.0):
+                 workspace: Workspace = Workspace(), hold: float = 0.005, connect_timeout: float = 5.0,
+                 pose: bool = False):
         if not (isinstance(port, int) and 0 <= port <= 65535):
             raise ArgumentError(f"UdpDevice: port must be an integer 0..65535, got {port!r}")
         for name, value in (("max_force", max_force), ("hold", hold), ("connect_timeout", connect_timeout)):
@@ -82,6 +125,9 @@ class UdpDevice:
                 raise ArgumentError(f"UdpDevice: {name} must be a finite number > 0, got {value!r}")
         self.host, self.port, self.max_force, self.workspace = host, port, float(max_force), workspace
         self.hold, self.connect_timeout = float(hold), float(connect_timeout)
+        self.pose = bool(pose)
+        self._state, self._version = (_POSE_STATE, POSE_VERSION) if self.pose else (_STATE, PROTOCOL_VERSION)
+        self._force = (0.0, 0.0, 0.0)  # with a pose: sent with the torque
         self.sock: socket.socket | None = None
         self._reset()
         self._bind()
@@ -96,7 +142,7 @@ class UdpDevice:
         self._sample: DeviceSample | None = None
         self._fresh_at = -math.inf
         self._peer = None
-        self._buf = bytearray(STATE_SIZE + 1)
+        self._buf = bytearray(self._state.size + 1)
 
     def _bind(self) -> None:
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -140,14 +186,15 @@ class UdpDevice:
             except OSError:  # an ICMP error of an earlier reply (the bridge went away): nothing to read
                 continue
             c["received"] += 1
-            if n > STATE_SIZE:
+            size = self._state.size
+            if n > size:
                 c["oversized"] += 1
                 continue
-            if n < STATE_SIZE:
+            if n < size:
                 c["malformed"] += 1
                 continue
-            magic, version, _, seq, stamp, x, y, z, vx, vy, vz = _STATE.unpack_from(buf)
-            if magic != STATE_MAGIC or version != PROTOCOL_VERSION:
+            magic, version, _, seq, stamp, x, y, z, vx, vy, vz, *turn = self._state.unpack_from(buf)
+            if magic != STATE_MAGIC or version != self._version:
                 c["malformed"] += 1
                 continue
             if seq in self._seen_set:
@@ -163,7 +210,7 @@ class UdpDevice:
             if newest is not None:
                 c["superseded"] += 1
             self.last_seq, self._peer = seq, addr
-            newest = (seq, stamp, (x, y, z), (vx, vy, vz))
+            newest = (seq, stamp, (x, y, z), (vx, vy, vz), turn)
 
     def read(self, t: float) -> DeviceSample | None:
         """The newest valid state (stamped with the loop's time ``t`` [s]), the previous one while younger than
@@ -172,15 +219,22 @@ class UdpDevice:
         now = time.perf_counter()
         if fresh is not None:
             self.counts["used"] += 1
-            _, self.stamp, x, v = fresh
-            self._sample, self._fresh_at = DeviceSample(t, x, v), now
-            return self._sample
+            _, self.stamp, x, v, turn = fresh
+            sample = (DeviceSample(t, x, v, quaternion_matrix(*turn[:4]), tuple(turn[4:])) if self.pose else
+                      DeviceSample(t, x, v))
+            self._sample, self._fresh_at = sample, now
+            return sample
         if self._sample is not None and now - self._fresh_at <= self.hold:
-            return DeviceSample(t, self._sample.position, self._sample.velocity)
+            s = self._sample
+            return DeviceSample(t, s.position, s.velocity, s.orientation, s.angular_velocity)
         return None
 
     def write_force(self, t: float, force) -> None:
-        """Send ``force`` (three floats [N]) to the device, echoing the newest sequence number."""
+        """Send ``force`` (three floats [N]) to the device, echoing the newest sequence number (with a pose: kept,
+        and sent with the torque by :meth:`write_torque`)."""
+        if self.pose:
+            self._force = tuple(float(f) for f in force)
+            return
         if self._peer is None or self.sock is None:
             return
         fx, fy, fz = force
@@ -189,6 +243,19 @@ class UdpDevice:
                              self._peer)
             self.counts["replies"] += 1
         except OSError:  # a full send buffer or a bridge gone: the next period sends again
+            pass
+
+    def write_torque(self, t: float, torque) -> None:
+        """With a pose: send the force last written and ``torque`` (three floats [N m]) in one version 2 reply."""
+        if not self.pose:
+            raise ArgumentError("UdpDevice: write_torque needs a device that speaks the pose protocol (pose=True)")
+        if self._peer is None or self.sock is None:
+            return
+        try:
+            self.sock.sendto(_WRENCH.pack(FORCE_MAGIC, POSE_VERSION, 0, max(self.last_seq, 0), t, *self._force,
+                                          *(float(a) for a in torque)), self._peer)
+            self.counts["replies"] += 1
+        except OSError:
             pass
 
     def close(self) -> None:
