@@ -5,19 +5,23 @@ the energy the hand puts in over a closed turning path is never negative; bad or
 counted; the log keeps the torque and both orientations; the log map is checked against scipy's."""
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from scipy.linalg import expm
 from scipy.spatial.transform import Rotation
 
 import kane
 from kane import joints as J
 from kane import realtime as rt
+from kane.cli import main
 from kane.errors import ArgumentError
 from kane.realtime.coupler import rotation_vector, torque_work
 from kane.realtime.coupler_stability import angular_mobility, effective_inertia
 
+CHAIN = Path(__file__).resolve().parents[2] / "examples" / "planar_chain.toml"
 T = 1e-3  # the loop's period [s]
 IZZ = 0.02  # the disk's inertia about its pivot [kg m^2]
 
@@ -199,3 +203,36 @@ def test_a_pose_log_replayed_drives_the_same_run(tmp_path):
     shown = np.array([f for _, f in replay.torques])  # what the device displayed, then zero at the end
     np.testing.assert_allclose(shown[:-1], -first.torque, atol=1e-12)
     assert np.all(shown[-1] == 0.0)
+
+
+def test_kane_realtime_couples_a_full_pose_from_the_command_line_and_the_table(tmp_path):
+    # the 7-link chain's tip coupled in orientation too; the simulated hand turns its handle about z by up to
+    # 0.5 rad; every logged torque is the law on the logged orientations (scipy's log map here)
+    out = tmp_path / "pose.h5"
+    res = CliRunner().invoke(main, ["realtime", str(CHAIN), "--rotational-stiffness", "0.5",
+                                    "--rotational-damping", "0.002", "--duration", "0.6", "--virtual-clock",
+                                    "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    rec = rt.load_realtime_log(out)
+    relative = np.einsum("nij,nkj->nik", rec.hand_orientation, rec.body_orientation)  # R_h R_b^T
+    theta = Rotation.from_matrix(relative).as_rotvec()
+    law = 0.5 * theta + 0.002 * (rec.hand_angular_velocity - rec.body_angular_velocity)
+    np.testing.assert_allclose(rec.torque, law, rtol=0, atol=1e-12)
+    assert np.abs(rec.torque).max() > 0.01  # it turned
+    # the hand's turn: s(t) = (1 - cos(2 pi t / 2 s)) / 2 of 0.5 rad about z, from the body's first orientation
+    s = 0.5 * (1 - np.cos(np.pi * rec.t))
+    turned = np.einsum("nij,jk->nik", Rotation.from_rotvec(np.outer(0.5 * s, [0, 0, 1])).as_matrix(),
+                       rec.body_orientation[0])
+    np.testing.assert_allclose(rec.hand_orientation, turned, atol=1e-12)
+    # the same from the model file's [realtime] table; a bad value is named with its key
+    text = CHAIN.read_text()
+    model = tmp_path / "chain.toml"
+    model.write_text(text.replace('[realtime]\n', '[realtime]\nrotational_stiffness = 0.5\n'
+                                  'rotational_damping = 0.002\nmax_torque = 1.0\nhand_turn = [0, 0, 0.5]\n'))
+    res = CliRunner().invoke(main, ["realtime", str(model), "--duration", "0.6", "--virtual-clock", "-o",
+                                    str(tmp_path / "table.h5")])
+    assert res.exit_code == 0, res.output
+    np.testing.assert_allclose(rt.load_realtime_log(tmp_path / "table.h5").torque, rec.torque, atol=1e-12)
+    model.write_text(text.replace('[realtime]\n', '[realtime]\nmax_torque = -1.0\n'))
+    res = CliRunner().invoke(main, ["realtime", str(model), "--virtual-clock", "-o", str(tmp_path / "x.h5")])
+    assert res.exit_code != 0 and "max_torque" in res.output and "expected a number > 0" in res.output

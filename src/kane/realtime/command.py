@@ -25,7 +25,8 @@ from .rolling_plant import RollingRealtime
 from .switching_plant import SwitchingDynamics
 from .udp import UdpDevice
 
-__all__ = ["parse_couple", "RealtimeRun", "run_realtime", "circle_path", "line_path", "realtime_command"]
+__all__ = ["parse_couple", "RealtimeRun", "run_realtime", "circle_path", "line_path", "turning_path",
+           "realtime_command"]
 
 
 def parse_couple(text: str) -> tuple[str, tuple]:
@@ -62,6 +63,24 @@ def circle_path(center, radius: float = 0.05, period: float = 2.0, ramp: float =
     return path
 
 
+def turning_path(path, start, turn, period: float = 2.0):
+    """``path`` (t -> position, velocity) with the handle turning too: t -> (position, velocity, orientation (3, 3),
+    angular velocity (3,) [rad/s]), the orientation ``start`` (3, 3) turned about the axis of ``turn`` (3,) [rad]
+    by s(t) |turn|, s = (1 - cos(2 pi t / period)) / 2: from rest, to the full turn and back once every period."""
+    start, turn = np.asarray(start, dtype=float).reshape(3, 3), np.asarray(turn, dtype=float).reshape(3)
+    angle = float(np.linalg.norm(turn))
+    axis = turn / angle if angle > 0 else np.zeros(3)
+    K = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    w = 2 * math.pi / period
+
+    def turning(t):
+        a = angle * 0.5 * (1 - math.cos(w * t))
+        R = (np.eye(3) + math.sin(a) * K + (1 - math.cos(a)) * (K @ K)) @ start
+        return (*path(t), R, turn * 0.5 * w * math.sin(w * t))
+
+    return turning
+
+
 @dataclass(frozen=True)
 class RealtimeRun:
     """The loop's :class:`LoopResult` and the closing summary ``lines``."""
@@ -92,7 +111,8 @@ def line_path(start, direction, speed: float = 0.2, ramp: float = 0.5):
 
 _DEFAULTS = {"device": "sim", "rate": 1000.0, "duration": 10.0, "stiffness": 1000.0, "max_force": 20.0,
              "substeps": 1, "dynamics_every": 1, "workspace": 2.0, "hand_path": "circle", "hand_radius": 0.05,
-             "hand_period": 2.0, "hand_direction": (1.0, 0.0, 0.0), "hand_speed": 0.2, "udp_port": 5005}
+             "hand_period": 2.0, "hand_direction": (1.0, 0.0, 0.0), "hand_speed": 0.2, "udp_port": 5005,
+             "hand_turn": (0.0, 0.0, 0.5)}
 
 
 def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clock: bool = False, status=None,
@@ -121,7 +141,8 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
         raise ArgumentError("kane realtime: give --couple BODY:X,Y,Z, or body (and point) in the model file's "
                             "[realtime] table")
     rules = switching_rules(loaded)  # [[switching]] tables: the loop runs the switched system (compiled modes)
-    port = add_coupler(loaded.system, body, point)
+    pose = o["rotational_stiffness"] is not None  # a full pose coupled: a torque on the body too
+    port = add_coupler(loaded.system, body, point, rotational=pose)
     rolling = rolling_dynamics(loaded) if loaded.tables.get("contacts") else None  # (with the coupler's inputs)
     if rolling is not None:  # [[contacts]]: stepped in absolute coordinates, seen in joint coordinates
         dyn = RollingRealtime(loaded.derive().compile(), rolling)
@@ -134,22 +155,27 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
                                spin=min(1e-3, 0.3 / rate) if priority and rate > 0 else 1e-3,
                                clock=ClockMode.VIRTUAL if virtual_clock else ClockMode.REAL)  # checked first
     period = loop_options.period * every  # the coupler acts on the dynamics sampled at k T: the bound's period
-    gains = CouplerGains(float(stiffness), float(stiffness * period if o["damping"] is None else o["damping"]))
+    k_r = float(o["rotational_stiffness"] or 0.0)
+    gains = CouplerGains(float(stiffness), float(stiffness * period if o["damping"] is None else o["damping"]),
+                         k_r, float(k_r * period if o["rotational_damping"] is None else o["rotational_damping"]))
     q0 = np.array([loaded.q0.get(n, 0.0) for n in dyn.q_names], dtype=float)
     u0 = np.array([loaded.u0.get(n, 0.0) for n in dyn.u_names], dtype=float)
-    coupler = VirtualCoupler(dyn, port, gains, max_force=max_force, params=dict(loaded.parameters))
+    coupler = VirtualCoupler(dyn, port, gains, max_force=max_force, params=dict(loaded.parameters),
+                             max_torque=o["max_torque"] or np.inf)
     x0, _ = coupler.point_state(0.0, q0, u0)
     space = Workspace(tuple(x0 - o["workspace"]), tuple(x0 + o["workspace"]), 10.0)
     if device == "sim":
         path = (circle_path(x0, o["hand_radius"], o["hand_period"]) if o["hand_path"] == "circle" else
                 line_path(x0, o["hand_direction"], o["hand_speed"]))
+        if pose:  # the handle starts at the body's orientation and turns about hand_turn
+            path = turning_path(path, coupler.pose_state(0.0, q0, u0)[0], o["hand_turn"], o["hand_period"])
         dev = SimulatedHand(path, max_force=max_force, workspace=space)
     elif device == "replay":
         if replay is None:
             raise ArgumentError("--device replay needs --replay LOG.h5 (a log written by kane realtime)")
         dev = Replay.from_log(replay, max_force=max_force, workspace=space)
     elif device == "udp":
-        dev = UdpDevice(int(o["udp_port"]), max_force=max_force, workspace=space)
+        dev = UdpDevice(int(o["udp_port"]), max_force=max_force, workspace=space, pose=pose)
         if notice is not None:
             notice(f"kane realtime: waiting up to {dev.connect_timeout:g} s for the device bridge's first state "
                    f"packet on udp {dev.host}:{dev.port}")
@@ -223,6 +249,10 @@ def realtime_command(load, errors) -> click.Command:
     @click.option("--damping", type=float, default=None,
                   help="Coupler B [N s/m] (default K k T, twice the bound; k: --dynamics-every).")
     @click.option("--max-force", type=float, help="Device force limit [N] [default: 20].")
+    @click.option("--rotational-stiffness", type=float,
+                  help="Couple the body's orientation too: K_r [N m/rad] (a full pose; a torque on the body).")
+    @click.option("--rotational-damping", type=float, help="B_r [N m s/rad] (default K_r k T).")
+    @click.option("--max-torque", type=float, help="Device torque limit [N m] [default: none].")
     @click.option("--substeps", type=int, help="Dynamics steps per period [default: 1].")
     @click.option("--dynamics-every", type=click.IntRange(1, 10000),
                   help="Step the dynamics once every K periods, in a process of their own [default: 1].")
@@ -233,7 +263,8 @@ def realtime_command(load, errors) -> click.Command:
                   help="HDF5 log file.")
     @errors
     def realtime(model, device, replay, udp_port, rate, duration, couple, stiffness, damping, max_force,
-                 substeps, dynamics_every, priority, virtual_clock, output):
+                 rotational_stiffness, rotational_damping, max_torque, substeps, dynamics_every, priority,
+                 virtual_clock, output):
         """Couple a simulated hand (a replayed log, or a device over UDP) to BODY:POINT of MODEL; print the
         deadline summary. A live status line is shown on a terminal."""
         status, end = _status_writer(sys.stderr)
@@ -242,7 +273,9 @@ def realtime_command(load, errors) -> click.Command:
                                status=status, priority=priority, notice=lambda line: click.echo(line, err=True),
                                device=device, udp_port=udp_port, rate=rate,
                                duration=duration, stiffness=stiffness, damping=damping, max_force=max_force,
-                               substeps=substeps, dynamics_every=dynamics_every)
+                               substeps=substeps, dynamics_every=dynamics_every,
+                               rotational_stiffness=rotational_stiffness, rotational_damping=rotational_damping,
+                               max_torque=max_torque)
         finally:
             end()
         click.echo(run.text, nl=False)

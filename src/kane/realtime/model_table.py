@@ -23,6 +23,11 @@ Keys (all optional; a command-line option given overrides the file)::
     hand_period = 2.0          # [s] once round the circle
     hand_direction = [1, 0, 0] # ground axes, normalised
     hand_speed = 0.2           # [m/s] along the line (reached smoothly over the first 0.5 s)
+    rotational_stiffness = 2.0 # K_r [N m/rad]: couple the body's orientation too (a full pose; a torque on it)
+    rotational_damping = 0.01  # B_r [N m s/rad] (default K_r k T)
+    max_torque = 1.0           # the device's torque limit [N m] (default none)
+    hand_turn = [0, 0, 0.5]    # the simulated hand turns its handle about this axis by up to its length [rad],
+                               # to and fro once every hand_period
 
 Values are TOML numbers (no expressions). Errors are :class:`kane.io.model_context.ModelFileError` naming the file,
 the table, the key and its line; a body that does not exist is named with the bodies there are.
@@ -38,10 +43,10 @@ __all__ = ["RealtimeSettings", "realtime_settings", "DEVICES", "HAND_PATHS"]
 DEVICES = ("sim", "udp", "replay")
 HAND_PATHS = ("circle", "line")
 _NUMBERS = ("stiffness", "damping", "max_force", "rate", "duration", "workspace", "hand_radius", "hand_period",
-            "hand_speed")
+            "hand_speed", "rotational_stiffness", "rotational_damping", "max_torque")
 _KEYS = {"body", "point", "device", "udp_port", "substeps", "dynamics_every", "hand_path", "hand_direction",
-         *_NUMBERS}
-_NONNEGATIVE = ("damping", "hand_speed")
+         "hand_turn", *_NUMBERS}
+_NONNEGATIVE = ("damping", "hand_speed", "rotational_stiffness", "rotational_damping")
 
 
 @dataclass(frozen=True)
@@ -49,7 +54,9 @@ class RealtimeSettings:
     """What a ``[realtime]`` table sets (None where it does not): ``body`` and ``point`` (3,) [m] of the coupling,
     gains ``stiffness`` [N/m] and ``damping`` [N s/m], ``max_force`` [N], ``device``, ``udp_port``, ``rate`` [Hz],
     ``duration`` [s], ``substeps``, ``dynamics_every``, ``workspace`` [m], and the hand's path: ``hand_path``,
-    ``hand_radius`` [m], ``hand_period`` [s], ``hand_direction`` (3,), ``hand_speed`` [m/s]."""
+    ``hand_radius`` [m], ``hand_period`` [s], ``hand_direction`` (3,), ``hand_speed`` [m/s]; a full pose:
+    ``rotational_stiffness`` [N m/rad], ``rotational_damping`` [N m s/rad], ``max_torque`` [N m], ``hand_turn``
+    (3,) [rad]."""
 
     body: str | None = None
     point: tuple | None = None
@@ -68,6 +75,10 @@ class RealtimeSettings:
     hand_period: float | None = None
     hand_direction: tuple | None = None
     hand_speed: float | None = None
+    rotational_stiffness: float | None = None
+    rotational_damping: float | None = None
+    max_torque: float | None = None
+    hand_turn: tuple | None = None
 
 
 def _number(ctx, key, nonnegative=False) -> float | None:
@@ -130,4 +141,5 @@ def realtime_settings(loaded) -> RealtimeSettings:
         udp_port=_integer(ctx, "udp_port", 0, 65535), substeps=_integer(ctx, "substeps", 1, 10000),
         dynamics_every=_integer(ctx, "dynamics_every", 1, 10000),
         hand_path=ctx.string("hand_path", choices=HAND_PATHS), hand_direction=direction,
+        hand_turn=_triple(ctx, "hand_turn"),
         **{k: _number(ctx, k, k in _NONNEGATIVE) for k in _NUMBERS})
