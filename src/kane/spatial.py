@@ -174,30 +174,37 @@ def quaternion_to_rotation(e) -> np.ndarray:
     return R
 
 
-def rotation_to_quaternion(R) -> np.ndarray:
-    """The scalar-first unit quaternion (4,) with a non-negative scalar part of a rotation R (3, 3) (Shepperd)."""
-    R = np.asarray(R, dtype=float)
-    tr = np.trace(R)
-    k = int(np.argmax([tr, R[0, 0], R[1, 1], R[2, 2]]))
+def _quaternion_floats(R) -> list:
+    """rotation_to_quaternion's arithmetic on Python floats (one matrix, no array bookkeeping: a few us, not 15)."""
+    R = [[float(x) for x in row] for row in R]
+    tr = R[0][0] + R[1][1] + R[2][2]
+    diag = [tr, R[0][0], R[1][1], R[2][2]]
+    k = diag.index(max(diag))
     if k == 0:
-        s = 2.0 * np.sqrt(1.0 + tr)
-        e = [s / 4, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s]
+        s = 2.0 * math.sqrt(1.0 + tr)
+        e = [s / 4, (R[2][1] - R[1][2]) / s, (R[0][2] - R[2][0]) / s, (R[1][0] - R[0][1]) / s]
     else:
         i, j, m = k - 1, k % 3, (k + 1) % 3
-        s = 2.0 * np.sqrt(max(1.0 + R[i, i] - R[j, j] - R[m, m], 0.0))
+        s = 2.0 * math.sqrt(max(1.0 + R[i][i] - R[j][j] - R[m][m], 0.0))
         e = [0.0] * 4
-        e[0], e[1 + i] = (R[m, j] - R[j, m]) / s, s / 4
-        e[1 + j], e[1 + m] = (R[j, i] + R[i, j]) / s, (R[m, i] + R[i, m]) / s
-    e = np.array(e)
-    e /= np.linalg.norm(e)
-    return -e if e[0] < 0 else e
+        e[0], e[1 + i] = (R[m][j] - R[j][m]) / s, s / 4
+        e[1 + j], e[1 + m] = (R[j][i] + R[i][j]) / s, (R[m][i] + R[i][m]) / s
+    n = math.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2] + e[3] * e[3])
+    e = [x / n for x in e]
+    return [-x for x in e] if e[0] < 0 else e
+
+
+def rotation_to_quaternion(R) -> np.ndarray:
+    """The scalar-first unit quaternion (4,) with a non-negative scalar part of a rotation R (3, 3) (Shepperd)."""
+    return np.array(_quaternion_floats(R))
 
 
 def rotation_vector(R) -> np.ndarray:
     """The rotation vector theta a (3,) [rad] of R (3, 3), |theta| <= pi (the logarithm of SO(3))."""
-    e = rotation_to_quaternion(R)
-    s = float(np.linalg.norm(e[1:]))
-    return e[1:] * (2.0 * np.arctan2(s, e[0]) / s if s > 1e-8 else 2.0 / e[0])
+    w, x, y, z = _quaternion_floats(R)
+    s = math.sqrt(x * x + y * y + z * z)
+    f = 2.0 * math.atan2(s, w) / s if s > 1e-8 else 2.0 / w
+    return np.array([x * f, y * f, z * f])
 
 
 def quaternion_compose(e, dtheta):

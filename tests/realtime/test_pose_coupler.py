@@ -18,7 +18,8 @@ from kane import joints as J
 from kane import realtime as rt
 from kane.cli import main
 from kane.errors import ArgumentError
-from kane.realtime.coupler import rotation_vector, torque_work
+from kane.realtime.coupler import torque_work
+from kane.spatial import rotation_vector
 from kane.realtime.coupler_stability import angular_mobility, effective_inertia
 
 CHAIN = Path(__file__).resolve().parents[2] / "examples" / "planar_chain.toml"

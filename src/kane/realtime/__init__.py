@@ -30,7 +30,6 @@ from .coupler import (
     add_coupler,
     check_gains,
     passivity_bound,
-    rotation_vector,
 )
 from .coupler_stability import (
     CouplerStability,
@@ -54,7 +53,7 @@ from .udp import FORCE_SIZE, STATE_SIZE, UdpDevice, pack_state, unpack_force
 
 __all__ = [
     "CouplerForce", "CouplerGains", "CouplerPort", "PassivityWarning", "VirtualCoupler", "add_coupler",
-    "check_gains", "passivity_bound", "rotation_vector", "check_stability", "coupler_stability", "CouplerStability",
+    "check_gains", "passivity_bound", "check_stability", "coupler_stability", "CouplerStability",
     "spectral_radius", "effective_mass", "point_mobility", "Device",
     "DeviceSample", "Replay", "SimulatedHand", "Workspace", "check_sample", "LOG_FORMAT", "RealtimeLog",
     "ClockMode", "Engine", "LoopOptions", "LoopResult", "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats",

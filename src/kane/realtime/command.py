@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..io.model_surfaces import rolling_dynamics
+from ..spatial import rotation_axis_angle
 from ..switching.model_table import switching_rules
 from .coupler import CouplerGains, VirtualCoupler, add_coupler
 from .devices import Replay, SimulatedHand, Workspace
@@ -69,13 +70,11 @@ def turning_path(path, start, turn, period: float = 2.0):
     by s(t) |turn|, s = (1 - cos(2 pi t / period)) / 2: from rest, to the full turn and back once every period."""
     start, turn = np.asarray(start, dtype=float).reshape(3, 3), np.asarray(turn, dtype=float).reshape(3)
     angle = float(np.linalg.norm(turn))
-    axis = turn / angle if angle > 0 else np.zeros(3)
-    K = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    axis = turn if angle > 0 else np.array([0.0, 0.0, 1.0])  # (no turn: any axis)
     w = 2 * math.pi / period
 
     def turning(t):
-        a = angle * 0.5 * (1 - math.cos(w * t))
-        R = (np.eye(3) + math.sin(a) * K + (1 - math.cos(a)) * (K @ K)) @ start
+        R = rotation_axis_angle(axis, angle * 0.5 * (1 - math.cos(w * t))) @ start
         return (*path(t), R, turn * 0.5 * w * math.sin(w * t))
 
     return turning

@@ -26,9 +26,10 @@ from ..codegen.numpy_backend import compile_program
 from ..codegen.program import ProgramBuilder
 from ..errors import ArgumentError, ModelError
 from ..mechanics.kinematics import TreeKinematics
+from ..spatial import rotation_vector
 
 __all__ = ["CouplerGains", "PassivityWarning", "passivity_bound", "check_gains", "CouplerPort", "add_coupler",
-           "rotation_vector", "torque_work",
+           "torque_work",
            "CouplerForce", "VirtualCoupler"]
 
 
@@ -272,13 +273,12 @@ class VirtualCoupler:
         the 18 floats of :meth:`point_floats` (point, velocity, the body's axes to ground row by row, its angular
         velocity), the handle's position, velocity, orientation (nine floats, its axes to ground row by row) and
         angular velocity (three) [rad/s]. The force as :meth:`force_floats`; the torque [N m] on the body
-        K_r theta + B_r (w_h - w_b), theta = :func:`rotation_vector` of R_h R_b^T, saturated to ``max_torque``;
+        K_r theta + B_r (w_h - w_b), theta the rotation vector (:func:`kane.spatial.rotation_vector`) of
+        R_h R_b^T, saturated to ``max_torque``;
         power and spring energy with the torque's terms added (torque . w_h, K_r |theta|^2 / 2)."""
         fx, fy, fz, saturated, power, spring = self.force_floats(pose[:6], handle_position, handle_velocity)
-        rb, wb, rh, wh = pose[6:15], pose[15:18], handle_orientation, handle_angular_velocity
-        relative = [[rh[3 * r] * rb[3 * c] + rh[3 * r + 1] * rb[3 * c + 1] + rh[3 * r + 2] * rb[3 * c + 2]
-                     for c in range(3)] for r in range(3)]
-        th = rotation_vector(relative)
+        wb, wh = pose[15:18], handle_angular_velocity
+        th = _turn(pose[6:15], handle_orientation)
         kr, br = self._kr, self._br
         tx, ty, tz = (kr * th[j] + br * (wh[j] - wb[j]) for j in range(3))
         norm = math.sqrt(tx * tx + ty * ty + tz * tz)
@@ -290,41 +290,20 @@ class VirtualCoupler:
                 spring + 0.5 * kr * (th[0] * th[0] + th[1] * th[1] + th[2] * th[2]))
 
 
-def rotation_vector(R) -> tuple:
-    """theta (three floats) [rad] with R = exp([theta]x): the axis times the angle (0..pi) of the rotation ``R``
-    (3 x 3, nested sequences or an array), the log map. The angle is atan2(sin, cos), well conditioned everywhere;
-    near pi the axis comes from the symmetric part, n n^T = (sym(R) - cos I) / (1 - cos)."""
-    (a, b, c), (d, e, f), (g, h, i) = ((float(x) for x in row) for row in R)
-    cos = 0.5 * (a + e + i - 1.0)
-    vee = (0.5 * (h - f), 0.5 * (c - g), 0.5 * (d - b))  # sin(angle) times the axis
-    sin = math.sqrt(vee[0] * vee[0] + vee[1] * vee[1] + vee[2] * vee[2])
-    angle = math.atan2(sin, cos)
-    if angle < 1e-6:  # angle / sin(angle) = 1 + angle^2 / 6 + ...
-        scale = 1.0 + angle * angle / 6.0
-        return vee[0] * scale, vee[1] * scale, vee[2] * scale
-    if angle < 3.0:
-        scale = angle / sin
-        return vee[0] * scale, vee[1] * scale, vee[2] * scale
-    one = 1.0 - cos
-    nn = [[(a - cos) / one, (b + d) / (2 * one), (c + g) / (2 * one)],
-          [(b + d) / (2 * one), (e - cos) / one, (f + h) / (2 * one)],
-          [(c + g) / (2 * one), (f + h) / (2 * one), (i - cos) / one]]
-    k = max(range(3), key=lambda j: nn[j][j])
-    norm = math.sqrt(max(nn[k][k], 1e-300))
-    n = [nn[k][j] / norm for j in range(3)]
-    if n[0] * vee[0] + n[1] * vee[1] + n[2] * vee[2] < 0:
-        n = [-x for x in n]
-    return n[0] * angle, n[1] * angle, n[2] * angle
-
-
 def torque_work(torque, before, after) -> float:
     """The work [J] of ``torque`` (three floats [N m], ground axes) held while the handle turned from orientation
     ``before`` to ``after`` (nine floats each, the handle's axes to ground row by row): torque . theta with theta
-    the :func:`rotation_vector` of after before^T (exact for a turn about a fixed axis)."""
-    turn = [[after[3 * r] * before[3 * c] + after[3 * r + 1] * before[3 * c + 1] + after[3 * r + 2] * before[3 * c + 2]
-             for c in range(3)] for r in range(3)]
-    th = rotation_vector(turn)
+    the rotation vector of after before^T (exact for a turn about a fixed axis)."""
+    th = _turn(before, after)
     return float(torque[0] * th[0] + torque[1] * th[1] + torque[2] * th[2])
+
+
+def _turn(before, after) -> list:
+    """The rotation vector [rad] (three floats, ground axes) of after before^T, from two orientations given as
+    nine floats row by row: what turns the axes of ``before`` onto those of ``after``."""
+    a, b = after, before
+    return rotation_vector([[a[3 * r] * b[3 * c] + a[3 * r + 1] * b[3 * c + 1] + a[3 * r + 2] * b[3 * c + 2]
+                             for c in range(3)] for r in range(3)]).tolist()
 
 
 def _compiled(program, outputs: list, c: bool):

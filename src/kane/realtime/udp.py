@@ -89,7 +89,8 @@ def unpack_wrench(data: bytes) -> tuple:
 def quaternion_matrix(w: float, x: float, y: float, z: float) -> tuple:
     """The rotation matrix (rows of three floats) of the unit quaternion (w, x, y, z), in the homogeneous form that
     is |q|^2 times a rotation for any q: a quaternion whose norm is not 1 gives a matrix that is not a rotation
-    (refused by :func:`kane.realtime.check_sample`)."""
+    (refused by :func:`kane.realtime.check_sample`; :func:`kane.spatial.quaternion_to_rotation` normalizes, which
+    would repair a device's bad quaternion rather than refuse it)."""
     ww, xx, yy, zz = w * w, x * x, y * y, z * z
     return ((ww + xx - yy - zz, 2 * (x * y - w * z), 2 * (x * z + w * y)),
             (2 * (x * y + w * z), ww - xx + yy - zz, 2 * (y * z - w * x)),
