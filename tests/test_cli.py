@@ -98,7 +98,8 @@ def test_simulate_rk4_options_on_the_chain(runner, tmp_path):
 
 def _one_paragraph_error(result, *fragments):
     assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     text = result.output.strip()
     assert text.startswith("error: ") and "\n\n" not in text
     for f in fragments:

@@ -79,8 +79,8 @@ def test_numpy_backend_scalar_and_batch_against_lambdify():
     for i in range(50):
         v, Mi = fn(0.0, Q[i], U[i], p, np.zeros(0))
         rv, rM = ref(*Q[i], *U[i], *p)
-        assert np.allclose(v, np.ravel(rv), rtol=1e-14) and np.allclose(Mi, rM, rtol=1e-14)
-        assert np.allclose(vb[i], v, rtol=1e-14) and np.allclose(Mb[i], Mi, rtol=1e-14)
+        assert np.allclose(v, np.ravel(rv), rtol=1e-14, atol=1e-14) and np.allclose(Mi, rM, rtol=1e-14, atol=1e-14)
+        assert np.allclose(vb[i], v, rtol=1e-14, atol=1e-14) and np.allclose(Mb[i], Mi, rtol=1e-14, atol=1e-14)
 
 
 def test_unrolled_ldlt_solve_equals_dense_solve_with_structural_zeros():
@@ -102,7 +102,7 @@ def test_unrolled_ldlt_solve_equals_dense_solve_with_structural_zeros():
         X = rng.normal(size=(4, n)) if batch else rng.normal(size=n)
         Mv, fv, xv = fn(0.0, X, np.zeros((4, 0)) if batch else np.zeros(0), np.zeros(0), np.zeros(0))
         expected = np.linalg.solve(Mv, fv[..., None])[..., 0]
-        assert np.allclose(xv, expected, rtol=1e-12)
+        assert np.allclose(xv, expected, rtol=1e-12, atol=1e-12)
         if not batch:
             with pytest.raises(AssertionError):  # the solve is not a trivial copy of f
                 assert np.allclose(xv, fv)

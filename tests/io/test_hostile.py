@@ -255,7 +255,7 @@ def test_a_tiny_negative_eigenvalue_is_accepted_and_a_real_fault_refused():
         robot = parse_urdf(bad, inertia_tolerance=0.01)
     model = robot.system.compile()
     assert np.allclose(np.diag(np.array(model.bodies[model.body_index("arm")].inertia, dtype=float)),
-                       [0.0025, 0.0025, 0.005], rtol=1e-12)
+                       [0.0025, 0.0025, 0.005], rtol=1e-12, atol=1e-12)
 
 
 # ---- case 13: a massless moving subtree: refused naming the joints, or welded ----------------------------------

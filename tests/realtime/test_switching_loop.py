@@ -369,8 +369,10 @@ def test_slow_dynamics_converge_to_the_single_rate_loop_and_stay_passive(chain, 
         assert q_k.shape == q_1.shape == (313, 7)
         errors[k] = np.max(np.abs(q_k - q_1))
     assert errors[8] > errors[4] > errors[2] > 0.0
-    assert errors[2] < 1e-3  # converging, faster than first order in k T here
-    assert errors[8] / errors[4] > 1.5 and errors[4] / errors[2] > 1.5
+    # converging faster than first order in k T (measured: 3.4e-4, 1.2e-4, 3.5e-5; halving k T divides the error by
+    # 2.9 and 3.4, where a first-order scheme would divide it by 2)
+    assert errors[2] < 5e-5
+    assert errors[8] / errors[4] > 2.5 and errors[4] / errors[2] > 2.5
     # k = 1 is the single-rate loop itself
     assert single.port_energy > 0.1
 

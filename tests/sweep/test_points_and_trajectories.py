@@ -65,7 +65,7 @@ def test_trajectories_in_the_file_equal_the_runs_made_alone(tmp_path, backend):
         assert traj.q_names == ("th",) and traj.u_names == ("w",)
         assert np.array_equal(traj.t, ref.t) and len(traj.t) == 26
         assert np.allclose(traj.q, ref.q, rtol=0, atol=1e-14) and np.allclose(traj.u, ref.u, rtol=0, atol=1e-14)
-        assert np.allclose(traj.energy, ref.energy, rtol=1e-14)
+        assert np.allclose(traj.energy, ref.energy, rtol=1e-14, atol=1e-14)
         assert traj.q[-1, 0] == table.column("final.q.th")[i]  # the metrics come from the same samples
 
 
