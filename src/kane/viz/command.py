@@ -1,6 +1,10 @@
 """The ``kane view`` command: ``kane view RUN.h5`` plays a run back (:mod:`kane.viz.viewer`), ``kane view MODEL
 --live`` simulates a model live with the drag gizmo (:mod:`kane.viz.live`, :mod:`kane.viz.live_view`). The
-click command is registered in cli.py."""
+click command is registered in cli.py.
+
+The printed URL carries the server's token (:mod:`kane.viz.guard`: only its user gets in); ``--host`` beyond
+loopback warns. A run made from a Python script is opened with ``--model SCRIPT.py``; without it, the command asks
+(y/N) on a terminal and refuses otherwise (:func:`kane.viz.viewer.open_run`: a data file never runs code)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,8 @@ The hook: viser 1.1 builds its server with ``websockets.asyncio.server.serve(...
 server)`` in its own thread and exposes no option for it, so :func:`guarded_server` wraps that ``serve`` (once,
 for the process): a serve call made by viser while a kane viewer is being built gets the guard in front of viser's
 ``process_request``; every other call is passed through unchanged. The guard is in place before the server
-accepts its first connection.
+accepts its first connection. Viewers are built one at a time (a lock); a viser server that another thread builds
+meanwhile outside kane would get the same guard (refused without the token: it fails closed, never open).
 """
 
 from __future__ import annotations
