@@ -77,7 +77,8 @@ def test_a_port_in_use_gives_the_next_free_one(cart_run):
     said = [ln.strip() for ln in lines if ln.startswith(("port", "kane view"))]
     assert said[0].startswith(f"port {port} is in use; serving on port ")
     served = int(said[0].rsplit(" ", 1)[1])
-    assert served != port and said[1] == f"kane view: open http://127.0.0.1:{served} (Ctrl-C to stop)"
+    assert served != port and said[1].startswith(f"kane view: open http://127.0.0.1:{served}/?token=")
+    assert said[1].endswith(" (Ctrl-C to stop)") and len(said[1].split()[3].split("token=")[1]) >= 40
 
 
 def test_a_trace_on_a_missing_body_is_one_line_and_status_2(cart_run):

@@ -25,6 +25,7 @@ from ..io.trajectory import TrajectoryWriter
 from ..realtime.command import parse_couple
 from ..simulate.drag import DragOptions, DragResult, DragSolver, Target
 from ..simulate.drag_command import surface_contacts
+from .guard import guarded_server
 from .scene import poses_at, state_scene
 from .viewer import ViewOptions, draw_scene
 from .visuals import loaded_shapes
@@ -141,12 +142,11 @@ class AssembleViewer:
     callback; :meth:`close` stops the server."""
 
     def __init__(self, session: AssembleSession, options: ViewOptions = ViewOptions(), record="assemble.h5"):
-        import viser
-
         self.session, self.options, self.record_path = session, options, Path(record)
         self.scene = scene = session.scene()
-        self.server = server = viser.ViserServer(host=options.host, port=options.port, verbose=False)
-        self.port = server.get_port()
+        served = guarded_server(options.host, options.port)  # only the printed URL's user gets in
+        self.server = server = served.server
+        self.port, self.url = served.port, served.url
         self._frames, self.shapes = draw_scene(server, scene)
         home = tuple(float(x) for x in session.home)
         server.scene.add_icosphere(f"/bodies/{session.body}/dragged_point", radius=0.04 * scene.length,
@@ -165,11 +165,6 @@ class AssembleViewer:
         self.message = server.gui.add_markdown("")
         self.gizmo.on_update(lambda _: self.drag(self.gizmo.position))
         self.show()
-
-    @property
-    def url(self) -> str:
-        """The address to open in a browser."""
-        return f"http://{self.options.host}:{self.port}"
 
     def drag(self, position) -> DragResult | None:
         """One assembly frame toward ``position`` (3,) [m] (what moving the gizmo does), then redraw; a failure

@@ -1,9 +1,14 @@
 """The ``kane view`` command: ``kane view RUN.h5`` plays a run back (:mod:`kane.viz.viewer`), ``kane view MODEL
 --live`` simulates a model live with the drag gizmo (:mod:`kane.viz.live`, :mod:`kane.viz.live_view`). The
-click command is registered in cli.py."""
+click command is registered in cli.py.
+
+The printed URL carries the server's token (:mod:`kane.viz.guard`: only its user gets in); ``--host`` beyond
+loopback warns. A run made from a Python script is opened with ``--model SCRIPT.py``; without it, the command asks
+(y/N) on a terminal and refuses otherwise (:func:`kane.viz.viewer.open_run`: a data file never runs code)."""
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 
@@ -11,12 +16,13 @@ from ..errors import ArgumentError
 from ..realtime.command import parse_couple
 from .assemble_view import AssembleSession, AssembleViewer
 from .gif import write_gif
+from .guard import is_loopback
 from .mp4 import write_mp4
 from .live import LiveOptions, LiveSimulation
 from .live_view import LiveViewer
 from .viewer import Viewer, ViewOptions, open_run
 
-__all__ = ["parse_trace", "view_command"]
+__all__ = ["ask_to_run_script", "on_terminal", "parse_trace", "view_command"]
 
 
 def parse_trace(text: str) -> tuple[str, tuple]:
@@ -25,6 +31,23 @@ def parse_trace(text: str) -> tuple[str, tuple]:
         return parse_couple(text)
     except ArgumentError as exc:
         raise ArgumentError(str(exc).replace("--couple", "--trace", 1)) from None
+
+
+def on_terminal() -> bool:
+    """Whether a person can answer a question: standard input is a terminal."""
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
+def ask_to_run_script(run):
+    """``script_consent`` for :func:`kane.viz.viewer.open_run` on a terminal: asks (y/N) whether to run the script
+    that the run file ``run`` names, naming its path; anything but yes refuses."""
+    import click
+
+    def ask(script) -> bool:
+        return click.confirm(f"run {str(run)!r} was made from the Python script {str(script)!r}; viewing it runs "
+                             f"that script as you. Run it?", default=False, err=True)
+
+    return ask
 
 
 def view_command(load_model, errors):
@@ -37,8 +60,11 @@ def view_command(load_model, errors):
     @click.command(short_help="Play a run back in the browser (viser), or simulate a model live (--live).")
     @click.argument("run", type=click.Path(dir_okay=False))
     @click.option("--model", "model", type=click.Path(dir_okay=False),
-                  help="The run's model file [default: the file named in the run, as `kane simulate` writes it].")
-    @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+                  help="The run's model file or script [default: the model file named in the run, as `kane simulate` "
+                  "writes it; a script named in the run is run only if you say so on a terminal].")
+    @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (beyond this "
+                  "machine only when asked: anyone who can reach it with the printed URL's token drives the "
+                  "viewer).")
     @click.option("--port", default=8080, show_default=True, type=int, help="Port (the next free one if taken).")
     @click.option("--speed", default=1.0, show_default=True, type=float, help="Playback speed.")
     @click.option("--live", is_flag=True, help="RUN is a model file: simulate it live, dragged by the gizmo.")
@@ -59,6 +85,9 @@ def view_command(load_model, errors):
     def view(run, model, host, port, speed, live, couple, record, trace, gif, mp4, frames, assemble):
         """Show RUN (an HDF5 file from `kane simulate`; with --live, a model file) in the browser until Ctrl-C."""
         traces = tuple(map(parse_trace, trace))
+        if not is_loopback(host):
+            click.echo(f"warning: --host {host}: the viewer listens beyond this machine; whoever can reach it and "
+                       f"has the printed URL (its token) can see the model and drive it", err=True)
         if assemble:
             viewer = AssembleViewer(AssembleSession(load_model(run), assemble), ViewOptions(host, port), record)
         elif live:
@@ -69,7 +98,7 @@ def view_command(load_model, errors):
                 click.echo(f"warning: {w.message}", err=True)
             viewer = LiveViewer(simulation, ViewOptions(host, port, traces=traces), record)
         else:
-            scene = open_run(run, model, load_model).scene()
+            scene = open_run(run, model, load_model, ask_to_run_script(run) if on_terminal() else None).scene()
             if gif:
                 done = write_gif(scene, gif, frames, speed)
                 return click.echo(f"wrote {done.path}: {done.frames} frames of {done.frame_ms} ms")

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..analysis.kinematic_outputs import kinematic_outputs
 from ..errors import KaneError
+from .guard import guarded_server
 from .live import LiveSimulation
 from ..spatial import quaternion_to_rotation
 from .scene import PALETTE, point_trace, poses_at, state_scene
@@ -37,15 +38,14 @@ class LiveViewer:
     the thread and the server."""
 
     def __init__(self, live: LiveSimulation, options: ViewOptions = ViewOptions(), record="live.h5"):
-        import viser
-
         self.live, self.options, self.record_path = live, options, Path(record)
         t, q, u = live.state
         scene = state_scene(live.equations, t, q, u, live.params, loaded_shapes(live.loaded, live.params))
         self.scene = scene
         starts = [point_trace(scene, body, point)[0] for body, point in options.traces]  # checked before serving
-        self.server = server = viser.ViserServer(host=options.host, port=options.port, verbose=False)
-        self.port = server.get_port()
+        served = guarded_server(options.host, options.port)  # only the printed URL's user gets in
+        self.server = server = served.server
+        self.port, self.url = served.port, served.url
         self._frames, self.shapes = draw_scene(server, scene)
         self._outputs = kinematic_outputs(live.equations)
         port = live.port
@@ -88,11 +88,6 @@ class LiveViewer:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="kane-view-live", daemon=True)
         self._thread.start()
-
-    @property
-    def url(self) -> str:
-        """The address to open in a browser."""
-        return f"http://{self.options.host}:{self.port}"
 
     def _say(self, text: str) -> None:
         self.message.content = text

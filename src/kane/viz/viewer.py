@@ -5,6 +5,12 @@ constraint-residual curves and the paths of chosen points (``--trace BODY:X,Y,Z`
 The run file records the model it came from: ``kane simulate`` writes ``description`` = "NAME (MODEL PATH)". The
 viewer reads that path (relative to the working directory, else to the run file's directory) unless ``--model``
 names the model file; a run written from Python (whose description names no file) needs ``--model``.
+
+A data file never runs code: a model file (TOML) named in a run is read by the TOML reader alone; a Python script
+named in a run is never run on the file's word. The user names it (``--model SCRIPT.py``), or says yes to the
+question ``kane view`` asks on a terminal (``script_consent`` of :func:`open_run`); otherwise the run is refused
+with a message saying how to pass ``--model``. (There is no view without the model: the bodies' poses come from
+its kinematics.)
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import numpy as np
 from ..errors import ArgumentError
 from ..io.trajectory import load_trajectory
 from .forces import ARROW_KINDS
+from .guard import guarded_server
 from .scene import PALETTE, Scene, ShapeKind, build_scene, point_trace
 from .visuals import loaded_shapes, shape_mesh
 
@@ -76,15 +83,33 @@ class OpenedRun(NamedTuple):
         return build_scene(self.equations, self.trajectory, self.shapes, inputs, dyn)
 
 
-def open_run(run_path, model_path=None, load_model=None) -> OpenedRun:
-    """The :class:`OpenedRun` of the run file ``run_path`` and its model (``model_path``, else the one the run
-    names: :func:`model_path_of_run`), loaded by ``load_model`` (path -> LoadedModel; default the TOML reader)."""
+def _named_model(run_path, description: str, load_model, script_consent):
+    """The model the run names (:func:`model_path_of_run`): a model file read by the TOML reader alone; a script
+    run by ``load_model`` only when ``script_consent(path)`` says yes, else an :class:`ArgumentError`."""
+    from ..io.model_file import load_model as read_model_file
+
+    path = model_path_of_run(run_path, description)
+    if path.suffix == ".toml":
+        return read_model_file(path)
+    if script_consent is not None and script_consent(path.resolve()):
+        return load_model(path)
+    raise ArgumentError(f"run {run_path}: it was made from the Python script {str(path.resolve())!r}, and kane "
+                        f"never runs a script named in a data file; if you trust that script, view the run with "
+                        f"--model {str(path)!r}")
+
+
+def open_run(run_path, model_path=None, load_model=None, script_consent=None) -> OpenedRun:
+    """The :class:`OpenedRun` of the run file ``run_path`` and its model: ``model_path`` (the user's choice)
+    loaded by ``load_model`` (path -> LoadedModel; default the TOML reader), else the model the run names, a model
+    file read by the TOML reader, a script only when ``script_consent`` (resolved path -> bool; None: never) says
+    yes (a data file never runs code on its own word)."""
     if load_model is None:
         from ..io.model_file import load_model
     traj = load_trajectory(run_path)
     if traj.n_samples == 0:
         raise ArgumentError(f"run {run_path}: it holds no samples")
-    lm = load_model(Path(model_path) if model_path else model_path_of_run(run_path, traj.description))
+    lm = (load_model(Path(model_path)) if model_path else
+          _named_model(run_path, traj.description, load_model, script_consent))
     model = lm.system.compile()
     coordinates, speeds = [str(q) for q in model.q], [str(u) for u in model.u]
     if list(traj.q_names) != coordinates or not set(traj.u_names) <= set(speeds):
@@ -145,13 +170,13 @@ class Viewer:
     sample, :meth:`close` stops the server."""
 
     def __init__(self, scene: Scene, options: ViewOptions = ViewOptions()):
-        import viser
         import viser.uplot as uplot
 
         self.scene, self.options = scene, options
         self.traces = [point_trace(scene, body, point) for body, point in options.traces]  # checked before serving
-        self.server = server = viser.ViserServer(host=options.host, port=options.port, verbose=False)
-        self.port = server.get_port()
+        served = guarded_server(options.host, options.port)  # only the printed URL's user gets in
+        self.server = server = served.server
+        self.port, self.url = served.port, served.url
         self._frames, self.shapes = draw_scene(server, scene)
         t = scene.t
         step = float(np.min(np.diff(t))) if len(t) > 1 else 1.0
@@ -183,11 +208,6 @@ class Viewer:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._playback, name="kane-view-playback", daemon=True)
         self._thread.start()
-
-    @property
-    def url(self) -> str:
-        """The address to open in a browser."""
-        return f"http://{self.options.host}:{self.port}"
 
     def index(self, time_s: float) -> int:
         """The sample nearest ``time_s`` [s]."""
