@@ -75,16 +75,13 @@ def _names(dynamics: Any, attr: str, n: int, prefix: str) -> tuple[str, ...]:
 
 
 def _check_quaternions(dynamics: Any, q0: np.ndarray) -> None:
-    """Refuse a q0 whose quaternions are not unit ones: by the dynamics' own check (its state's layout, such as a
-    Cartesian formulation's bodies), else by its model's when q0 is in the model's joint coordinates (each joint's
-    quaternion at its own slice), never by the model's slices on a state of another layout."""
-    own = getattr(dynamics, "check_quaternions", None)
-    if callable(own):
-        own(q0, "q0")
-        return
+    """Refuse non-unit quaternions in q0 by the dynamics' own check (its state's layout), else by its model's where
+    q0 is in the model's joint coordinates: never the model's joint slices on a state of another layout."""
     model = getattr(dynamics, "model", None)
-    if hasattr(model, "check_quaternions") and len(model.q) == len(q0) and \
-            tuple(getattr(dynamics, "q_names", None) or map(str, model.q)) == tuple(map(str, model.q)):
+    if callable(getattr(dynamics, "check_quaternions", None)):
+        dynamics.check_quaternions(q0, "q0")
+    elif hasattr(model, "check_quaternions") and len(model.q) == len(q0) and \
+            tuple(getattr(dynamics, "q_names", ()) or map(str, model.q)) == tuple(map(str, model.q)):
         model.check_quaternions(q0, "q0")
 
 
