@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import h5py
 import pytest
 from click.testing import CliRunner
 
@@ -131,6 +132,8 @@ def test_a_second_sender_neither_steals_nor_stops_the_loop(wall, tmp_path):
     # (seq 1,999) and stopped only when the device fell silent
     assert result.status.startswith("device stopped answering at t = ") and sent["max_echoed"] == 1999
     assert c["foreign"] == sent_hostile[0] > 200  # each hostile packet counted, none taken
+    with h5py.File(result.log, "r") as f:  # and the log says so
+        assert json.loads(f.attrs["counts"])["device"] == c
     assert stolen == [] and dev.paired != hostile_address  # every reply went to the device
     # the device's own counts are exactly what it injected (2,000 packets: 3 skipped, 2 swapped, 2 replayed, ...)
     injected = tuple(sum(k < 2000 for k in kind) for kind in (SKIPPED, SWAPPED, REPLAYED, MALFORMED, OVERSIZED))

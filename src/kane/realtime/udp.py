@@ -35,13 +35,13 @@ configured ``peer`` (a host, or a host and port), else the first sender of a val
 other sender are *foreign*: counted and ignored (never answered, never used, never counted as received), so a
 second local sender can neither steal the loop nor stop it.
 
-Each period :meth:`UdpDevice.read` drains the socket without blocking (at most :data:`_DRAIN` datagrams, so a flood
+Each period :meth:`UdpDevice.read` drains the socket without blocking (at most 512 datagrams a period, so a flood
 cannot hold the loop). A datagram longer than a state packet is *oversized*, a shorter one or one with the wrong
 magic or version *malformed*; a sequence number already received is *replayed*; one behind the newest but never
 received arrived *late* (out of order); all these are refused and counted, the loop goes on. Sequence numbers are
 compared modulo 2**64 (a device's counter may wrap): one less than 2**63 ahead of the newest is ahead, any other
 behind. A forward gap counts its packets *lost*; a late packet that fills a gap counted since pairing moves one
-from lost to late, any other late packet (behind the first one paired, or more than :data:`_SEEN` behind) only
+from lost to late, any other late packet (behind the first one paired, or 4096 or more behind) only
 counts late, so lost never goes below zero. Of several fresh packets in one period only the newest is used (the
 others counted *superseded*). With no fresh packet, the newest sample is used again while it is younger than
 ``hold`` [s]; after that the device has stopped answering (read returns None and the loop stops after its
