@@ -223,3 +223,23 @@ def test_unsupported_models_are_refused():
     p.add_joint("ground", "m", J.Free())
     with pytest.raises(kane.ModelError, match="particle"):
         CartesianDynamics(p)
+
+
+def test_a_state_is_checked_in_its_own_layout_whatever_the_joint_order():
+    # a hinge before a free joint: the model's free-joint quaternion sits at q[4:8] of its joint coordinates, the
+    # Cartesian state's at q[10:14] (body B1's x, y, z, then its quaternion): each state is checked in its layout
+    s = kane.System("hinge_then_free", gravity=(0, 0, -9.81))
+    s.add_body("B0", mass=1.0, inertia=(0.1, 0.1, 0.1))
+    s.add_body("B1", mass=2.0, inertia=(0.2, 0.2, 0.2))
+    s.add_joint("ground", "B0", J.Revolute("z"))
+    s.add_joint("ground", "B1", J.Free())
+    cart = CartesianDynamics(s)
+    q, u = cart.from_joint_state([0.3, 0.1, 0.2, 0.3, 1.0, 0.0, 0.0, 0.0])
+    np.testing.assert_allclose(q[10:14], [1, 0, 0, 0], atol=1e-15)  # B1 unturned, by forward kinematics
+    cart.check_quaternions(q)  # a valid state, whatever the model's own slices say of this vector
+    sim = kane.simulate(cart, (0.0, 0.01), q, u)
+    assert sim.status == "completed"
+    q[10] = 0.5  # B1's quaternion (0.5, 0, 0, 0): norm 0.5
+    with pytest.raises(kane.ModelError, match=r"body 'B1': q0 holds the quaternion \[0\.5 0\.  0\.  0\. \] of norm "
+                                              r"0\.5;"):
+        kane.simulate(cart, (0.0, 0.01), q, u)

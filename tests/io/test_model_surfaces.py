@@ -100,6 +100,20 @@ def test_a_good_file_gives_surfaces_that_match_their_closed_forms():
     assert contact.parameters_a == (0.0, -1.5) and contact.parameters_b == (0.25, 0.5)
 
 
+def test_a_nurbs_surface_is_placed_like_the_primitives():
+    # the bilinear patch turned a quarter about z (x -> y, y -> -x) and raised by "r": its points turned and shifted
+    text = BASE + PATCH.replace("degree_v = 1", 'degree_v = 1\norigin = [0, 0, "r"]\n'
+                                                "rotation = [[0, -1, 0], [1, 0, 0], [0, 0, 1]]")
+    floor = surfaces_of(parse_model(text, "placed.toml"))["floor"].surface
+    s, t = 0.3, 0.6
+    P = np.array([[[0, 0, 0], [0, 2, 0]], [[2, 0, 0], [2, 2, 1]]], float)
+    x, y, z = (1 - s) * (1 - t) * P[0, 0] + (1 - s) * t * P[0, 1] + s * (1 - t) * P[1, 0] + s * t * P[1, 1]
+    assert np.abs(floor.point(s, t) - [-y, x, z + 0.25]).max() < 1e-14
+    bad = BASE + PATCH.replace("degree_v = 1", "degree_v = 1\nrotation = [[1, 0, 0], [0, 1, 0], [0, 0, -1]]")
+    with pytest.raises(ModelFileError, match=r"placed\.toml.*\[\[surfaces\]\].*'rotation'.*proper rotation"):
+        surfaces_of(parse_model(bad, "placed.toml"))
+
+
 def test_contact_parameters_default_to_the_middle_of_the_bounds():
     text = BASE + PATCH + '[[surfaces]]\nname = "s"\nbody = "ball"\nprimitive = "sphere"\nradius = 1\n' \
         '[[contacts]]\nname = "c"\nsurface_a = "s"\nsurface_b = "floor"\n'

@@ -197,3 +197,37 @@ def test_a_wheel_rolling_off_the_patch_or_lying_flat_is_named():
     with pytest.raises(TerrainContactError, match=r"rolling wheel 'wheel': it lies flat on surface 'floor' at "
                                                   r"\(s, t\) = \(0\.5, 0\.5\)"):
         disk.initial_state([0.0, 0.0, 0.0], 0.5, 0.5, flat)
+
+
+def test_a_nurbs_bowl_with_its_pole_turned_away_rolls_through_the_bottom_as_the_analytic_sphere():
+    """The ball released 0.2 rad up a NURBS spherical bowl rolls through its bottom (the exact pendulum's quarter
+    period is 0.53 s). With the bowl's pole at the bottom, where the contact goes, the run stops there ("left the
+    patch", issue 26); turned by nurbs_sphere's rotation (poles along y, the contact on the equator) it runs on, and
+    its centre and contact point are the analytic sphere's (kane.surfaces.Sphere, placed alike) and the contact the
+    point of the bowl on the ray from its centre through the ball's."""
+    R, r, m, a = 1.0, 0.2, 1.5, 0.2
+    o = np.array([0.0, 0.0, R])
+    turn = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])  # -90 deg about x: the pole along +y
+    centre = o + (R - r) * np.array([np.sin(a), 0.0, -np.cos(a)])
+    pole_down = RollingSphereOnTerrain(nurbs_sphere(R, o, name="bowl"), r, m, gravity=(0, 0, -G), gap_tol=1e-3)
+    q0, u0 = pole_down.initial_state(centre, 0.0, 0.1)  # local (sin a, 0, -cos a): s = 0, near the south pole
+    with pytest.raises(SimulationError, match="surface 'bowl' .* left the patch: parameter t = 0.0 reached its "
+                                              "bound") as info:
+        kane.simulate(pole_down, (0.0, 1.2), q0, u0, rtol=1e-10, atol=1e-12, output_dt=0.05)
+    assert 0.4 < info.value.t_good < 0.53
+    runs = {}
+    for surface, (s0, t0) in ((nurbs_sphere(R, o, name="bowl", rotation=turn), (0.2, 0.5)),
+                              (Sphere(R, o, turn, name="bowl"), (np.pi / 2 - a, 0.0))):
+        ball = RollingSphereOnTerrain(surface, r, m, gravity=(0, 0, -G), gap_tol=1e-3)
+        q0, u0 = ball.initial_state(centre, s0, t0)  # local (sin a, cos a, 0): on the equator
+        sim = kane.simulate(ball, (0.0, 1.2), q0, u0, rtol=1e-10, atol=1e-12, output_dt=0.05)
+        assert sim.status == "completed" and sim.t[-1] == pytest.approx(1.2)
+        ball.initial_state(centre, s0, t0)
+        points = np.array([ball.contact(t, q).point for t, q in zip(sim.t, sim.q)])
+        runs[type(surface).__name__] = sim.q, points
+    (q_nurbs, p_nurbs), (q_exact, p_exact) = runs["NurbsSurface"], runs["Sphere"]
+    assert np.min(q_nurbs[:, 0]) < -0.1  # through the bottom and up the other side
+    np.testing.assert_allclose(q_nurbs, q_exact, rtol=0, atol=1e-10)  # 2e-12 seen
+    np.testing.assert_allclose(p_nurbs, p_exact, rtol=0, atol=1e-10)  # 7e-13 seen
+    ray = o + R * (q_nurbs[:, :3] - o) / np.linalg.norm(q_nurbs[:, :3] - o, axis=1)[:, None]
+    np.testing.assert_allclose(p_nurbs, ray, rtol=0, atol=1e-12)  # 7e-14 seen

@@ -4,6 +4,7 @@ after the parameter map), a general rational bicubic patch against central diffe
 import numpy as np
 import pytest
 
+import kane
 from kane.surfaces import Cylinder, NurbsSurface, Sphere, nurbs_cylinder, nurbs_sphere
 
 T8 = np.tan(np.pi / 8)
@@ -58,6 +59,51 @@ def test_nurbs_sphere_derivatives_match_the_analytic_sphere_after_the_parameter_
     np.testing.assert_allclose(d.d_ss, a.d_ss * lon1[..., None] ** 2 + a.d_s * lon2[..., None], **tol)
     np.testing.assert_allclose(d.d_st, a.d_st * (lon1 * lat1)[..., None], **tol)
     np.testing.assert_allclose(d.d_tt, a.d_tt * lat1[..., None] ** 2 + a.d_t * lat2[..., None], **tol)
+
+
+def _turn(seed=3):
+    """A proper rotation (3, 3) from a seeded random matrix (QR, signs fixed, det +1)."""
+    Q, R = np.linalg.qr(np.random.default_rng(seed).standard_normal((3, 3)))
+    Q = Q * np.sign(np.diag(R))
+    return Q if np.linalg.det(Q) > 0 else -Q
+
+
+def test_placed_nurbs_sphere_and_cylinder_are_the_placed_analytic_ones():
+    """origin and rotation (world from local, as the primitives'): the placed NURBS sphere's derivatives equal the
+    analytic Sphere's placed alike (after the parameter map), its poles sit at origin -+ r R e_z; the placed
+    cylinder's points and normals equal the placed analytic Cylinder's."""
+    c, turn = np.array([0.5, -1.0, 2.0]), _turn()
+    S, A = nurbs_sphere(1.3, c, rotation=turn), Sphere(1.3, c, turn)
+    u, v = np.meshgrid(np.linspace(0.01, 0.99, 23), np.linspace(0.02, 0.98, 19), indexing="ij")
+    lon, lon1, _ = _arc_angle(u, 0.0, 0.25)
+    lat, lat1, _ = _arc_angle(v, -np.pi / 2, 0.5)
+    a, d = A.derivatives(lon, lat), S.derivatives(u, v)
+    np.testing.assert_allclose(d.point, a.point, rtol=0, atol=1e-14 * 8)
+    np.testing.assert_allclose(d.d_s, a.d_s * lon1[..., None], rtol=0, atol=1e-11)
+    np.testing.assert_allclose(d.d_t, a.d_t * lat1[..., None], rtol=0, atol=1e-11)
+    np.testing.assert_allclose(S.normal(u, v), (d.point - c) / 1.3, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(S.point(0.3, [0.0, 1.0]), [c - 1.3 * turn[:, 2], c + 1.3 * turn[:, 2]], atol=1e-14)
+    C, B = nurbs_cylinder(0.7, (-0.5, 1.5), c, rotation=turn), Cylinder(0.7, (-0.5, 1.5), c, turn)
+    u, v = np.meshgrid(np.linspace(0, 1, 17), np.linspace(0, 1, 5), indexing="ij")
+    lon = _arc_angle(u, 0.0, 0.25)[0]
+    np.testing.assert_allclose(C.point(u, v), B.point(lon, -0.5 + 2 * v), rtol=0, atol=1e-14 * 8)
+    np.testing.assert_allclose(C.normal(u, v), B.normal(lon, -0.5 + 2 * v), rtol=0, atol=1e-14)
+    # a general patch placed: its control points moved, its points moved likewise
+    patch = _bicubic()
+    placed = NurbsSurface(patch.control_points, patch.weights, patch.knots_u, patch.knots_v, 3, 3, origin=c,
+                          rotation=turn)
+    np.testing.assert_allclose(placed.point(u, v), c + patch.point(u, v) @ turn.T, rtol=0, atol=1e-13)
+
+
+def test_a_placement_that_is_no_rotation_is_named():
+    with pytest.raises(kane.ModelError, match=r"surface 'nurbs sphere': field 'rotation' must be a proper rotation "
+                                              r"matrix \(R\^T R = I, det R = \+1\)"):
+        nurbs_sphere(1.0, rotation=np.diag([1.0, 1.0, -1.0]))
+    with pytest.raises(kane.ModelError, match=r"surface 'nurbs cylinder': field 'origin' must be finite of shape"):
+        nurbs_cylinder(1.0, origin=(0.0, np.nan, 0.0))
+    with pytest.raises(kane.ModelError, match=r"surface 'nurbs': field 'rotation' must be finite of shape \(3, 3\)"):
+        patch = _bicubic()
+        NurbsSurface(patch.control_points, None, patch.knots_u, patch.knots_v, 3, 3, rotation=np.eye(2))
 
 
 def test_nurbs_cylinder_matches_the_analytic_cylinder():

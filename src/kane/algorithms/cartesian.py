@@ -307,6 +307,17 @@ class CartesianDynamics:
         """Total mechanical energy [J]."""
         return self.kinetic_energy(t, q, u, params) + self.potential_energy(t, q, params)
 
+    def check_quaternions(self, q, what: str = "q0", tol: float = 1e-6) -> None:
+        """Refuse a state q (7 Nb, or longer as a contact's) whose body quaternions (q[7 i + 3 : 7 i + 7], body i
+        of the model) are not unit quaternions within ``tol``, naming the body and the norm (the model's own
+        check indexes its joint coordinates, a different layout)."""
+        e = np.asarray(q, dtype=float)[:7 * self.n_bodies].reshape(self.n_bodies, 7)[:, 3:]
+        for b, ei in zip(self.model.bodies, e):
+            norm = float(np.linalg.norm(ei))
+            if not abs(norm - 1.0) <= tol:
+                raise ModelError(f"body {b.name!r}: {what} holds the quaternion {np.array2string(ei, precision=6)} "
+                                 f"of norm {norm:.6g}; expected a unit quaternion (scalar first, norm 1 to {tol:g})")
+
     # ---- joint space -------------------------------------------------------------------------------------------
     def from_joint_state(self, q, u=None, t: float = 0.0, params=None):
         """(q_cart (7 Nb,), u_cart (6 Nb,)) of the model's joint state q (n_q,), u (n_u,) by forward kinematics;

@@ -11,11 +11,11 @@ Schema::
                               cylinder:  radius [m], height = [z_min, z_max] (optional, default [0, 1]) [m]
                               torus:     major_radius, minor_radius [m]
                               ellipsoid: a, b, c (semi-axes) [m]
-                              each with origin = [x, y, z] [m] and rotation = 3 rows of 3 (the surface's axes
-                              in body axes), both optional;
-                              nurbs:     control_points (n_u rows of n_v points [x, y, z] in body axes [m]),
-                                         weights (n_u rows of n_v, optional: all 1), knots_u, knots_v,
+                              nurbs:     control_points (n_u rows of n_v points [x, y, z] in the surface's
+                                         axes [m]), weights (n_u rows of n_v, optional: all 1), knots_u, knots_v,
                                          degree_u, degree_v
+                              each with origin = [x, y, z] [m] and rotation = 3 rows of 3 (the surface's axes
+                              in body axes), both optional
     [[contacts]]            name (str), surface_a, surface_b (names of [[surfaces]] on different bodies),
                             parameters_a = [s, t], parameters_b = [s, t] (optional: the middle of the bounds)
 
@@ -46,7 +46,7 @@ _PLACED = {"origin", "rotation"}
 _KINDS = {"plane": ((), {"bounds"} | _PLACED), "sphere": (("radius",), _PLACED),
           "cylinder": (("radius",), {"height"} | _PLACED), "torus": (("major_radius", "minor_radius"), _PLACED),
           "ellipsoid": (("a", "b", "c"), _PLACED),
-          "nurbs": (("control_points", "knots_u", "knots_v", "degree_u", "degree_v"), {"weights"})}
+          "nurbs": (("control_points", "knots_u", "knots_v", "degree_u", "degree_v"), {"weights"} | _PLACED)}
 
 
 @dataclass(frozen=True)
@@ -97,14 +97,6 @@ def _integer(ctx, key) -> int:
 
 def _surface(ctx, kind: str, name: str) -> Surface:
     scope = ctx.loader.scope()
-    if kind == "nurbs":
-        points = _numbers(ctx, "control_points", "n_u rows of n_v points [x, y, z]", 3)
-        weights = _numbers(ctx, "weights", "n_u rows of n_v weights", 2) if "weights" in ctx.data else \
-            np.ones(points.shape[:2])
-        knots = [_numbers(ctx, k, "a list", 1) for k in ("knots_u", "knots_v")]
-        degrees = [_integer(ctx, k) for k in ("degree_u", "degree_v")]
-        with ctx.guard("control_points"):
-            return NurbsSurface(points, weights, *knots, *degrees, name=name)
     placed = {}
     if "origin" in ctx.data:
         placed["origin"] = tuple(ctx.evaluate("origin", e) for e in ctx.vector("origin", scope))
@@ -112,6 +104,14 @@ def _surface(ctx, kind: str, name: str) -> Surface:
         placed["rotation"] = _numbers(ctx, "rotation", "3 rows of 3", 2)
         if placed["rotation"].shape != (3, 3):
             raise ctx.error("rotation", f"expected 3 rows of 3 numbers, got shape {placed['rotation'].shape}")
+    if kind == "nurbs":
+        points = _numbers(ctx, "control_points", "n_u rows of n_v points [x, y, z]", 3)
+        weights = _numbers(ctx, "weights", "n_u rows of n_v weights", 2) if "weights" in ctx.data else \
+            np.ones(points.shape[:2])
+        knots = [_numbers(ctx, k, "a list", 1) for k in ("knots_u", "knots_v")]
+        degrees = [_integer(ctx, k) for k in ("degree_u", "degree_v")]
+        with ctx.guard("control_points"):
+            return NurbsSurface(points, weights, *knots, *degrees, name=name, **placed)
     sizes = {k: ctx.number(k, scope, positive=True) for k in _KINDS[kind][0]}
     with ctx.guard():
         if kind == "plane":

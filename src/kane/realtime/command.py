@@ -24,7 +24,7 @@ from .loop import ClockMode, LoopOptions, LoopResult, RealtimeLoop
 from .model_table import DEVICES, RealtimeSettings, realtime_settings
 from .rolling_plant import RollingRealtime
 from .switching_plant import SwitchingDynamics
-from .udp import UdpDevice
+from .udp import UdpDevice, parse_peer
 
 __all__ = ["parse_couple", "RealtimeRun", "run_realtime", "circle_path", "line_path", "turning_path",
            "realtime_command"]
@@ -111,6 +111,7 @@ def line_path(start, direction, speed: float = 0.2, ramp: float = 0.5):
 _DEFAULTS = {"device": "sim", "rate": 1000.0, "duration": 10.0, "stiffness": 1000.0, "max_force": 20.0,
              "substeps": 1, "dynamics_every": 1, "workspace": 2.0, "hand_path": "circle", "hand_radius": 0.05,
              "hand_period": 2.0, "hand_direction": (1.0, 0.0, 0.0), "hand_speed": 0.2, "udp_port": 5005,
+             "udp_host": "127.0.0.1",
              "hand_turn": (0.0, 0.0, 0.5)}
 
 
@@ -174,10 +175,15 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
             raise ArgumentError("--device replay needs --replay LOG.h5 (a log written by kane realtime)")
         dev = Replay.from_log(replay, max_force=max_force, workspace=space)
     elif device == "udp":
-        dev = UdpDevice(int(o["udp_port"]), max_force=max_force, workspace=space, pose=pose)
+        peer = None if o["udp_peer"] is None else parse_peer(o["udp_peer"])
+        dev = UdpDevice(int(o["udp_port"]), host=o["udp_host"], max_force=max_force, workspace=space, pose=pose,
+                        peer=peer)
         if notice is not None:
+            if not dev.host.startswith("127."):
+                notice(f"kane realtime: warning: listening beyond loopback on udp {dev.host}:{dev.port}: any host "
+                       f"that reaches it can pair first{'' if peer else ' (give --udp-peer HOST:PORT)'}")
             notice(f"kane realtime: waiting up to {dev.connect_timeout:g} s for the device bridge's first state "
-                   f"packet on udp {dev.host}:{dev.port}")
+                   f"packet on udp {dev.host}:{dev.port}" + (f" from {o['udp_peer']}" if peer else ""))
     else:
         raise ArgumentError(f"--device {device!r}: expected one of {', '.join(DEVICES)}")
     laws = loaded.input_function(dyn)  # the file's [inputs] schedules, held over each period as the coupler's force
@@ -240,6 +246,10 @@ def realtime_command(load, errors) -> click.Command:
     @click.option("--device", type=click.Choice(list(DEVICES)), help="Device [default: [realtime] or sim].")
     @click.option("--replay", "replay", type=click.Path(exists=True, dir_okay=False), help="Log to replay.")
     @click.option("--udp-port", type=click.IntRange(0, 65535), help="UDP port of --device udp [default: 5005].")
+    @click.option("--udp-host", help="Address --device udp listens on [default: 127.0.0.1]; another one (0.0.0.0: "
+                                     "every interface) is explicit and warned of.")
+    @click.option("--udp-peer", metavar="HOST[:PORT]", help="The device's address: only its packets are heard "
+                                                            "[default: the first valid sender pairs].")
     @click.option("--rate", type=float, help="Loop rate [Hz] [default: 1000].")
     @click.option("--duration", type=float, help="Run time [s] [default: 10].")
     @click.option("--couple", metavar="BODY:X,Y,Z", help="Coupled body and point (body axes, m) [default: "
@@ -261,8 +271,8 @@ def realtime_command(load, errors) -> click.Command:
     @click.option("-o", "--output", type=click.Path(dir_okay=False), default="realtime.h5", show_default=True,
                   help="HDF5 log file.")
     @errors
-    def realtime(model, device, replay, udp_port, rate, duration, couple, stiffness, damping, max_force,
-                 rotational_stiffness, rotational_damping, max_torque, substeps, dynamics_every, priority,
+    def realtime(model, device, replay, udp_port, udp_host, udp_peer, rate, duration, couple, stiffness, damping,
+                 max_force, rotational_stiffness, rotational_damping, max_torque, substeps, dynamics_every, priority,
                  virtual_clock, output):
         """Couple a simulated hand (a replayed log, or a device over UDP) to BODY:POINT of MODEL; print the
         deadline summary. A live status line is shown on a terminal."""
@@ -270,7 +280,7 @@ def realtime_command(load, errors) -> click.Command:
         try:
             run = run_realtime(load(model), couple, output, replay=replay, virtual_clock=virtual_clock,
                                status=status, priority=priority, notice=lambda line: click.echo(line, err=True),
-                               device=device, udp_port=udp_port, rate=rate,
+                               device=device, udp_port=udp_port, udp_host=udp_host, udp_peer=udp_peer, rate=rate,
                                duration=duration, stiffness=stiffness, damping=damping, max_force=max_force,
                                substeps=substeps, dynamics_every=dynamics_every,
                                rotational_stiffness=rotational_stiffness, rotational_damping=rotational_damping,

@@ -13,6 +13,8 @@ Keys (all optional; a command-line option given overrides the file)::
     max_force = 40.0           # the device's force limit [N]
     device = "sim"             # sim, udp or replay
     udp_port = 5005            # the UDP device's port
+    udp_host = "127.0.0.1"     # the address it listens on (loopback; another one is explicit and warned of)
+    udp_peer = "10.0.0.2:6000" # the device's HOST or HOST:PORT (default: the first valid sender pairs)
     rate = 1000.0              # loop rate [Hz]
     duration = 10.0            # run time [s]
     substeps = 1               # dynamics steps per period
@@ -38,21 +40,25 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..errors import ArgumentError
+from .udp import parse_peer
+
 __all__ = ["RealtimeSettings", "realtime_settings", "DEVICES", "HAND_PATHS"]
 
 DEVICES = ("sim", "udp", "replay")
 HAND_PATHS = ("circle", "line")
 _NUMBERS = ("stiffness", "damping", "max_force", "rate", "duration", "workspace", "hand_radius", "hand_period",
             "hand_speed", "rotational_stiffness", "rotational_damping", "max_torque")
-_KEYS = {"body", "point", "device", "udp_port", "substeps", "dynamics_every", "hand_path", "hand_direction",
-         "hand_turn", *_NUMBERS}
+_KEYS = {"body", "point", "device", "udp_port", "udp_host", "udp_peer", "substeps", "dynamics_every", "hand_path",
+         "hand_direction", "hand_turn", *_NUMBERS}
 _NONNEGATIVE = ("damping", "hand_speed", "rotational_stiffness", "rotational_damping")
 
 
 @dataclass(frozen=True)
 class RealtimeSettings:
     """What a ``[realtime]`` table sets (None where it does not): ``body`` and ``point`` (3,) [m] of the coupling,
-    gains ``stiffness`` [N/m] and ``damping`` [N s/m], ``max_force`` [N], ``device``, ``udp_port``, ``rate`` [Hz],
+    gains ``stiffness`` [N/m] and ``damping`` [N s/m], ``max_force`` [N], ``device``, ``udp_port``, ``udp_host``,
+    ``udp_peer``, ``rate`` [Hz],
     ``duration`` [s], ``substeps``, ``dynamics_every``, ``workspace`` [m], and the hand's path: ``hand_path``,
     ``hand_radius`` [m], ``hand_period`` [s], ``hand_direction`` (3,), ``hand_speed`` [m/s]; a full pose:
     ``rotational_stiffness`` [N m/rad], ``rotational_damping`` [N m s/rad], ``max_torque`` [N m], ``hand_turn``
@@ -65,6 +71,8 @@ class RealtimeSettings:
     max_force: float | None = None
     device: str | None = None
     udp_port: int | None = None
+    udp_host: str | None = None
+    udp_peer: str | None = None
     rate: float | None = None
     duration: float | None = None
     substeps: int | None = None
@@ -111,6 +119,17 @@ def _triple(ctx, key) -> tuple | None:
     return tuple(float(x) for x in v)
 
 
+def _peer(ctx) -> str | None:
+    """The device's address, HOST or HOST:PORT, checked."""
+    v = ctx.string("udp_peer")
+    if v is not None:
+        try:
+            parse_peer(v)
+        except ArgumentError as exc:
+            raise ctx.error("udp_peer", str(exc)) from None
+    return v
+
+
 def _point(ctx) -> tuple | None:
     """The coupled point [m, body axes]: three numbers or expressions of the parameters (at their values)."""
     if ctx.get("point") is None:
@@ -138,7 +157,8 @@ def realtime_settings(loaded) -> RealtimeSettings:
         direction = tuple(x / norm for x in direction)
     return RealtimeSettings(
         body=body, point=_point(ctx), device=ctx.string("device", choices=DEVICES),
-        udp_port=_integer(ctx, "udp_port", 0, 65535), substeps=_integer(ctx, "substeps", 1, 10000),
+        udp_port=_integer(ctx, "udp_port", 0, 65535), udp_host=ctx.string("udp_host"), udp_peer=_peer(ctx),
+        substeps=_integer(ctx, "substeps", 1, 10000),
         dynamics_every=_integer(ctx, "dynamics_every", 1, 10000),
         hand_path=ctx.string("hand_path", choices=HAND_PATHS), hand_direction=direction,
         hand_turn=_triple(ctx, "hand_turn"),

@@ -10,8 +10,8 @@ Device -> kane, a *state packet* of :data:`STATE_SIZE` = 72 bytes (``struct`` fo
     position 3 float64  handle position [m], ground axes
     velocity 3 float64  handle velocity [m/s], ground axes
 
-kane -> device, a *force packet* of :data:`FORCE_SIZE` = 48 bytes (:data:`FORCE_FORMAT`), sent to the address the
-newest state came from, once per loop period::
+kane -> device, a *force packet* of :data:`FORCE_SIZE` = 48 bytes (:data:`FORCE_FORMAT`), sent to the paired device
+(see below), once per loop period::
 
     magic    4 bytes  b"KRTF"
     version  uint16   1
@@ -30,13 +30,22 @@ and the reply (:data:`WRENCH_FORMAT`, 72 bytes) carries after the force ``torque
 (sent when the loop writes the torque, after the force). A quaternion whose norm is not 1 (to 1e-6) gives no
 rotation: the loop refuses that sample and counts it.
 
-Each period :meth:`UdpDevice.read` drains the socket without blocking. A datagram longer than a state packet is
-*oversized*, a shorter one or one with the wrong magic or version *malformed*; a sequence number already received
-is *replayed*; one older than the newest but never received arrived *late* (out of order); all these are refused
-and counted, the loop goes on. A gap in the sequence counts its packets *lost* (a late one found afterwards is
-moved from lost to late). Of several fresh packets in one period only the newest is used (the others counted
-*superseded*). With no fresh packet, the newest sample is used again while it is younger than ``hold`` [s]; after
-that the device has stopped answering (read returns None and the loop stops after its ``device_timeout``).
+The bridge listens on loopback (127.0.0.1) unless given another ``host`` explicitly, and pairs with one device: the
+configured ``peer`` (a host, or a host and port), else the first sender of a valid state packet. Datagrams from any
+other sender are *foreign*: counted and ignored (never answered, never used, never counted as received), so a
+second local sender can neither steal the loop nor stop it.
+
+Each period :meth:`UdpDevice.read` drains the socket without blocking (at most 512 datagrams a period, so a flood
+cannot hold the loop). A datagram longer than a state packet is *oversized*, a shorter one or one with the wrong
+magic or version *malformed*; a sequence number already received is *replayed*; one behind the newest but never
+received arrived *late* (out of order); all these are refused and counted, the loop goes on. Sequence numbers are
+compared modulo 2**64 (a device's counter may wrap): one less than 2**63 ahead of the newest is ahead, any other
+behind. A forward gap counts its packets *lost*; a late packet that fills a gap counted since pairing moves one
+from lost to late, any other late packet (behind the first one paired, or 4096 or more behind) only
+counts late, so lost never goes below zero. Of several fresh packets in one period only the newest is used (the
+others counted *superseded*). With no fresh packet, the newest sample is used again while it is younger than
+``hold`` [s]; after that the device has stopped answering (read returns None and the loop stops after its
+``device_timeout``).
 """
 
 from __future__ import annotations
@@ -52,7 +61,7 @@ from .devices import DeviceSample, Workspace
 
 __all__ = ["STATE_FORMAT", "STATE_SIZE", "FORCE_FORMAT", "FORCE_SIZE", "STATE_MAGIC", "FORCE_MAGIC",
            "PROTOCOL_VERSION", "POSE_VERSION", "POSE_STATE_FORMAT", "WRENCH_FORMAT", "pack_state", "unpack_force",
-           "unpack_wrench", "quaternion_matrix", "UdpDevice"]
+           "unpack_wrench", "quaternion_matrix", "parse_peer", "UdpDevice"]
 
 STATE_MAGIC, FORCE_MAGIC, PROTOCOL_VERSION = b"KRTS", b"KRTF", 1
 STATE_FORMAT = "<4sHHQd3d3d"
@@ -64,6 +73,9 @@ POSE_STATE_FORMAT = "<4sHHQd3d3d4d3d"
 WRENCH_FORMAT = "<4sHHQd3d3d"
 _POSE_STATE, _WRENCH = struct.Struct(POSE_STATE_FORMAT), struct.Struct(WRENCH_FORMAT)
 _SEEN = 4096  # sequence numbers remembered to tell a replayed packet from a late one
+_DRAIN = 512  # datagrams read per period at most
+_WRAP, _HALF = 1 << 64, 1 << 63  # the sequence number's width, and half of it
+_LOOPBACK = "127.0.0.1"
 
 
 def pack_state(seq: int, stamp: float, position, velocity, orientation=None, angular_velocity=None) -> bytes:
@@ -108,19 +120,47 @@ def unpack_force(data: bytes) -> tuple:
     return seq, t, (fx, fy, fz)
 
 
+def parse_peer(text: str) -> tuple:
+    """(host, port) of a device address written ``HOST`` (any port, 0) or ``HOST:PORT``; ArgumentError naming
+    the text otherwise."""
+    host, sep, port = text.rpartition(":") if ":" in text else (text, "", "0")
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ArgumentError(f"udp peer {text!r}: expected HOST or HOST:PORT (port 0..65535)")
+    return host, int(port)
+
+
+def _peer_address(peer) -> tuple:
+    """(ip, port) of a configured peer: a host name or address, or (host, port) with port 0: any port."""
+    host, port = None, None
+    if isinstance(peer, str):
+        host, port = peer, 0
+    elif isinstance(peer, (tuple, list)) and len(peer) == 2:
+        host, port = peer
+    if not (isinstance(host, str) and isinstance(port, int) and 0 <= port <= 65535):
+        raise ArgumentError(f"UdpDevice: peer must be a host or (host, port 0..65535), got {peer!r}")
+    try:
+        return socket.gethostbyname(host), port
+    except OSError as exc:
+        raise ArgumentError(f"UdpDevice: peer host {host!r} is not an IPv4 address or known name: {exc}") from exc
+
+
 class UdpDevice:
     """A device bridge sending state packets to ``host``:``port`` (UDP; port 0: any free port, see ``port`` after
     :meth:`open`). ``max_force`` [N], ``workspace``; ``hold`` [s]: how long the newest sample stands in for missing
-    packets; ``connect_timeout`` [s]: how long :meth:`open` waits for the first packet. ``counts`` (dict): received,
-    used, lost, late, replayed, malformed, oversized, superseded, replies (force packets sent). ``pose``: the
-    device sends version 2 packets with its handle's orientation and displays a torque (a full pose coupled); a
-    packet of the other version is malformed."""
+    packets; ``connect_timeout`` [s]: how long :meth:`open` waits for the first packet. ``host``: the address
+    listened on, loopback unless given (another one, "0.0.0.0" for every interface, is explicit). ``peer``: the
+    device's address, a host or (host, port) (port 0: any port of that host); None: the first sender of a valid
+    state packet after :meth:`open`. ``paired`` is the (host, port) paired with, None before. ``counts`` (dict):
+    received, used, lost, late, replayed, malformed, oversized, superseded, replies (force packets sent), foreign
+    (datagrams from other senders, ignored). ``pose``: the device sends version 2 packets with its handle's
+    orientation and displays a torque (a full pose coupled); a packet of the other version is malformed."""
 
-    def __init__(self, port: int, *, host: str = "127.0.0.1", max_force: float = 20.0,
+    def __init__(self, port: int, *, host: str = _LOOPBACK, max_force: float = 20.0,
                  workspace: Workspace = Workspace(), hold: float = 0.005, connect_timeout: float = 5.0,
-                 pose: bool = False):
+                 pose: bool = False, peer: str | tuple | None = None):
         if not (isinstance(port, int) and 0 <= port <= 65535):
             raise ArgumentError(f"UdpDevice: port must be an integer 0..65535, got {port!r}")
+        self._peer_filter = None if peer is None else _peer_address(peer)
         for name, value in (("max_force", max_force), ("hold", hold), ("connect_timeout", connect_timeout)):
             if not (math.isfinite(value) and value > 0):
                 raise ArgumentError(f"UdpDevice: {name} must be a finite number > 0, got {value!r}")
@@ -135,8 +175,9 @@ class UdpDevice:
 
     def _reset(self) -> None:
         self.counts = dict.fromkeys(("received", "used", "lost", "late", "replayed", "malformed", "oversized",
-                                     "superseded", "replies"), 0)
-        self.last_seq = -1
+                                     "superseded", "replies", "foreign"), 0)
+        self.last_seq = -1  # the newest sequence number used, -1 before the first
+        self._first_seq = -1
         self.stamp = math.nan
         self._seen: collections.deque = collections.deque(maxlen=_SEEN)
         self._seen_set: set = set()
@@ -176,15 +217,49 @@ class UdpDevice:
         self._seen.append(seq)
         self._seen_set.add(seq)
 
+    def _admits(self, addr) -> bool:
+        """Whether a datagram from ``addr`` is the device's: the paired address, or before pairing, any sender
+        the configured peer (if any) matches."""
+        if self._peer is not None:
+            return addr == self._peer
+        f = self._peer_filter
+        return f is None or (addr[0] == f[0] and f[1] in (0, addr[1]))
+
+    def _sequence(self, seq: int) -> bool:
+        """Count ``seq`` (modulo 2**64 against the newest); True when it is ahead of the newest (fresh)."""
+        c = self.counts
+        if seq in self._seen_set:
+            c["replayed"] += 1
+            return False
+        if self.last_seq < 0:  # the first packet paired
+            self._first_seq = seq
+        else:
+            ahead = (seq - self.last_seq) % _WRAP
+            if ahead >= _HALF:  # behind the newest, never received: out of order
+                behind = _WRAP - ahead
+                c["late"] += 1
+                if behind < _SEEN and behind < (self.last_seq - self._first_seq) % _WRAP and c["lost"] > 0:
+                    c["lost"] -= 1  # it fills a gap counted lost since pairing
+                self._remember(seq)
+                return False
+            c["lost"] += ahead - 1
+        self._remember(seq)
+        self.last_seq = seq
+        return True
+
     def _drain(self):
-        """Read every waiting datagram; the newest valid state as (seq, stamp, position, velocity), or None."""
+        """Read the waiting datagrams (at most _DRAIN); the newest valid state of the paired device as (seq, stamp,
+        position, velocity, turn), or None."""
         c, newest, buf = self.counts, None, self._buf
-        while True:
+        for _ in range(_DRAIN):
             try:
                 n, addr = self.sock.recvfrom_into(buf)
             except (BlockingIOError, InterruptedError):
                 return newest
             except OSError:  # an ICMP error of an earlier reply (the bridge went away): nothing to read
+                continue
+            if not self._admits(addr):
+                c["foreign"] += 1
                 continue
             c["received"] += 1
             size = self._state.size
@@ -198,20 +273,18 @@ class UdpDevice:
             if magic != STATE_MAGIC or version != self._version:
                 c["malformed"] += 1
                 continue
-            if seq in self._seen_set:
-                c["replayed"] += 1
+            if not self._sequence(seq):
                 continue
-            self._remember(seq)
-            if seq < self.last_seq:
-                c["late"] += 1
-                c["lost"] -= 1
-                continue
-            if self.last_seq >= 0:
-                c["lost"] += seq - self.last_seq - 1
+            self._peer = addr  # paired from the first valid packet on
             if newest is not None:
                 c["superseded"] += 1
-            self.last_seq, self._peer = seq, addr
             newest = (seq, stamp, (x, y, z), (vx, vy, vz), turn)
+        return newest
+
+    @property
+    def paired(self):
+        """The device's (host, port), None before its first valid packet."""
+        return self._peer
 
     def read(self, t: float) -> DeviceSample | None:
         """The newest valid state (stamped with the loop's time ``t`` [s]), the previous one while younger than

@@ -74,6 +74,17 @@ def _names(dynamics: Any, attr: str, n: int, prefix: str) -> tuple[str, ...]:
     return names
 
 
+def _check_quaternions(dynamics: Any, q0: np.ndarray) -> None:
+    """Refuse non-unit quaternions in q0 by the dynamics' own check (its state's layout), else by its model's where
+    q0 is in the model's joint coordinates: never the model's joint slices on a state of another layout."""
+    model = getattr(dynamics, "model", None)
+    if callable(getattr(dynamics, "check_quaternions", None)):
+        dynamics.check_quaternions(q0, "q0")
+    elif hasattr(model, "check_quaternions") and len(model.q) == len(q0) and \
+            tuple(getattr(dynamics, "q_names", ()) or map(str, model.q)) == tuple(map(str, model.q)):
+        model.check_quaternions(q0, "q0")
+
+
 def _vector(value: Any, n: int, what: str) -> np.ndarray:
     v = np.zeros(n) if value is None else np.array(value, dtype=float).reshape(-1)
     if v.shape != (n,):
@@ -130,8 +141,7 @@ class Simulator:
         self.params = params
         t0 = float(t0)
         x0 = np.concatenate([_vector(q0, self.n_q, "q0"), _vector(u0, self.n_u, "u0")])
-        if hasattr(getattr(dynamics, "model", None), "check_quaternions"):
-            dynamics.model.check_quaternions(x0[: self.n_q], "q0")  # a zero quaternion is no rotation
+        _check_quaternions(dynamics, x0[: self.n_q])  # a zero quaternion is no rotation
         if output_dt is not None and not (output_dt > 0 and math.isfinite(output_dt)):
             raise ValueError(f"output_dt must be a finite time > 0 [s], got {output_dt!r}")
         if int(project_every) < 1:

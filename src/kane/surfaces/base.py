@@ -161,6 +161,18 @@ def positive_length(surface: str, field: str, value) -> float:
     return x
 
 
+def placement(surface: str, origin, rotation) -> tuple[np.ndarray, np.ndarray]:
+    """(origin (3,) [m], rotation R (3, 3), world from local) of a surface's placement, None giving the identity:
+    finite, R a proper rotation (R^T R = I as np.allclose, det R = +1), else :class:`ModelError` naming the surface and
+    the field."""
+    o = finite_vector(surface, "origin", np.zeros(3) if origin is None else origin, (3,))
+    R = finite_vector(surface, "rotation", np.eye(3) if rotation is None else rotation, (3, 3))
+    if not (np.allclose(R.T @ R, np.eye(3), atol=1e-10) and np.linalg.det(R) > 0):
+        raise ModelError(f"surface {surface!r}: field 'rotation' must be a proper rotation matrix "
+                         f"(R^T R = I, det R = +1), got {R.tolist()!r}")
+    return o, R
+
+
 def finite_vector(surface: str, field: str, value, shape: tuple[int, ...]) -> np.ndarray:
     """``value`` as a finite float array of ``shape``, else :class:`ModelError` naming the surface and field."""
     try:

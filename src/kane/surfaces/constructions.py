@@ -29,9 +29,11 @@ def circle_control_polygon() -> tuple[np.ndarray, np.ndarray]:
     return points, weights
 
 
-def nurbs_sphere(radius, origin=(0.0, 0.0, 0.0), name: str = "nurbs sphere") -> NurbsSurface:
+def nurbs_sphere(radius, origin=(0.0, 0.0, 0.0), name: str = "nurbs sphere", *, rotation=None) -> NurbsSurface:
     """The sphere of ``radius`` [m] about ``origin`` (3,) [m] as a biquadratic NURBS surface (9 x 5 control
-    points); the rows of the net at t = 0 and t = 1 collapse to the poles, where the normal is undefined."""
+    points); the rows of the net at t = 0 and t = 1 collapse to the poles, where the normal is undefined. The
+    poles lie on the local z axis, turned by ``rotation`` R (3, 3) (world from local, as the primitives'; None:
+    the identity): turn them away from where a contact runs (R's third column is the north pole's direction)."""
     r = positive_length(name, "radius", radius)
     circle, w_circle = circle_control_polygon()
     meridian = np.array([[0, -1], [1, -1], [1, 0], [1, 1], [0, 1]], float)  # (radial, z), south to north
@@ -41,21 +43,23 @@ def nurbs_sphere(radius, origin=(0.0, 0.0, 0.0), name: str = "nurbs sphere") -> 
     P[..., 1] = circle[:, None, 1] * meridian[None, :, 0]
     P[..., 2] = np.broadcast_to(meridian[None, :, 1], (9, 5))
     knots_t = np.array([0.0, 0.0, 0.0, 0.5, 0.5, 1.0, 1.0, 1.0])
-    surface = NurbsSurface(r * P + np.asarray(origin, float), np.outer(w_circle, w_meridian), CIRCLE_KNOTS,
-                           knots_t, 2, 2, name=name)
+    surface = NurbsSurface(r * P, np.outer(w_circle, w_meridian), CIRCLE_KNOTS, knots_t, 2, 2, name=name,
+                           origin=origin, rotation=rotation)
     surface.periodic = (True, False)
     return surface
 
 
-def nurbs_cylinder(radius, height=(0.0, 1.0), origin=(0.0, 0.0, 0.0), name: str = "nurbs cylinder") -> NurbsSurface:
-    """The cylinder of ``radius`` [m] about the z axis through ``origin``, z from height[0] to height[1] [m], as a
-    NURBS surface of degrees (2, 1) (9 x 2 control points); t in [0, 1] maps linearly onto the height."""
+def nurbs_cylinder(radius, height=(0.0, 1.0), origin=(0.0, 0.0, 0.0), name: str = "nurbs cylinder", *,
+                   rotation=None) -> NurbsSurface:
+    """The cylinder of ``radius`` [m] about the local z axis through ``origin``, local z from height[0] to
+    height[1] [m], as a NURBS surface of degrees (2, 1) (9 x 2 control points); t in [0, 1] maps linearly onto
+    the height. ``rotation`` R (3, 3) turns it (world from local, as the primitives'; None: the identity)."""
     r = positive_length(name, "radius", radius)
     circle, w_circle = circle_control_polygon()
     P = np.empty((9, 2, 3))
     P[..., :2] = r * circle[:, None, :]
     P[..., 2] = np.asarray(height, float)[None, :]
-    surface = NurbsSurface(P + np.asarray(origin, float), np.outer(w_circle, [1.0, 1.0]), CIRCLE_KNOTS,
-                           [0.0, 0.0, 1.0, 1.0], 2, 1, name=name)
+    surface = NurbsSurface(P, np.outer(w_circle, [1.0, 1.0]), CIRCLE_KNOTS, [0.0, 0.0, 1.0, 1.0], 2, 1, name=name,
+                           origin=origin, rotation=rotation)
     surface.periodic = (True, False)
     return surface

@@ -9,7 +9,7 @@ from math import comb
 import numpy as np
 
 from ..errors import ModelError
-from .base import Surface, SurfaceDerivatives
+from .base import Surface, SurfaceDerivatives, placement
 from .bspline import basis_derivatives, find_span, span_polynomials
 from .nurbs_c import MAX_DEGREE, kernel
 
@@ -58,12 +58,14 @@ class NurbsSurface(Surface):
 
     ``control_points`` (n_u, n_v, 3) [m]; ``weights`` (n_u, n_v), each > 0 (None: all 1, a B-spline surface);
     ``knots_u`` (n_u + degree_u + 1,) and ``knots_v`` (n_v + degree_v + 1,) non-decreasing. The parameter s runs
-    over [knots_u[degree_u], knots_u[n_u]] and t over [knots_v[degree_v], knots_v[n_v]]. Bad input raises
+    over [knots_u[degree_u], knots_u[n_u]] and t over [knots_v[degree_v], knots_v[n_v]]. ``origin`` (3,) [m] and
+    ``rotation`` R (3, 3) (world from local, as the primitives') place the net: the control points are
+    origin + R P (a NURBS surface moves with its net), ``control_points`` keeping the placed ones. Bad input raises
     :class:`ModelError` naming the surface, the field and the value.
     """
 
     def __init__(self, control_points, weights, knots_u, knots_v, degree_u: int, degree_v: int,
-                 name: str = "nurbs"):
+                 name: str = "nurbs", *, origin=None, rotation=None):
         self.name = str(name)
         try:
             P = np.array(control_points, dtype=float)
@@ -78,6 +80,9 @@ class NurbsSurface(Surface):
             i, j, _ = bad[0]
             raise ModelError(f"surface {self.name!r}: field 'control_points' has a non-finite entry at [{i}, {j}]: "
                              f"{P[i, j].tolist()!r}")
+        if origin is not None or rotation is not None:
+            o, R = placement(self.name, origin, rotation)
+            P = o + P @ R.T
         n_u, n_v = P.shape[:2]
         if weights is None:
             W = np.ones((n_u, n_v))

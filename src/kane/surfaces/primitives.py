@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ModelError
-from .base import Surface, finite_vector, positive_length
+from .base import Surface, placement, positive_length
 
 __all__ = ["Cylinder", "Ellipsoid", "Plane", "Sphere", "Torus"]
 
@@ -28,12 +28,7 @@ class _Placed(Surface):
 
     def __init__(self, name: str, origin, rotation):
         self.name = str(name)
-        self.origin = finite_vector(self.name, "origin", np.zeros(3) if origin is None else origin, (3,))
-        R = finite_vector(self.name, "rotation", np.eye(3) if rotation is None else rotation, (3, 3))
-        if not (np.allclose(R.T @ R, np.eye(3), atol=1e-10) and np.linalg.det(R) > 0):
-            raise ModelError(f"surface {self.name!r}: field 'rotation' must be a proper rotation matrix "
-                             f"(R^T R = I, det R = +1), got {R.tolist()!r}")
-        self.rotation = R
+        self.origin, self.rotation = placement(self.name, origin, rotation)
 
     def _evaluate(self, s, t, order):
         local = self._local(s, t, order)
