@@ -237,6 +237,13 @@ def test_constraints_that_leave_nothing_free_are_refused_by_name():
         with pytest.raises(kane.DerivationError, match=r"'disk_on_slider': the permanent constraints 'contact' "
                                                        r"leave no independent speed.*v, w\): nothing can move"):
             kane.derive(_disk_on_slider(0.3), redundant=redundant)
+    # a switched system's mode may hold everything on purpose: derived without independent speeds when asked
+    with pytest.warns(kane.symbolic.RedundantConstraintWarning):
+        held = kane.derive(_disk_on_slider(0.3), redundant="drop", immobile="allow")
+    assert held.u_independent == () and [str(u) for u in held.u_dependent] == ["v", "w"]
+    np.testing.assert_allclose(held.compile(backend="numpy").full_speeds(0.0, [0.0, 0.0], []), [0.0, 0.0], atol=0)
+    with pytest.raises(kane.ModelError, match="immobile must be one of \\['error', 'allow'\\], got 'yes'"):
+        kane.derive(_disk_on_slider(0.3), immobile="yes")
 
 
 def test_a_declared_q0_off_a_loop_closure_is_named_at_derivation():

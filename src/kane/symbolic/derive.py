@@ -32,8 +32,8 @@ from .dynamics import Dynamics
 from .embedding import solve_dependent
 from .kane import explicit_generalized_forces, recursive_mass_forcing
 
-__all__ = ["Embedding", "Equations", "InconsistentInitialStateWarning", "Redundant", "RedundantConstraintWarning",
-           "RowBlock", "derive", "reference_configuration"]
+__all__ = ["Embedding", "Equations", "Immobile", "InconsistentInitialStateWarning", "Redundant",
+           "RedundantConstraintWarning", "RowBlock", "derive", "reference_configuration"]
 
 
 class Embedding(enum.Enum):
@@ -58,6 +58,23 @@ class Redundant(enum.Enum):
         if found is not None:
             return found
         raise ModelError(f"derive: redundant must be one of {[r.value for r in cls]}, got {value!r}")
+
+
+class Immobile(enum.Enum):
+    """What ``derive`` does where the permanent constraints leave no independent speed (nothing can move): refuse
+    (``ERROR``, the default: a :class:`kane.DerivationError` names the constraints) or derive equations without
+    independent speeds (``ALLOW``: a mode of a switched system that holds everything, such as a brake on a rolling
+    disk; q' follows from the constraints alone)."""
+
+    ERROR = "error"
+    ALLOW = "allow"
+
+    @classmethod
+    def parse(cls, value) -> Immobile:
+        found = parse_enum(cls, value)
+        if found is not None:
+            return found
+        raise ModelError(f"derive: immobile must be one of {[r.value for r in cls]}, got {value!r}")
 
 
 class RedundantConstraintWarning(UserWarning):
@@ -205,13 +222,16 @@ def reference_configuration(model: Model, seed: int = 7, spread: float = 0.6) ->
 
 
 def derive(system: System | Model, *, dependent=None, embedding: Embedding = Embedding.RECOMBINATION,
-           reference_q=None, redundant: Redundant | str = Redundant.ERROR) -> Equations:
+           reference_q=None, redundant: Redundant | str = Redundant.ERROR,
+           immobile: Immobile | str = Immobile.ERROR) -> Equations:
     """Derive the equations of motion of ``system`` by Kane's method, permanent constraints embedded.
 
     dependent: names of the dependent speeds (default: chosen automatically at the reference configuration,
     the model's q0, falling back to a generic configuration where q0 is singular). embedding: see
     :class:`Embedding`. redundant: see :class:`Redundant` (permanent constraint rows that depend on the others
-    at a generic configuration near q0 are refused, or dropped with a warning naming them). Raises
+    at a generic configuration near q0 are refused, or dropped with a warning naming them). immobile: see
+    :class:`Immobile` (permanent constraints that leave no independent speed). A q0 declared by the system's joints
+    that violates a permanent holonomic constraint is named in an :class:`InconsistentInitialStateWarning`. Raises
     :class:`kane.ModelError` for a bad description or dependent-speed choice.
     """
     model = system.compile() if isinstance(system, System) else system
@@ -219,6 +239,7 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
         raise ModelError(f"derive: expected a kane.System or kane.Model, got {type(system).__name__}")
     if not isinstance(embedding, Embedding):
         raise ModelError(f"derive: embedding must be a kane.Embedding, got {embedding!r}")
+    immobile = Immobile.parse(immobile)
     groups = {"t": (model.t,), "q": model.q, "u": model.u, "params": model.parameters, "inputs": model.inputs}
     if model.n_u == 0:
         raise ModelError(_ZERO_DOF.format(model.name))
@@ -251,7 +272,8 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
         b_p = sp.Matrix.vstack(*[r.b for r in permanent])
         choice = _choose(model, b, A_p, dependent, reference_q)
         labels = [(c.name, j) for r, c in zip(rows, model.constraints) if not c.transient for j in range(r.A.shape[0])]
-        _check_movable(model, choice, labels)
+        if immobile is Immobile.ERROR:
+            _check_movable(model, choice, labels)
         _check_redundant(choice, [f"{name!r} row {j}" for name, j in labels], Redundant.parse(redundant))
         if choice.dependent:
             indep, dep, sel = choice.independent, choice.dependent, list(choice.rows)
