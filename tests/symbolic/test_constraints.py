@@ -258,3 +258,64 @@ def test_a_declared_q0_off_a_loop_closure_is_named_at_derivation():
         warnings.simplefilter("error")
         kane.derive(four_bar(q0=tuple(q)))
         kane.derive(four_bar(q0=(0.0, 0.0, 0.0)).compile())  # a Model declares no initial state of its own
+
+
+TWO_LINKS = """
+[model]
+name = "two_links"
+gravity = [0, -9.81, 0]
+
+[[bodies]]
+name = "a"
+mass = 1.0
+com = [0.5, 0, 0]
+inertia = [0.01, 0.1, 0.1]
+
+[[bodies]]
+name = "b"
+mass = 1.0
+com = [0.5, 0, 0]
+inertia = [0.01, 0.1, 0.1]
+
+[[joints]]
+name = "shoulder"
+parent = "ground"
+child = "a"
+type = "revolute"
+axis = "z"
+coordinates = ["q1"]
+speed_names = ["u1"]
+q0 = [{q1}]
+
+[[joints]]
+name = "elbow"
+parent = "a"
+child = "b"
+type = "revolute"
+axis = "z"
+parent_point = [1, 0, 0]
+coordinates = ["q2"]
+speed_names = ["u2"]
+q0 = [{q2}]
+
+[[constraints]]
+name = "on_the_wall"
+type = "loop_closure"
+body_a = "b"
+point_a = [1, 0, 0]
+body_b = "ground"
+point_b = [1.5, 0, 0]
+directions = [[1, 0, 0]]
+"""
+
+
+def test_a_model_files_q0_off_its_closure_is_named_at_derivation():
+    # two 1 m links, the tip held on the wall x = 1.5: stretched out (q = 0) the tip is at x = 2, 0.5 m off
+    with pytest.warns(kane.symbolic.InconsistentInitialStateWarning,
+                      match=r"'two_links'.*'on_the_wall' \(max \|C\(q0\)\| = 0\.5\)"):
+        kane.io.parse_model(TWO_LINKS.format(q1=0.0, q2=0.0), "two_links.toml").derive()
+    q1 = 0.4  # cos(q1) + cos(q1 + q2) = 1.5 by hand
+    q2 = np.arccos(1.5 - np.cos(q1)) - q1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kane.io.parse_model(TWO_LINKS.format(q1=q1, q2=repr(float(q2))), "two_links.toml").derive()

@@ -359,6 +359,27 @@ def _check_movable(model: Model, choice: EmbeddingChoice, labels: list) -> None:
         "holds everything with immobile='allow'")
 
 
+def _check_start(model: Model, builder, C_all, layout: dict, tol: float = 1e-9) -> None:
+    """Warn, naming each permanent holonomic constraint and its residual, where the declared q0 violates it."""
+    blocks = {name: blk.holonomic for name, blk in layout.items() if blk.holonomic is not None and not blk.transient}
+    if not blocks:
+        return
+    fn = compile_program(builder.build({"C": C_all}), ["C"])
+    try:
+        with np.errstate(all="ignore"):
+            C = fn(0.0, np.array(model.q0, dtype=float), np.array(model.u0, dtype=float), model.parameter_values(),
+                   model.input_values())[0]
+    except ArithmeticError:  # a q0 where a residual cannot be evaluated (named where the run starts)
+        return
+    off = {name: float(np.max(np.abs(C[rows]))) for name, rows in blocks.items()}
+    off = {name: r for name, r in off.items() if not r <= tol}
+    if off:
+        warnings.warn(f"model {model.name!r}: the declared initial configuration q0 violates the holonomic "
+                      f"constraint(s) {', '.join(f'{n!r} (max |C(q0)| = {r:.3g})' for n, r in off.items())}; "
+                      "kane.assemble(dyn, t, q0) gives the nearest consistent q0", InconsistentInitialStateWarning,
+                      stacklevel=3)
+
+
 def _check_redundant(choice: EmbeddingChoice, labels: list, redundant: Redundant) -> None:
     """Refuse (or drop with a warning) the permanent rows that the rank decision left out."""
     dropped = [labels[k] for k in range(len(labels)) if k not in choice.rows]
