@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import sympy as sp
 
 import kane
 from kane.analysis import kinematic_outputs
@@ -79,3 +80,20 @@ def test_loop_closure_force_balances_the_moments_of_the_four_bar():
     np.testing.assert_allclose(out["closure.force"], dyn.constraint_forces(0.0, q, u)["closure"], rtol=1e-9)
     with pytest.raises(kane.KaneError, match=r"unknown outputs 'closure.torque'; known: .*closure.force"):
         ko("closure.torque", 0.0, q, u)
+
+
+def test_a_dropped_repeat_of_the_contact_is_nan_and_the_contact_force_is_newtons_law():
+    s = rolling_disk(m=M_DISK)
+    s.add_rolling_disk("again", "disk", sp.Symbol("r"), axis=(0, 1, 0), plane_normal=(0, 0, 1))  # the contact again
+    with pytest.warns(kane.symbolic.RedundantConstraintWarning, match="'again' row 0"):
+        eqs = kane.derive(s, redundant="drop", dependent=["vx", "vy", "vz"])
+    ko = kinematic_outputs(eqs)
+    reference = kinematic_outputs(kane.derive(rolling_disk(m=M_DISK), dependent=["vx", "vy", "vz"]))
+    q = np.array([0.0, 0.0, 0.4 * np.cos(0.2), 0.1, 0.2, 0.0])
+    u = np.array([0.5, 0.3, 4.0])
+    out = ko.evaluate(["contact.force", "again.force", "disk.acceleration"], 0.0, q, u)
+    np.testing.assert_allclose(out["contact.force"], M_DISK * (out["disk.acceleration"] - G), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(out["contact.force"], reference("contact.force", 0.0, q, u), rtol=1e-12, atol=1e-12)
+    assert np.isnan(out["again.force"]).all()
+    np.testing.assert_allclose(out["contact.force"], eqs.compile("numpy").constraint_forces(0.0, q, u)["contact"],
+                               rtol=1e-10, atol=1e-10)

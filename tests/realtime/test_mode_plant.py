@@ -195,3 +195,23 @@ def test_an_event_that_ends_a_period_is_handled_once():
                                                   clock=rt.ClockMode.VIRTUAL))
     loop.run()
     assert [(e.kind, round(e.t, 9)) for e in loop.plant.events] == [("lock", 2.0), ("unlock", 4.0)]
+
+
+def test_a_dropped_repeat_of_a_wheel_row_runs_the_compiled_modes_of_the_cart_without_it():
+    # the back wheels' knife edge declared twice and dropped: every mode is still compiled (derived dropping it
+    # again), the guard reads the kept rows only, and the run is the cart's without the repeat
+    s, eqs, port = _cart()
+    twice = build_cart()
+    twice.add_no_slip("back_wheels_again", "B", (0, 0, 0), (0, 1, 0))
+    twice.add_joint_lock("caster_stick", "swivel", transient=True)
+    rt.add_coupler(twice, "B", POINT)
+    with pytest.warns(kane.symbolic.RedundantConstraintWarning, match="'back_wheels_again' row 0"):
+        eqs_twice = kane.derive(twice, redundant="drop")
+    rules = [Lock("caster_stick", on=[(0.1005, 0.3003)])]
+    r_ref, p_ref, x_ref = _run(SwitchingDynamics(eqs, rules, system=s), port, 0.4)
+    r_two, p_two, x_two = _run(SwitchingDynamics(eqs_twice, rules, system=twice), port, 0.4)
+    assert isinstance(p_two, ModePlant) and set(p_two.modes) == {frozenset(), frozenset({"caster_stick"})}
+    assert r_two.status == "completed" and p_two.online_periods == 0
+    for mode in p_two.modes.values():
+        assert len(mode.rows) == len(mode.dep)  # a square dependent block: the repeated row is not in it
+    np.testing.assert_allclose(x_two, x_ref, rtol=0, atol=1e-9)

@@ -8,9 +8,10 @@ from kane import joints as J
 from kane.simulate import Method, assemble, make_projection, project_positions, simulate
 
 
-def four_bar():
+def four_bar(directions=((1, 0, 0), (0, 1, 0)), **options):
     """Crank 1 m, coupler 2 m, rocker 1.5 m, ground link 2 m, all hinged about z; gravity along -y; the rocker's
-    tip closed on the ground pivot by a loop closure at velocity level."""
+    tip closed on the ground pivot by a loop closure at velocity level along ``directions``; ``options`` for
+    kane.derive."""
     s = kane.System("four_bar", gravity=(0, -9.81, 0))
     parent, point = "ground", (0, 0, 0)
     for i, L in enumerate((1.0, 2.0, 1.5)):
@@ -19,8 +20,8 @@ def four_bar():
         s.add_joint(parent, f"l{i}", J.Revolute("z"), parent_point=point, coordinates=[f"q{i + 1}"],
                     speeds=[f"u{i + 1}"])
         parent, point = f"l{i}", (L, 0, 0)
-    s.add_loop_closure("closure", "l2", (1.5, 0, 0), "ground", (2.0, 0, 0), directions=[(1, 0, 0), (0, 1, 0)])
-    return kane.derive(s, dependent=["u2", "u3"]).compile()
+    s.add_loop_closure("closure", "l2", (1.5, 0, 0), "ground", (2.0, 0, 0), directions=list(directions))
+    return kane.derive(s, dependent=["u2", "u3"], **options).compile()
 
 
 def closure_by_hand(q):
@@ -66,3 +67,16 @@ def test_project_positions_fails_clearly_when_unreachable():
     dyn = kane.derive(s).compile()
     with pytest.raises(kane.KaneError, match="could not be satisfied"):
         project_positions(dyn, 0.0, np.array([0.1]), max_iter=10)
+
+
+@pytest.mark.parametrize("third", [(0, 0, 1), (3, 0, 0)], ids=["zero_row", "multiple_of_x"])
+def test_a_dropped_closure_row_assembles_and_projects_to_the_same_q(dyn, third):
+    with pytest.warns(kane.symbolic.RedundantConstraintWarning, match="'closure' row 2"):
+        dropped = four_bar(((1, 0, 0), (0, 1, 0), third), redundant="drop")
+    assert dropped.equations.constraint_layout["closure"].dropped == (2,)
+    assert dropped.equations.kept_holonomic == (0, 1)
+    guess = np.array([0.7, -0.3, 2.0])
+    for solve in (assemble, project_positions):
+        res, ref = solve(dropped, 0.0, guess), solve(dyn, 0.0, guess)
+        np.testing.assert_allclose(res.q, ref.q, rtol=0, atol=1e-12)
+        assert np.abs(closure_by_hand(res.q)).max() < 1e-12 and res.iterations == ref.iterations

@@ -38,18 +38,30 @@ def test_cholesky_solves_match_lapack_and_refuse_indefinite(p):
         _Cholesky(Mt)
 
 
-def test_condition_bound_agrees_with_the_svd():
-    """_cond_exceeds (a determinant bound before any SVD) says what the exact ||A_r||_F / sigma_min says."""
+def test_condition_bound_agrees_with_the_svd(monkeypatch):
+    """_cond and _cond_exceeds (a determinant bound before any SVD) say what numpy's SVD says of the kept rows
+    A_r and their dependent block A_d: ||A_r||_F / sigma_min(A_d); the bound alone decides some of the limits."""
     dyn = OnlineDynamics(kane.derive(cart()), active=["caster_stick"])
     rng = np.random.default_rng(3)
+    exact = OnlineDynamics._cond
+    svd_calls = []
+    counted = staticmethod(lambda A_S, part: svd_calls.append(1) or exact(A_S, part))
+    monkeypatch.setattr(OnlineDynamics, "_cond", counted)
+    decided, asked = 0, 0
     for _ in range(20):
         q = rng.uniform(-1.5, 1.5, size=dyn.n_q)
         A_S = dyn.constraint_rows(0.0, q)[0]
         part = dyn._choose(A_S)
         assert part.dep.size == 3
-        cond = dyn._cond(A_S, part)
-        for limit in (0.5 * cond, 0.999 * cond, 1.001 * cond, 2 * cond):
-            assert dyn._cond_exceeds(A_S, part, limit) == (cond > limit)
+        A_r = A_S[part.rows]
+        reference = np.linalg.norm(A_r, "fro") / np.linalg.svd(A_r[:, part.dep], compute_uv=False)[-1]
+        assert exact(A_S, part) == pytest.approx(reference, rel=1e-12)
+        for factor in (0.5, 0.9, 0.999, 1.001, 1.1, 2.0, 10.0):
+            svd_calls.clear()
+            assert dyn._cond_exceeds(A_S, part, factor * reference) == (reference > factor * reference)
+            asked += 1
+            decided += not svd_calls
+    assert 0 < decided < asked  # the determinant bound decided some limits alone, the SVD the others
 
 
 def test_a_mode_seen_before_keeps_its_choice(monkeypatch):

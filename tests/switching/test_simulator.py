@@ -15,7 +15,7 @@ from scipy.optimize import brentq
 import kane
 from kane import joints as J
 from kane.simulate import Event, SimulationError
-from kane.switching import Coulomb, Lock, SwitchingSimulator, UnilateralContact, simulate_switching
+from kane.switching import Coulomb, Lock, OnlineDynamics, SwitchingSimulator, UnilateralContact, simulate_switching
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from _models import cart  # noqa: E402
@@ -24,8 +24,9 @@ G = 9.81
 
 
 # ---- models ------------------------------------------------------------------------------------------------
-def disk_on_ramp():
-    """Seed 000 Ex. 1 (tests/symbolic/test_seed_examples.py) with the rolling constraint transient."""
+def disk_on_ramp(transient=True):
+    """Seed 000 Ex. 1 (tests/symbolic/test_seed_examples.py) with the rolling constraint transient (or, with
+    ``transient=False``, embedded for good)."""
     s = kane.System("disk_on_ramp")
     m, J_, r, g, th = (s.parameter(n, v) for n, v in (("m", 2.0), ("J", 0.25), ("r", 0.5), ("g", G),
                                                        ("theta", 0.3)))
@@ -36,7 +37,7 @@ def disk_on_ramp():
     s.add_joint("slider", "disk", J.Revolute("z", speeds=J.SpeedMap(Y=((r,),))), coordinates=["q2"],
                 speeds=["u2"])
     # u1 + u2 is the velocity of the disk's contact point along the ramp: the slip velocity
-    s.add_motion_constraint("rolling", [sp.Symbol("u1") + sp.Symbol("u2")], transient=True)
+    s.add_motion_constraint("rolling", [sp.Symbol("u1") + sp.Symbol("u2")], transient=transient)
     return kane.derive(s)
 
 
@@ -99,8 +100,33 @@ def disk_eqs():
     return disk_on_ramp()
 
 
-def test_disk_threshold_is_tan_theta_over_three():
+def test_disk_threshold_is_tan_theta_over_three(disk_eqs):
+    """kane's rolling multiplier over the normal force m g cos(theta) (by hand: the disk cannot leave the ramp)
+    is J/(J + m r^2) tan(theta) = tan(theta)/3, from the on-line and from the pre-derived embedding; the switching
+    simulator keeps the disk rolling with mu_s 1e-6 above it and lets it slip 1e-6 below (a static-friction limit
+    of the mode decision off by 5 % in either direction fails here)."""
     assert _disk_numbers(0.0)[4] == pytest.approx(math.tan(0.3) / 3, rel=1e-15)
+    N = DISK["m"] * G * math.cos(DISK["theta"])
+    q, u = np.array([0.3, -0.6]), np.array([0.4, -0.4])  # rolling down-ramp already: u1 + u2 = 0
+    online = OnlineDynamics(disk_eqs, active=("rolling",))
+    lam_online = online.constraint_forces(0.0, q, u)["rolling"]
+    embedded = disk_on_ramp(transient=False).compile(backend="numpy")  # rolling for good: u1 = -u2 dependent
+    assert embedded.u_names == ("u2",)
+    lam_embedded = embedded.constraint_forces(0.0, q, u[1:])["rolling"]
+    for lam in (lam_online, lam_embedded):
+        assert lam.shape == (1,) and abs(lam[0]) / N == pytest.approx(math.tan(0.3) / 3, rel=1e-12, abs=0)
+    threshold = abs(lam_online[0]) / N
+    for factor, modes in ((1 + 1e-6, ["rolling"]), (1 - 1e-6, ["slip(rolling-)"])):
+        rule = Coulomb("rolling", normal=N, mu_s=threshold * factor, mu_k=0.5 * threshold)
+        traj = simulate_switching(disk_eqs, (0.0, 0.2), [0.0, 0.0], [0.0, 0.0], [rule], output_dt=0.1)
+        assert [m for _, _, m in traj.modes] == modes
+    # slipping backwards with mu_k 4 % above the threshold: the slip ends at the analytic time and the disk sticks
+    # where mu_s is 4.5 % above it (a limit 5 % low lets it slip on, reversed)
+    _, _, a1, a2, _ = _disk_numbers(1.04 * threshold)
+    rule = Coulomb("rolling", normal=N, mu_s=1.045 * threshold, mu_k=1.04 * threshold)
+    traj = simulate_switching(disk_eqs, (0.0, 1.5), [0.0, 0.0], [0.0, -0.1], [rule], output_dt=0.1)
+    assert [m for _, _, m in traj.modes] == ["slip(rolling-)", "rolling"]
+    assert [e.kind for e in traj.events] == ["stick"] and traj.events[0].t == pytest.approx(0.1 / (a1 + a2), abs=1e-9)
 
 
 def test_disk_rolls_without_slipping_above_the_threshold(disk_eqs):

@@ -1,5 +1,7 @@
 """Constraint rows, automatic choice of dependent speeds (seed 000 Eq. 43) and embedding (Eqs. 5, 44-45)."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -161,3 +163,159 @@ def test_knife_edge_constraint_force_is_the_lateral_force_on_the_mass_centre():
     v = u[0] / np.cos(q[2])
     lam = dyn.constraint_forces(0.0, q, u)["edge"][0]
     assert lam == pytest.approx(m * (c * wdot + v * u[1]), rel=1e-10)
+
+
+def _euler_disk(extra=(), r=0.4, m=1.5, g=9.81):
+    """A thin disk on the floor z = 0: centre on slides x, y, z, then a 312 gimbal (heading, lean, spin), rolling
+    without slip ("contact"). ``extra``: "again" declares the same contact a second time (three rows that repeat
+    the first three), "still" a zero row (the x slide's origin has no velocity along y at any configuration)."""
+    s = kane.System("disk_euler", gravity=(0, 0, -g))
+    for name in ("sx", "sy", "sz"):
+        s.add_body(name, mass=0)
+    s.add_body("disk", mass=m, inertia=(m * r ** 2 / 4, m * r ** 2 / 2, m * r ** 2 / 4))
+    for parent, child, axis, q, u in (("ground", "sx", "x", "x", "vx"), ("sx", "sy", "y", "y", "vy"),
+                                      ("sy", "sz", "z", "z", "vz")):
+        s.add_joint(parent, child, J.Prismatic(axis), coordinates=[q], speeds=[u])
+    s.add_joint("sz", "disk", J.Gimbal("312"), coordinates=["heading", "lean", "spin"],
+                speeds=["w_heading", "w_lean", "w_spin"])
+    s.add_rolling_disk("contact", "disk", r, axis=(0, 1, 0), plane_normal=(0, 0, 1))
+    if "again" in extra:
+        s.add_rolling_disk("again", "disk", r, axis=(0, 1, 0), plane_normal=(0, 0, 1))
+    if "still" in extra:
+        s.add_point_velocity_constraint("still", "sx", (0, 0, 0), directions=[(0, 1, 0)])
+    return s
+
+
+def test_dropped_rows_of_a_rolling_disk_leave_the_contact_force_of_the_disk_without_them():
+    ref = kane.derive(_euler_disk()).compile(backend="numpy")
+    with pytest.warns(kane.symbolic.RedundantConstraintWarning, match="'again' row 0, 'again' row 1, 'again' row 2"
+                      ", 'still' row 0 are redundant"):
+        eqs = kane.derive(_euler_disk(("again", "still")), redundant="drop")
+    assert eqs.constraint_layout["again"].dropped == (0, 1, 2) and eqs.constraint_layout["still"].dropped == (0,)
+    assert eqs.constraint_layout["contact"].dropped == ()  # the first declared rows are kept, the repeats dropped
+    dyn = eqs.compile(backend="numpy")
+    m, g, r = 1.5, 9.81, 0.4
+    # upright at rest, and upright rolling straight at 10 rad/s: the floor carries the weight, N = m g, no friction
+    for spin in (0.0, 10.0):
+        q, u = np.array([0.0, 0.0, r, 0.3, 0.0, 0.0]), np.array([0.0, 0.0, spin])
+        forces = dyn.constraint_forces(0.0, q, u)
+        np.testing.assert_allclose(forces["contact"], [0.0, 0.0, m * g], rtol=1e-12, atol=1e-12)
+        assert np.isnan(forces["again"]).all() and np.isnan(forces["still"]).all()
+    # leaned, turning and spinning: the same forces as the disk declared without the redundant rows
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        lean = rng.uniform(-0.5, 0.5)
+        q = np.array([*rng.normal(size=2), r * np.cos(lean), rng.uniform(-3, 3), lean, rng.uniform(-3, 3)])
+        u = rng.normal(0.0, 3.0, 3)
+        np.testing.assert_allclose(dyn.udot(0.0, q, u), ref.udot(0.0, q, u), rtol=1e-12, atol=1e-12)
+        forces, expected = dyn.constraint_forces(0.0, q, u), ref.constraint_forces(0.0, q, u)["contact"]
+        np.testing.assert_allclose(forces["contact"], expected, rtol=1e-12, atol=1e-12 * m * g)
+        assert np.isnan(forces["again"]).all() and np.isnan(forces["still"]).all()
+
+
+def _disk_on_slider(tilt):
+    """A disk spinning on a cart that slides along x, rolling on a plane through the origin whose normal is
+    tilted by ``tilt`` about y: level, the disk rolls as the cart slides (one degree of freedom); tilted away from
+    the slide, the contact would have to climb the plane: the rolling rows leave no independent speed."""
+    r = 0.3
+    s = kane.System("disk_on_slider", gravity=(0, 0, -9.81))
+    s.add_body("cart", mass=2.0, inertia=(0.1, 0.1, 0.1))
+    s.add_body("disk", mass=1.0, inertia=(r * r / 4, r * r / 2, r * r / 4))
+    s.add_joint("ground", "cart", J.Prismatic("x"), coordinates=["x"], speeds=["v"], parent_point=(0, 0, r))
+    s.add_joint("cart", "disk", J.Revolute("y"), coordinates=["spin"], speeds=["w"])
+    s.add_rolling_disk("contact", "disk", r, axis=(0, 1, 0), plane_normal=(np.sin(tilt), 0, np.cos(tilt)))
+    return s
+
+
+def test_constraints_that_leave_nothing_free_are_refused_by_name():
+    with pytest.warns(kane.symbolic.RedundantConstraintWarning):
+        level = kane.derive(_disk_on_slider(0.0), redundant="drop")
+    assert [str(u) for u in level.u_independent] == ["w"]  # v = r w: the contact point v - r w stays still
+    dyn = level.compile(backend="numpy")
+    np.testing.assert_allclose(dyn.full_speeds(0.0, [0.0, 0.0], [2.0]), [0.6, 2.0], rtol=1e-14)
+    for redundant in ("error", "drop"):
+        with pytest.raises(kane.DerivationError, match=r"'disk_on_slider': the permanent constraints 'contact' "
+                           r"leave no independent speed.*v, w\): nothing can move; besides, constraint rows "
+                           r"'contact' row 1 are redundant"):
+            kane.derive(_disk_on_slider(0.3), redundant=redundant)
+    # a switched system's mode may hold everything on purpose: derived without independent speeds when asked
+    with pytest.warns(kane.symbolic.RedundantConstraintWarning):
+        held = kane.derive(_disk_on_slider(0.3), redundant="drop", immobile="allow")
+    assert held.u_independent == () and [str(u) for u in held.u_dependent] == ["v", "w"]
+    np.testing.assert_allclose(held.compile(backend="numpy").full_speeds(0.0, [0.0, 0.0], []), [0.0, 0.0], atol=0)
+    with pytest.raises(kane.ModelError, match="immobile must be one of \\['error', 'allow'\\], got 'yes'"):
+        kane.derive(_disk_on_slider(0.3), immobile="yes")
+
+
+def test_a_declared_q0_off_a_loop_closure_is_named_at_derivation():
+    # crank 0, coupler 0, rocker 0: the rocker's tip at (4.5, 0), 2.5 m from its ground pivot (2, 0) along x
+    with pytest.warns(kane.symbolic.InconsistentInitialStateWarning,
+                      match=r"'four_bar'.*q0 violates.*'closure' \(max \|C\(q0\)\| = 2\.5\)"):
+        kane.derive(four_bar(q0=(0.0, 0.0, 0.0)), dependent=["u2", "u3"])
+    dyn = kane.derive(four_bar(), dependent=["u2", "u3"]).compile(backend="numpy")
+    q = _assemble(dyn, [0.5, -0.3, 2.0])  # a closed loop: derivation says nothing
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kane.derive(four_bar(q0=tuple(q)))
+        kane.derive(four_bar(q0=(0.0, 0.0, 0.0)).compile())  # a Model declares no initial state of its own
+
+
+TWO_LINKS = """
+[model]
+name = "two_links"
+gravity = [0, -9.81, 0]
+
+[[bodies]]
+name = "a"
+mass = 1.0
+com = [0.5, 0, 0]
+inertia = [0.01, 0.1, 0.1]
+
+[[bodies]]
+name = "b"
+mass = 1.0
+com = [0.5, 0, 0]
+inertia = [0.01, 0.1, 0.1]
+
+[[joints]]
+name = "shoulder"
+parent = "ground"
+child = "a"
+type = "revolute"
+axis = "z"
+coordinates = ["q1"]
+speed_names = ["u1"]
+q0 = [{q1}]
+
+[[joints]]
+name = "elbow"
+parent = "a"
+child = "b"
+type = "revolute"
+axis = "z"
+parent_point = [1, 0, 0]
+coordinates = ["q2"]
+speed_names = ["u2"]
+q0 = [{q2}]
+
+[[constraints]]
+name = "on_the_wall"
+type = "loop_closure"
+body_a = "b"
+point_a = [1, 0, 0]
+body_b = "ground"
+point_b = [1.5, 0, 0]
+directions = [[1, 0, 0]]
+"""
+
+
+def test_a_model_files_q0_off_its_closure_is_named_at_derivation():
+    # two 1 m links, the tip held on the wall x = 1.5: stretched out (q = 0) the tip is at x = 2, 0.5 m off
+    with pytest.warns(kane.symbolic.InconsistentInitialStateWarning,
+                      match=r"'two_links'.*'on_the_wall' \(max \|C\(q0\)\| = 0\.5\)"):
+        kane.io.parse_model(TWO_LINKS.format(q1=0.0, q2=0.0), "two_links.toml").derive()
+    q1 = 0.4  # cos(q1) + cos(q1 + q2) = 1.5 by hand
+    q2 = np.arccos(1.5 - np.cos(q1)) - q1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kane.io.parse_model(TWO_LINKS.format(q1=q1, q2=repr(float(q2))), "two_links.toml").derive()

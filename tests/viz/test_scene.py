@@ -35,6 +35,23 @@ def test_equivalent_box_recovers_the_sides_of_a_rotated_box():
     assert np.linalg.det(axes) == pytest.approx(1.0)
 
 
+def test_equivalent_box_turns_a_left_handed_eigenbasis_right_handed():
+    """Rotations of the box for which LAPACK's eigenvectors come out left-handed (det -1): the axes returned are
+    still a rotation, each column along the body axis (a column of R) whose side it carries."""
+    rng = np.random.default_rng(8)
+    box = np.diag([M / 12 * (B**2 + C**2), M / 12 * (A**2 + C**2), M / 12 * (A**2 + B**2)])
+    turns = [quaternion_to_rotation(q / np.linalg.norm(q)) for q in rng.normal(size=(40, 4))]
+    left = [R for R in turns if np.linalg.det(np.linalg.eigh(R @ box @ R.T)[1]) < 0]
+    assert len(left) >= 5  # the branch that turns the basis right-handed is taken
+    for R in left:
+        sides, axes = equivalent_box(M, R @ box @ R.T)
+        assert np.linalg.det(axes) == pytest.approx(1.0, abs=1e-12)
+        for side, body_axis in zip((A, B, C), R.T):
+            k = int(np.argmin(np.abs(sides - side)))
+            assert sides[k] == pytest.approx(side, rel=1e-12)
+            assert abs(axes[:, k] @ body_axis) == pytest.approx(1.0, abs=1e-12)
+
+
 def test_pendulum_poses_shapes_and_frames_match_a_hand_computation(tmp_path):
     eqs = kane.derive(pendulum())
     dyn = eqs.compile()

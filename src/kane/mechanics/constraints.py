@@ -201,12 +201,14 @@ class EmbeddingChoice:
 
 
 def select_dependent(A_num: np.ndarray, u_names, dependent_names=None, A_generic: np.ndarray | None = None,
-                     tol: float = 1e-9) -> EmbeddingChoice:
+                     tol: float = 1e-9, keep_first: bool = False) -> EmbeddingChoice:
     """Choose independent constraint rows and dependent speeds from numeric constraint matrices.
 
     The number of independent constraints is the number of nonzero singular values (seed 000 Eq. 43) of the
     generic matrix; rows and columns are picked by QR with column pivoting (the best conditioned dependent
-    block at the reference state), unless the user names the dependent speeds.
+    block at the reference state), unless the user names the dependent speeds. With ``keep_first`` the rows are
+    kept in declaration order instead (each row that adds to the rank of those before it), so a row that repeats
+    earlier ones, or is zero, is the one left out (a dropped redundant row, :func:`kane.derive`).
     """
     A_rank = A_generic if A_generic is not None else A_num
     sv = np.linalg.svd(A_rank, compute_uv=False) if A_rank.size else np.zeros(0)
@@ -214,8 +216,10 @@ def select_dependent(A_num: np.ndarray, u_names, dependent_names=None, A_generic
     m = int(np.sum(sv > tol * scale))
     if m == 0:
         return EmbeddingChoice((), (), tuple(range(A_num.shape[1])), (), tuple(sv))
-    _, _, row_perm = sla.qr(A_rank.T, pivoting=True, mode="economic")
-    rows = tuple(sorted(int(r) for r in row_perm[:m]))
+    rows = _rows_in_order(A_rank, tol * scale) if keep_first else ()
+    if len(rows) != m:  # not asked for, or the rank test in order disagrees with the SVD's at this tolerance
+        _, _, row_perm = sla.qr(A_rank.T, pivoting=True, mode="economic")
+        rows = tuple(sorted(int(r) for r in row_perm[:m]))
     A_rows = A_num[list(rows)]
     if np.linalg.matrix_rank(A_rows, tol=tol * scale) < m:  # the reference state is itself a singular
         A_rows = A_rank[list(rows)]  # configuration of the constraints: decide at the generic one
@@ -242,6 +246,20 @@ def select_dependent(A_num: np.ndarray, u_names, dependent_names=None, A_generic
     # pivot order for elimination: partial pivoting on the numeric dependent block
     pivots = _lu_pivots(A_rows[:, list(dep)])
     return EmbeddingChoice(rows, dep, indep, pivots, tuple(float(s) for s in sv))
+
+
+def _rows_in_order(A: np.ndarray, tol: float) -> tuple[int, ...]:
+    """The rows of A (m x n) that each add to the rank of the rows before them: the part of a row outside the
+    span of those kept (Gram-Schmidt, projected twice) is longer than ``tol``."""
+    basis, kept = np.zeros((0, A.shape[1])), []
+    for i, row in enumerate(np.asarray(A, dtype=float)):
+        rest = row - basis.T @ (basis @ row)
+        rest = rest - basis.T @ (basis @ rest)
+        size = float(np.linalg.norm(rest))
+        if size > tol:
+            kept.append(i)
+            basis = np.vstack([basis, rest / size])
+    return tuple(kept)
 
 
 def _lu_pivots(block: np.ndarray) -> tuple[int, ...]:

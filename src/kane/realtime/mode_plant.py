@@ -37,7 +37,7 @@ from ..errors import KaneError, ModelError
 from ..codegen.c_backend import CFunction
 from ..switching.online import _sigma_min
 from ..switching import Coulomb, UnilateralContact, mode_system, robust_dependent
-from ..symbolic.derive import derive
+from ..symbolic.derive import Immobile, RedundantConstraintWarning, derive
 
 __all__ = ["CompiledMode", "ModePlant", "compile_modes"]
 
@@ -77,11 +77,15 @@ def compile_modes(system, online, rules, q0, *, limit: int = _MAX_MODES) -> dict
     if 2 ** len(names) <= limit:
         subsets = [c for k in range(len(names) + 1) for c in itertools.combinations(names, k)]
     modes = {}
+    dropped = any(b.dropped for b in online.equations.constraint_layout.values())
     for active in subsets:
         try:
             dependent = robust_dependent(online, active, q0)
-            eqs = derive(mode_system(system, active), dependent=dependent or None,
-                         reference_q=np.asarray(q0, dtype=float))
+            with warnings.catch_warnings():  # rows the model's derivation dropped (and said so) are dropped again
+                warnings.simplefilter("ignore", RedundantConstraintWarning)
+                eqs = derive(mode_system(system, active), dependent=dependent or None,
+                             reference_q=np.asarray(q0, dtype=float), redundant="drop" if dropped else "error",
+                             immobile=Immobile.ALLOW)
             dyn = eqs.compile("c")
             if dyn.backend != "c":
                 raise KaneError("no C stepper for it")
@@ -91,6 +95,18 @@ def compile_modes(system, online, rules, q0, *, limit: int = _MAX_MODES) -> dict
             continue
         modes[frozenset(active)] = dyn
     return modes
+
+
+def _kept_rows(online, mode) -> np.ndarray:
+    """The rows (in the on-line constraint rows A) of the mode's constraints that its derivation kept: rows it
+    dropped as redundant (``redundant="drop"``) are left out of the guard's dependent block."""
+    layout = mode.dynamics.equations.constraint_layout
+    rows = []
+    for name, block in online.layout.items():
+        if name in mode.constraints:
+            gone = layout[name].dropped if name in layout else ()
+            rows += [block.rows.start + k for k in range(block.rows.stop - block.rows.start) if k not in gone]
+    return np.array(rows, dtype=int)
 
 
 class ModePlant:
@@ -119,7 +135,7 @@ class ModePlant:
         self._fn_A = CFunction(online.equations.full_program, ["A"])  # the guard's constraint rows, in C
         self._p, self._w0 = online._p0 if params is None else online.model.parameter_values(params), online._w0
         for mode in self.modes.values():
-            mode.rows = online._rows(mode.constraints)
+            mode.rows = _kept_rows(online, mode)
         self._u0 = np.zeros(online.n_u)
         self._checks = 0
         inputs = tuple(str(s) for s in runner.dynamics.model.inputs)

@@ -34,12 +34,30 @@ class AssemblyResult:
     distance: float = 0.0
 
 
-def _violated(dyn, C) -> str:
-    """The names of the constraints whose residuals are largest, for messages."""
-    layout = getattr(getattr(dyn, "equations", None), "constraint_layout", {}) or {}
-    worst = [name for name, block in layout.items() if block.holonomic is not None
-             and C[block.holonomic].size and np.max(np.abs(C[block.holonomic])) > 0.5 * np.max(np.abs(C))]
-    return ", ".join(map(repr, worst)) or "holonomic"
+def _rows(dyn) -> tuple[list | None, list]:
+    """(the C rows to solve, or None for all; the constraint's name of each of them): rows dropped as redundant at
+    derivation (``derive(..., redundant="drop")``) are left out, so the Newton steps solve independent rows."""
+    eqs = getattr(dyn, "equations", None)
+    layout = getattr(eqs, "constraint_layout", {}) or {}
+    names = [name for name, block in layout.items() if block.holonomic is not None
+             for _ in range(block.holonomic.start, block.holonomic.stop)]
+    kept = getattr(eqs, "kept_holonomic", None)
+    if kept is None or len(kept) == len(names):
+        return None, names
+    return list(kept), [names[k] for k in kept]
+
+
+def _holonomic(dyn, t, q, params, kept):
+    """(C, A_C, W) of :meth:`kane.Dynamics.holonomic_rows`, C and A_C restricted to the rows ``kept``."""
+    C, A_C, W = dyn.holonomic_rows(t, q, params)
+    return (C, A_C, W) if kept is None else (C[kept], A_C[kept], W)
+
+
+def _violated(names, C) -> str:
+    """The names of the constraints whose residuals are largest, for messages (``names``: one per row of C)."""
+    worst = [] if len(names) != len(C) or not C.size else \
+        [n for n, c in zip(names, np.abs(C)) if c > 0.5 * np.max(np.abs(C))]
+    return ", ".join(map(repr, dict.fromkeys(worst))) or "holonomic"
 
 
 def _newton(dyn, t, q, columns, tol, max_iter, params, max_change=None):
@@ -47,20 +65,21 @@ def _newton(dyn, t, q, columns, tol, max_iter, params, max_change=None):
     the basin of the solution nearest the given q instead of jumping to another root (a disk below its floor)."""
     q_given = np.array(q, dtype=float)
     q = q_given.copy()
-    C, A_C, W = dyn.holonomic_rows(t, q, params)
+    kept, names = _rows(dyn)
+    C, A_C, W = _holonomic(dyn, t, q, params, kept)
     res0 = res = float(np.max(np.abs(C))) if C.size else 0.0
     for it in range(max_iter + 1):
         if res <= tol:
             break
         if it == max_iter:
             names = ", ".join(f"{n}={v:.6g}" for n, v in zip(dyn.q_names, q))
-            raise AssemblyError(f"the {_violated(dyn, C)} constraint(s) could not be satisfied: max |C(q)| = "
+            raise AssemblyError(f"the {_violated(names, C)} constraint(s) could not be satisfied: max |C(q)| = "
                                 f"{res:.3g} after {max_iter} Newton steps at t = {t:g} (q: {names})")
         du, *_ = np.linalg.lstsq(A_C[:, columns], -C, rcond=None)
         step = W[:, columns] @ du
         for _ in range(30):
             trial = dyn.model.normalize_quaternions(q + step)
-            C_t, A_t, W_t = dyn.holonomic_rows(t, trial, params)
+            C_t, A_t, W_t = _holonomic(dyn, t, trial, params, kept)
             res_t = float(np.max(np.abs(C_t)))
             if res_t < res or res_t <= tol:
                 break
@@ -70,7 +89,7 @@ def _newton(dyn, t, q, columns, tol, max_iter, params, max_change=None):
     distance = float(np.max(moved)) if moved.size else 0.0
     if max_change is not None and distance > max_change:
         k = int(np.argmax(moved))
-        which = _violated(dyn, dyn.holonomic_rows(t, q_given, params)[0])
+        which = _violated(names, _holonomic(dyn, t, q_given, params, kept)[0])
         raise AssemblyError(f"the nearest configuration satisfying the {which} "
                             f"constraint(s) is {distance:.3g} away from the given one (more than max_change = "
                             f"{max_change:g}: {dyn.q_names[k]} {q_given[k]:.6g} -> {q[k]:.6g}); the given q has "

@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import KaneError, ModelError
 from ..mechanics.constraints import select_dependent
 from ..model.system import System
-from ..symbolic.derive import derive
+from ..symbolic.derive import Immobile, derive
 from ..io.trajectory import Stats, Trajectory
 from ..options import Method
 from ..simulate.events import Event
@@ -187,10 +187,12 @@ class HybridSimulator(SwitchingSimulator):
     def _derive(self, active: tuple, q_ref) -> None:
         """Derive and compile the mode with the transient constraints ``active`` made permanent."""
         system, q_ref = self.mode_system(self.system, active), np.asarray(q_ref, dtype=float)
+        held = Immobile.ALLOW  # a mode may hold everything (a brake on a rolling disk)
         try:  # dependent speeds conditioned over the configuration space: the mode's equations are derived once
-            eqs = derive(system, dependent=robust_dependent(self.dynamics, active, q_ref) or None, reference_q=q_ref)
+            eqs = derive(system, dependent=robust_dependent(self.dynamics, active, q_ref) or None, reference_q=q_ref,
+                         immobile=held)
         except ModelError:  # a mode_system of the user's whose constraints are not the model's
-            eqs = derive(system, reference_q=q_ref)
+            eqs = derive(system, reference_q=q_ref, immobile=held)
         self._add(active, eqs.compile())
         self.n_derived += 1
 

@@ -1,5 +1,7 @@
 """Kane's method with named intermediates, constraint embedding and recombination."""
 
-from .derive import Embedding, Equations, Redundant, RedundantConstraintWarning, derive
+from .derive import (Embedding, Equations, Immobile, InconsistentInitialStateWarning, Redundant,
+                     RedundantConstraintWarning, derive)
 
-__all__ = ["derive", "Embedding", "Equations", "Redundant", "RedundantConstraintWarning"]
+__all__ = ["derive", "Embedding", "Equations", "Immobile", "InconsistentInitialStateWarning", "Redundant",
+           "RedundantConstraintWarning"]

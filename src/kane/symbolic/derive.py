@@ -32,8 +32,8 @@ from .dynamics import Dynamics
 from .embedding import solve_dependent
 from .kane import explicit_generalized_forces, recursive_mass_forcing
 
-__all__ = ["Embedding", "Equations", "Redundant", "RedundantConstraintWarning", "RowBlock", "derive",
-           "reference_configuration"]
+__all__ = ["Embedding", "Equations", "Immobile", "InconsistentInitialStateWarning", "Redundant",
+           "RedundantConstraintWarning", "RowBlock", "derive", "reference_configuration"]
 
 
 class Embedding(enum.Enum):
@@ -60,18 +60,45 @@ class Redundant(enum.Enum):
         raise ModelError(f"derive: redundant must be one of {[r.value for r in cls]}, got {value!r}")
 
 
+class Immobile(enum.Enum):
+    """What ``derive`` does where the permanent constraints leave no independent speed (nothing can move): refuse
+    (``ERROR``, the default: a :class:`kane.DerivationError` names the constraints) or derive equations without
+    independent speeds (``ALLOW``: a mode of a switched system that holds everything, such as a brake on a rolling
+    disk; q' follows from the constraints alone)."""
+
+    ERROR = "error"
+    ALLOW = "allow"
+
+    @classmethod
+    def parse(cls, value) -> Immobile:
+        found = parse_enum(cls, value)
+        if found is not None:
+            return found
+        raise ModelError(f"derive: immobile must be one of {[r.value for r in cls]}, got {value!r}")
+
+
 class RedundantConstraintWarning(UserWarning):
     """Permanent constraint rows were dropped as redundant (``derive(..., redundant="drop")``)."""
+
+
+class InconsistentInitialStateWarning(UserWarning):
+    """The initial configuration a system declares (its joints' q0) violates a permanent holonomic constraint (a
+    loop closure, a contact height): named at derivation with each constraint's residual."""
 
 
 @dataclass(frozen=True)
 class RowBlock:
     """Where one declared constraint sits: ``rows`` in the stacked A, b, A_bias of ``full_program``;
-    ``holonomic`` its rows in the stacked C and A_C (None for a nonholonomic constraint); ``transient``."""
+    ``holonomic`` its rows in the stacked C and A_C (None for a nonholonomic constraint); ``transient``;
+    ``holonomic_rows`` the row of the block (0 = its first) that each of its C rows is the rate of; ``dropped``
+    the rows of the block dropped as redundant (``derive(..., redundant="drop")``): every use of the embedded
+    constraints (dependent speeds and coordinates, constraint forces, assembly, projection) leaves them out."""
 
     rows: slice
     holonomic: slice | None
     transient: bool
+    holonomic_rows: tuple = ()
+    dropped: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -89,6 +116,13 @@ class Equations:
     has_potential: bool
     constraint_layout: dict
 
+
+    @property
+    def kept_holonomic(self) -> tuple:
+        """Indices into C (and the rows of A_C) of the holonomic rows that are not dropped as redundant: the
+        configuration constraints that assembly and projection solve (all of them when none was dropped)."""
+        return tuple(b.holonomic.start + k for b in self.constraint_layout.values() if b.holonomic is not None
+                     for k, row in enumerate(b.holonomic_rows) if row not in b.dropped)
 
     @property
     def mass_matrix(self) -> sp.ImmutableMatrix:
@@ -188,13 +222,16 @@ def reference_configuration(model: Model, seed: int = 7, spread: float = 0.6) ->
 
 
 def derive(system: System | Model, *, dependent=None, embedding: Embedding = Embedding.RECOMBINATION,
-           reference_q=None, redundant: Redundant | str = Redundant.ERROR) -> Equations:
+           reference_q=None, redundant: Redundant | str = Redundant.ERROR,
+           immobile: Immobile | str = Immobile.ERROR) -> Equations:
     """Derive the equations of motion of ``system`` by Kane's method, permanent constraints embedded.
 
     dependent: names of the dependent speeds (default: chosen automatically at the reference configuration,
     the model's q0, falling back to a generic configuration where q0 is singular). embedding: see
     :class:`Embedding`. redundant: see :class:`Redundant` (permanent constraint rows that depend on the others
-    at a generic configuration near q0 are refused, or dropped with a warning naming them). Raises
+    at a generic configuration near q0 are refused, or dropped with a warning naming them). immobile: see
+    :class:`Immobile` (permanent constraints that leave no independent speed). A q0 declared by the system's joints
+    that violates a permanent holonomic constraint is named in an :class:`InconsistentInitialStateWarning`. Raises
     :class:`kane.ModelError` for a bad description or dependent-speed choice.
     """
     model = system.compile() if isinstance(system, System) else system
@@ -202,6 +239,7 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
         raise ModelError(f"derive: expected a kane.System or kane.Model, got {type(system).__name__}")
     if not isinstance(embedding, Embedding):
         raise ModelError(f"derive: embedding must be a kane.Embedding, got {embedding!r}")
+    immobile = Immobile.parse(immobile)
     groups = {"t": (model.t,), "q": model.q, "u": model.u, "params": model.parameters, "inputs": model.inputs}
     if model.n_u == 0:
         raise ModelError(_ZERO_DOF.format(model.name))
@@ -222,9 +260,6 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
     C_all = sp.Matrix.vstack(*holo) if holo else sp.zeros(0, 1)
     offsets = np.cumsum([0] + [r.A.shape[0] for r in rows])
     c_offsets = np.cumsum([0] + [len(r.C_rows) for r in rows])
-    layout = {c.name: RowBlock(slice(int(offsets[k]), int(offsets[k + 1])),
-                               slice(int(c_offsets[k]), int(c_offsets[k + 1])) if rows[k].C is not None else None,
-                               c.transient) for k, c in enumerate(model.constraints)}
     C_row_index = [int(offsets[k]) + j for k, r in enumerate(rows) if r.C is not None for j in r.C_rows]
     A_C = A_all.extract(C_row_index, list(range(n))) if C_row_index else sp.zeros(0, n)
 
@@ -236,8 +271,10 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
         A_p = sp.Matrix.vstack(*[r.A for r in permanent])
         b_p = sp.Matrix.vstack(*[r.b for r in permanent])
         choice = _choose(model, b, A_p, dependent, reference_q)
-        _check_redundant(choice, [f"{c.name!r} row {j}" for r, c in zip(rows, model.constraints) if not c.transient
-                                  for j in range(r.A.shape[0])], Redundant.parse(redundant))
+        labels = [(c.name, j) for r, c in zip(rows, model.constraints) if not c.transient for j in range(r.A.shape[0])]
+        if immobile is Immobile.ERROR:
+            _check_movable(model, choice, labels)
+        _check_redundant(choice, [f"{name!r} row {j}" for name, j in labels], Redundant.parse(redundant))
         if choice.dependent:
             indep, dep, sel = choice.independent, choice.dependent, list(choice.rows)
             A_d = A_p.extract(sel, list(dep))
@@ -254,6 +291,13 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
                 c_acc[col] = X[r, p + 1]
                 u_dep_defs[model.u[col]] = b.assign(sum_products([(X[r, k], model.u[indep[k]]) for k in range(p)])
                                                     + X[r, p])
+    dropped = {} if choice is None else _dropped_rows(choice, labels)
+    layout = {c.name: RowBlock(slice(int(offsets[k]), int(offsets[k + 1])),
+                               slice(int(c_offsets[k]), int(c_offsets[k + 1])) if rows[k].C is not None else None,
+                               c.transient, tuple(rows[k].C_rows) if rows[k].C is not None else (),
+                               dropped.get(c.name, ())) for k, c in enumerate(model.constraints)}
+    if isinstance(system, System) and any(e.q0 is not None for e in system._joints):
+        _check_start(model, b, C_all, layout)
     if not u_dep_defs:
         M, f = M_full, f_full
     elif embedding is Embedding.RECOMBINATION:
@@ -288,6 +332,52 @@ def derive(system: System | Model, *, dependent=None, embedding: Embedding = Emb
 
 _ZERO_DOF = ("model {!r} has zero degrees of freedom (every joint a weld, or every speed fixed): it has no "
              "equations of motion to derive; give a joint a degree of freedom")
+
+
+def _dropped_rows(choice: EmbeddingChoice, labels: list) -> dict:
+    """name -> rows of that constraint (0 = its first) left out of the embedding as redundant."""
+    dropped = {}
+    for k, (name, j) in enumerate(labels):
+        if k not in choice.rows:
+            dropped[name] = dropped.get(name, ()) + (j,)
+    return dropped
+
+
+def _check_movable(model: Model, choice: EmbeddingChoice, labels: list) -> None:
+    """Refuse permanent constraints that leave no independent speed: nothing could move (checked before the
+    redundant rows, which dropping would not make movable; they are named too)."""
+    if choice.independent:
+        return
+    names = list(dict.fromkeys(labels[k][0] for k in choice.rows))
+    extra = [f"{labels[k][0]!r} row {labels[k][1]}" for k in range(len(labels)) if k not in choice.rows]
+    besides = f"; besides, constraint rows {', '.join(extra)} are redundant" if extra else ""
+    raise DerivationError(
+        f"model {model.name!r}: the permanent constraints {', '.join(map(repr, names))} leave no independent speed "
+        f"({len(choice.rows)} independent constraint row(s) on the {model.n_u} speed(s) "
+        f"{', '.join(map(str, model.u))}): nothing can move{besides}; remove a constraint or give the bodies the "
+        "freedom to satisfy it (a disk needs a degree of freedom to roll along its plane), or derive a mode that "
+        "holds everything with immobile='allow'")
+
+
+def _check_start(model: Model, builder, C_all, layout: dict, tol: float = 1e-9) -> None:
+    """Warn, naming each permanent holonomic constraint and its residual, where the declared q0 violates it."""
+    blocks = {name: blk.holonomic for name, blk in layout.items() if blk.holonomic is not None and not blk.transient}
+    if not blocks:
+        return
+    fn = compile_program(builder.build({"C": C_all}), ["C"])
+    try:
+        with np.errstate(all="ignore"):
+            C = fn(0.0, np.array(model.q0, dtype=float), np.array(model.u0, dtype=float), model.parameter_values(),
+                   model.input_values())[0]
+    except ArithmeticError:  # a q0 where a residual cannot be evaluated (named where the run starts)
+        return
+    off = {name: float(np.max(np.abs(C[rows]))) for name, rows in blocks.items()}
+    off = {name: r for name, r in off.items() if not r <= tol}
+    if off:
+        warnings.warn(f"model {model.name!r}: the declared initial configuration q0 violates the holonomic "
+                      f"constraint(s) {', '.join(f'{n!r} (max |C(q0)| = {r:.3g})' for n, r in off.items())}; "
+                      "kane.assemble(dyn, t, q0) gives the nearest consistent q0", InconsistentInitialStateWarning,
+                      stacklevel=3)
 
 
 def _check_redundant(choice: EmbeddingChoice, labels: list, redundant: Redundant) -> None:
@@ -336,8 +426,8 @@ def _choose(model, builder, A_p, dependent, reference_q) -> EmbeddingChoice:
         A_ref = A_gen
     names = [str(u) for u in model.u]
     try:
-        return select_dependent(A_ref, names, dependent, A_gen)
+        return select_dependent(A_ref, names, dependent, A_gen, keep_first=True)
     except KaneError:
         if dependent is not None:
             raise
-        return select_dependent(A_gen, names, None, A_gen)
+        return select_dependent(A_gen, names, None, A_gen, keep_first=True)
