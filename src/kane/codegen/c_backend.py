@@ -193,13 +193,11 @@ class CFunction:
         self.threads = threads or os.cpu_count() or 1
         nq, nu, nw = sizes["nq"], sizes["nu"], sizes["nw"]
         self._nout = sizes["nout"]
-        self._pc = np.zeros(sizes["np"] + sizes["nc"] + 1)  # parameters, then the prelude's constants
-        self._pc_ptr = ffi.cast("double *", ffi.from_buffer(self._pc))
-        self._x = ffi.new("double[]", 2 + nq + nu + nw)  # t, q, u, inputs of one state
-        self._xq, self._xu, self._xw = ffi.addressof(self._x, 1), ffi.addressof(self._x, 1 + nq), \
-            ffi.addressof(self._x, 1 + nq + nu)
+        self._xw = ffi.new("double[1]")  # the inputs of a model without inputs (never read)
         self._bytes = (8 * nq, 8 * nu, 8 * sizes["np"], 8 * nw)
-        self._key, self._same = None, None
+        # (parameter bytes, the caller's read-only parameter array or None, parameters then the prelude's
+        # constants (n_p + n_c + 1,), a double[] owning them): never changed once published, replaced whole
+        self._state = (None, None, None, None)
         self._single = len(layout) == 1 and len(layout[0][2]) == 1
         self._views = tuple((a, a + int(np.prod(sh)), sh) for _, a, sh in layout)
         self._fb, self._kane_f = ffi.from_buffer, self.lib.kane_f
@@ -209,26 +207,38 @@ class CFunction:
         """The C source (printed on demand: a library found in the cache needs no printing)."""
         return c_source(*self._args)[0]
 
-    def constants(self, params):
-        """Load a parameter vector (n_p,) and compute its constants by the C prelude, when it changed."""
-        if params is self._same and not params.flags.writeable:  # the caller's read-only defaults, unchanged
-            return self._pc_ptr
+    def parameter_state(self, params) -> tuple:
+        """(key, params, pc, pc_ptr) of a parameter vector (n_p,): ``pc`` (n_p + n_c + 1,) the parameters then the
+        constants the C prelude computed from them, ``pc_ptr`` a ``double[]`` that owns it. A state is never
+        changed once published, so a thread that holds one reads consistent constants whatever other threads
+        load; the last one is kept (one attribute, replaced by one assignment) for the next call."""
+        st = self._state
+        if params is st[1] and not params.flags.writeable:  # the caller's read-only defaults, unchanged
+            return st
         key = params.tobytes()
-        self._same = params
-        if key != self._key:
-            if len(key) != self._bytes[2]:
-                raise KaneError(f"expected {self.sizes['np']} parameters, got {len(key) // 8}")
-            self._pc[:len(params)] = params
-            self.lib.kane_prelude(self._pc_ptr)
-            self._key = key
-        return self._pc_ptr
+        if key == st[0]:
+            return st
+        if len(key) != self._bytes[2]:
+            raise KaneError(f"expected {self.sizes['np']} parameters, got {len(key) // 8}")
+        pc = np.zeros(self.sizes["np"] + self.sizes["nc"] + 1)
+        pc[:len(params)] = params
+        ptr = self.ffi.from_buffer("double[]", pc)
+        self.lib.kane_prelude(ptr)
+        st = self._state = (key, None if params.flags.writeable else params, pc, ptr)
+        return st
+
+    def constants(self, params):
+        """The parameters (n_p,) and their constants as a ``double[]`` for C (it keeps its memory alive: hold it
+        as long as C may read it); computed by the C prelude when the vector differs from the last one."""
+        return self.parameter_state(params)[3]
 
     def one(self, t, q, u, params, inputs):
         """The outputs at one state, for arguments already checked: C-contiguous float64 q (n_q,), u (n_u,),
         params (n_p,) and inputs (n_w,) (:class:`kane.Dynamics` checks them once on its fast path)."""
-        fb = self._fb
+        fb, st = self._fb, self._state
+        pc = st[3] if params is st[1] and not params.flags.writeable else self.parameter_state(params)[3]
         out = np.empty(self._nout)
-        self._kane_f(t, fb(q), fb(u), fb(inputs) if self._bytes[3] else self._xw, self.constants(params), fb(out))
+        self._kane_f(t, fb(q), fb(u), fb(inputs) if self._bytes[3] else self._xw, pc, fb(out))
         return (out,) if self._single else tuple(out[a:b].reshape(sh) for a, b, sh in self._views)
 
     def __call__(self, t, q, u, params, inputs):
@@ -244,7 +254,8 @@ class CFunction:
                     w = fb(w)
                 else:
                     w = self._xw
-                pc = self.constants(params)
+                st = self._state
+                pc = st[3] if params is st[1] and not params.flags.writeable else self.parameter_state(params)[3]
                 out = np.empty(self._nout)
                 self._kane_f(t, fb(q), fb(u), w, pc, fb(out))
                 if self._single:
@@ -285,7 +296,11 @@ class CFunction:
         w, sw = rows(w, s["nw"])
         tt = np.asarray(t, dtype=np.float64)
         tt, st = (np.ascontiguousarray(np.broadcast_to(tt, (B,))), 1) if tt.ndim else (tt.reshape(1), 0)
-        c = self.constants(p) + s["np"] if not sp_ else self._pc_ptr
+        if sp_:  # a row of parameters per state: C computes each row's constants, c is not read
+            pc = c = self._xw
+        else:
+            pc = self.constants(p)  # held while C runs: it owns the constants' memory
+            c = ffi.cast("double *", pc) + s["np"]
         out = np.empty((B, self._nout))
         threads = max(1, min(self.threads, B // 2048))
         fb = ffi.from_buffer
@@ -310,9 +325,10 @@ class CFunction:
 class RowEvaluator:
     """``(t (B,), q (B, n_q), u (B, n_u)) -> out (B, n_out)``: a :class:`CFunction`'s outputs (flattened, in its
     layout's order) at B states for fixed parameters and inputs, in one call into C on one thread. q, u may be
-    strided views (a log's columns): they are copied into buffers kept between calls; the parameters' constants
-    live in the evaluator's own buffer. What a real-time loop calls in the free time of a period: about 5 us of
-    Python a call, against some 20 us for a checked batch call."""
+    strided views (a log's columns): they are copied into buffers kept between calls (one set per thread, so
+    several threads may call one evaluator); the parameters' constants are a published state of the function
+    (:meth:`CFunction.parameter_state`), held by the evaluator. What a real-time loop calls in the free time of
+    a period: about 5 us of Python a call, against some 20 us for a checked batch call."""
 
     def __init__(self, fn: CFunction, params, inputs):
         s = fn.sizes
@@ -321,26 +337,27 @@ class RowEvaluator:
         p, w = (np.ascontiguousarray(x, dtype=np.float64).reshape(-1) for x in (params, inputs))
         if p.shape != (s["np"],) or w.shape != (s["nw"],):
             raise KaneError(f"expected {s['np']} parameters and {s['nw']} inputs, got {p.size} and {w.size}")
-        self._pc = np.zeros(s["np"] + s["nc"] + 1)
-        self._pc[:s["np"]] = p
-        self._lib.kane_prelude(fn.ffi.cast("double *", self._fb(self._pc)))
+        self._state = fn.parameter_state(p)
         self._w = np.append(w, 0.0)  # never empty: from_buffer needs a byte
-        self._p_ptr, self._c_ptr = self._fb(self._pc), fn.ffi.cast("double *", self._fb(self._pc)) + s["np"]
+        self._p_ptr = self._state[3]
+        self._c_ptr = fn.ffi.cast("double *", self._p_ptr) + s["np"]
         self._w_ptr = self._fb(self._w)
-        self._grow(64)
+        self._local = threading.local()
 
-    def _grow(self, rows: int) -> None:
-        self._t, self._q, self._u = np.empty(rows), np.empty((rows, self.n_q)), np.empty((rows, self.n_u))
-        self._out = np.empty((rows, self.n_out))
+    def _grow(self, rows: int):
+        t, q, u = np.empty(rows), np.empty((rows, self.n_q)), np.empty((rows, self.n_u))
+        out = np.empty((rows, self.n_out))
         fb = self._fb
-        self._ptrs = (fb(self._t), fb(self._q), fb(self._u), fb(self._out))
+        bufs = self._local.bufs = (t, q, u, out, (fb(t), fb(q), fb(u), fb(out)))
+        return bufs
 
     def __call__(self, t, q, u) -> np.ndarray:
-        """The outputs (B, n_out) at the B states, a view into a buffer reused by the next call."""
+        """The outputs (B, n_out) at the B states, a view into this thread's buffer, reused by its next call."""
         B = len(q)
-        if B > len(self._t):
-            self._grow(2 * B)
-        self._t[:B], self._q[:B], self._u[:B] = t, q, u
-        pt, pq, pu, po = self._ptrs
+        bufs = getattr(self._local, "bufs", None)
+        if bufs is None or B > len(bufs[0]):
+            bufs = self._grow(max(64, 2 * B))
+        bt, bq, bu, bout, (pt, pq, pu, po) = bufs
+        bt[:B], bq[:B], bu[:B] = t, q, u
         self._lib.kane_batch(B, pt, 1, pq, pu, self.n_u, self._p_ptr, 0, self._c_ptr, self._w_ptr, 0, po, 1)
-        return self._out[:B]
+        return bout[:B]

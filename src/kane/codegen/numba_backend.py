@@ -87,13 +87,14 @@ class NumbaFunction:
         sys.modules[name] = module  # numba's cache finds the kernel's globals by module name
         spec.loader.exec_module(module)  # the file holds source printed from the Program IR, never user text
         self.prelude, self.kernel, self.batch_kernel = module.prelude, module.kernel, module.batch_kernel
-        self._key, self._consts = None, None
+        self._last = (None, None)  # (parameter key, constants): replaced whole, so threads never mix two
 
     def constants(self, params):
         key = params.tobytes()
-        if key != self._key:
-            self._consts, self._key = self.prelude(params), key
-        return self._consts
+        last = self._last
+        if key != last[0]:
+            last = self._last = (key, self.prelude(params))
+        return last[1]
 
     def __call__(self, t, q, u, params, inputs):
         consts = self.constants(params)

@@ -47,7 +47,7 @@ class CompiledFunction:
     def __init__(self, main, prelude, source, outputs, batch, program=None, scalar=None, full=None):
         self.main, self.prelude, self.source = main, prelude, source
         self.outputs, self.batch = tuple(outputs), batch
-        self._key, self._consts = None, None
+        self._last = (None, None)  # (parameter key, constants): replaced whole, so threads never mix two
         self._program, self._scalar, self._full = program, scalar, full or program
         self._complex = None
 
@@ -55,9 +55,10 @@ class CompiledFunction:
         if self.batch:
             return self.prelude(params)
         key = params.tobytes() if hasattr(params, "tobytes") else tuple(params)
-        if key != self._key:
-            self._consts, self._key = self.prelude(params), key
-        return self._consts
+        last = self._last
+        if key != last[0]:
+            last = self._last = (key, self.prelude(params))
+        return last[1]
 
     def complex_call(self, t, q, u, params, inputs):
         """The same function in complex arithmetic (cmath or numpy's complex ufuncs, complex outputs): for the
