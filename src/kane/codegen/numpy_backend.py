@@ -146,7 +146,7 @@ class CompiledFunction:
             return (f"pivot {j}{name} of the LDL^T factorization of the mass matrix: M is singular or not positive "
                     "definite at this state")
         if target.startswith("out_"):
-            return f"the output {target[4:].split('[')[0]}"
+            return f"the output {self.outputs[int(target[4:].split('[')[0])]}"  # out_k: the k-th output
         return f"the generated line {target!r}"
 
 
@@ -436,7 +436,7 @@ def compile_program(program: Program, outputs, *, batch: bool = False, linear_so
         if name not in prog.outputs:
             continue
         m = prog.outputs[name]
-        var = f"out_{name}"
+        var = f"out_{len(ret)}"  # generated: an output's name is never printed into code
         shape = m.shape[:1] if name in prog.vectors else m.shape
         tail.append(f"    {var} = np.zeros(({shape_lead}{', '.join(map(str, shape))},), dtype=_F)")
         for index in itertools.product(*map(range, shape)):
@@ -449,12 +449,13 @@ def compile_program(program: Program, outputs, *, batch: bool = False, linear_so
         M, f = prog.outputs[Mname], prog.outputs[fname]
         n = M.shape[0]
         tail += ["    " + ln for ln in solve_lines(M, f, show)]
+        var = f"out_{len(ret)}"
         if batch:
-            tail.append(f"    out_{xname} = np.empty((B, {n}), dtype=_F)")
-            tail += [f"    out_{xname}[:, {i}] = x{i}" for i in range(n)]
+            tail.append(f"    {var} = np.empty((B, {n}), dtype=_F)")
+            tail += [f"    {var}[:, {i}] = x{i}" for i in range(n)]
         else:
-            tail.append(f"    out_{xname} = np.array([{', '.join(f'x{i}' for i in range(n))}])")
-        ret.append(f"out_{xname}")
+            tail.append(f"    {var} = np.array([{', '.join(f'x{i}' for i in range(n))}])")
+        ret.append(var)
     if batch:  # free each batch-sized intermediate after its last use, so the working set stays in cache
         body = _with_deletions(body, state, kept, rename)
         head.insert(0, "    B = q.shape[0] if q.ndim == 2 else u.shape[0]")
