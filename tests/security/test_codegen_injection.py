@@ -4,6 +4,7 @@ program's numbers equal kane's."""
 
 from __future__ import annotations
 
+import importlib.util
 import pathlib
 import re
 import shutil
@@ -176,6 +177,10 @@ def test_backends_print_generated_names_only(tmp_path, monkeypatch):
     sources = {"numpy": compile_program(prog, [], linear_solve=("M", "f", "udot")).source,
                "numpy batch": compile_program(prog, [], batch=True, linear_solve=("M", "f", "udot")).source,
                "c": c_backend.c_source(prog, [], ("M", "f", "udot"))[0]}
+    if importlib.util.find_spec("numba") is not None:
+        from kane.codegen.numba_backend import NumbaFunction
+
+        sources["numba"] = NumbaFunction(prog, [], linear_solve=("M", "f", "udot")).source
     for which, src in sources.items():
         idents = set(re.findall(r"[^\W\d]\w*", src))
         assert not idents & set(names), (which, idents & set(names))

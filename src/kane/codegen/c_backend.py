@@ -69,9 +69,10 @@ def _cffi(cdef: str = _CDEF):
         if ffi is None:
             import _cffi_backend
 
-            name = "_kane_cffi_" + hashlib.sha256(cdef.encode()).hexdigest()[:16]
+            name = "_kane_cffi_" + hashlib.sha256(cdef.encode()).hexdigest()[:16]  # the module name cffi knows
             root = private_dir("cffi")
-            path, mac = root / f"{name}.ffi", root / f"{name}.mac"
+            entry = "tables_" + hashlib.sha256(f"{cdef}\0{_cffi_backend.__version__}".encode()).hexdigest()[:24]
+            path, mac = root / f"{entry}.ffi", root / f"{entry}.mac"
             tables = _ffi_tables(read_sealed(path, mac), name)
             if tables is None:
                 text = _emit_ffi_tables(cdef, name)
