@@ -203,7 +203,9 @@ class CFunction:
     evaluated in one call into C, split over ``threads`` (default: the cores, when the batch is large).
 
     Arguments are converted once (float64, contiguous) and the output array is the only allocation of a call; the
-    constants of a parameter vector are computed by the C prelude when the vector changes.
+    constants of a parameter vector are computed by the C prelude when the vector changes, into a fresh array
+    published whole (:meth:`parameter_state`), so any number of threads may call one function from its first
+    call on, each with its own parameters.
     """
 
     def __init__(self, program: Program, outputs, *, linear_solve=None, rk4=False, threads=None):
