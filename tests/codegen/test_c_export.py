@@ -171,7 +171,7 @@ def test_cli_export_of_a_model_file(tmp_path):
     assert result.exit_code == 0, result.output
     assert "model.c" in result.output and f"make -C {out}" in result.output
     header = (out / "model.h").read_text()
-    for row in ("q[0]  q1  [m]  q0 = 1.0", "u[0]  u1  [m/s]", "w[0]  Ff", "theta  default 0.3"):
+    for row in ("q[0]  q1  [m]  q0 = 1.0", "u[0]  u1  [m/s]", "w[0]  Ff", "p4 (theta)  default 0.3"):
         assert row in header
     _run(["make", "-s", "-C", str(out), f"CC={CC}", "CFLAGS=" + " ".join(STRICT)])
     rows = np.array([[float(v) for v in line.split()] for line in _run([str(out / "model_demo")]).splitlines()])

@@ -1,12 +1,13 @@
 """The system C compiler and the on-disk cache of compiled shared libraries (issue 12, the fast path of DESIGN.md).
 
 A library is built from C source by ``$CC`` (default ``cc``, else ``gcc``) with fixed flags (``-O2``, no fast-math,
-no floating-point contraction, so results are those of the printed operation order) and stored under
-``$KANE_CACHE_DIR/c`` (default ``~/.cache/kane/c``) as ``kane_<key>.so``, where the key hashes the source, the
-compiler command and the flags. Beside it, ``kane_<key>.sha256`` holds the SHA-256 of the library's bytes; a
-library whose bytes do not match (truncated, corrupted, half written) is rebuilt. Builds happen in a private
-temporary directory and reach the cache by an atomic ``os.replace``, so two processes building the same library
-at once leave one valid entry (their outputs are byte-identical: same source, same relative file names).
+no floating-point contraction, so results are those of the printed operation order) and stored in the private
+cache (:mod:`.cache`: ``$KANE_CACHE_DIR/c``, default ``~/.cache/kane/c``, 0700) as ``kane_<key>.so`` (0600), where
+the key hashes the source, the compiler command and the flags. Beside it, ``kane_<key>.mac`` seals the library's
+bytes (HMAC-SHA256 under the cache's own key); a library whose bytes do not match (planted, truncated, corrupted,
+half written) is rebuilt before anything loads it. Builds happen in a private temporary directory and reach the
+cache by an atomic ``os.replace``, so two processes building the same library at once leave one valid entry
+(their outputs are byte-identical: same source, same relative file names).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ import subprocess
 import tempfile
 
 from ..errors import KaneError
+from .cache import private_dir, read_sealed, write_sealed
 
-__all__ = ["CCompileError", "CFLAGS", "cache_dir", "find_compiler", "library_key", "build_library"]
+__all__ = ["CCompileError", "CFLAGS", "find_compiler", "library_key", "build_library"]
 
 #: flags of every build: optimized, IEEE semantics kept (no -ffast-math, no contraction into FMA)
 CFLAGS = ("-std=c99", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno", "-pthread")
@@ -31,10 +33,6 @@ LIBS = ("-lm",)
 
 class CCompileError(KaneError):
     """The C compiler is missing or failed; the message names the command and the compiler's first message."""
-
-
-def cache_dir() -> pathlib.Path:
-    return pathlib.Path(os.environ.get("KANE_CACHE_DIR") or pathlib.Path.home() / ".cache" / "kane") / "c"
 
 
 def find_compiler() -> tuple[tuple[str, ...] | None, str]:
@@ -67,25 +65,15 @@ def library_key(ident: bytes, compiler: tuple) -> str:
     return h.hexdigest()
 
 
-def _digest(path: pathlib.Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _valid(lib: pathlib.Path, check: pathlib.Path) -> bool:
-    try:
-        return check.read_text().strip() == _digest(lib)
-    except OSError:
-        return False
-
-
 def build_library(source_for, key: str, compiler: tuple) -> tuple[pathlib.Path, bool]:
     """The path of the cached library ``kane_<key>.so``, built from ``source_for(key)`` (the C source, which may
-    embed the key) when missing or invalid; returns (path, built) where built says whether the compiler ran."""
-    root = cache_dir()
-    lib, check = root / f"kane_{key[:32]}.so", root / f"kane_{key[:32]}.sha256"
-    if lib.exists() and _valid(lib, check):
+    embed the key) when missing or not verified (its bytes do not match the sealed digest ``kane_<key>.mac``);
+    returns (path, built) where built says whether the compiler ran. A library is verified before it is loaded:
+    a foreign one (planted, truncated, or sealed with another key) is rebuilt, never loaded."""
+    root = private_dir("c")
+    lib, check = root / f"kane_{key[:32]}.so", root / f"kane_{key[:32]}.mac"
+    if read_sealed(lib, check) is not None:
         return lib, False
-    root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="kane-build-", dir=root) as tmp:
         src = pathlib.Path(tmp) / "kane.c"
         src.write_text(source_for(key))
@@ -99,9 +87,6 @@ def build_library(source_for, key: str, compiler: tuple) -> tuple[pathlib.Path, 
             first = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "(no message)")
             raise CCompileError(f"C compiler failed ({shlex.join(cmd[:1])}, exit {res.returncode}): {first.strip()}")
         built = pathlib.Path(tmp) / "kane.so"
-        digest = _digest(built)
-        tmp_check = pathlib.Path(tmp) / "kane.sha256"
-        tmp_check.write_text(digest + "\n")
-        os.replace(built, lib)  # atomic: a reader sees the old entry or the whole new one, never a part
-        os.replace(tmp_check, check)
+        os.chmod(built, 0o600)
+        write_sealed(lib, check, built.read_bytes(), staged=built)
     return lib, True

@@ -7,6 +7,10 @@ unrolled LDL^T factorization of M as the numpy and C backends (structural zeros 
 only are computed once per parameter set by ``<prefix>_init`` into the ``<prefix>_t`` struct; every other
 function evaluates straight-line code at one state. RK4 steps are those of :class:`kane.simulate.RK4`, operation
 for operation (grid t0 + k dt, the same order of sums), so a run in C equals a Python run to round-off.
+
+The files carry no text of the model's as code (issue 27): every C identifier is generated (``q[3]``, the
+parameter fields ``p0``, ``p1``, ...), the model's names appear only in comments, escaped by :func:`_comment`,
+and the Makefile holds none at all.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ _C_KEYWORDS = frozenset("""auto break case char const continue default do double
 
 @dataclass(frozen=True)
 class CExportOptions:
-    """``prefix``: the C name prefix of every exported symbol and of the macros (upper case), a C identifier;
+    """``prefix``: the C name prefix of every exported symbol and of the macros (upper case), an ASCII C
+    identifier (letters, digits, underscores; not a keyword);
     ``dt`` [s], ``steps`` and ``t0`` [s]: the RK4 step, the number of steps that ``main.c`` runs and prints, and
     the time it starts from."""
 
@@ -82,8 +87,15 @@ def _units(model) -> tuple[dict, dict]:
     return qu, uu
 
 
-def _comment(text: str) -> str:
-    return str(text).replace("*/", "* /")
+#: characters kept as they are in a comment: printable ASCII but for the backslash (a line splice at a line's end),
+#: ``*`` and ``/`` (a comment's end or a nested start) and ``?`` (a trigraph: ``??/`` is a backslash)
+_PLAIN = frozenset(chr(c) for c in range(0x20, 0x7F)) - set("\\*/?")
+
+
+def _comment(text) -> str:
+    """A user's name as comment text: printable ASCII, every other character (newlines, ``*``, ``/``, ``?``, the
+    backslash, non-ASCII) written as ``<U+XXXX>``, so nothing in it can end the comment or splice a line."""
+    return "".join(c if c in _PLAIN else f"<U+{ord(c):04X}>" for c in str(text))
 
 
 def _c_number(value: float, what: str) -> str:
@@ -103,7 +115,7 @@ class _Writer:
         self.program = prog.select(self.outputs)
         g = self.program.inputs
         self.groups = {k: tuple(g.get(k, ())) for k in ("t", "q", "u", "params", "inputs")}
-        self.fields = self._field_names([str(s) for s in self.groups["params"]])
+        self.fields = [f"p{k}" for k in range(len(self.groups["params"]))]  # generated: a name may be a macro
         names = {s: "t" for s in self.groups["t"]}
         for grp, arr in (("q", "q"), ("u", "u"), ("inputs", "w")):
             names.update({s: f"{arr}[{k}]" for k, s in enumerate(self.groups[grp])})
@@ -120,16 +132,6 @@ class _Writer:
             self.index[s] = k
         self.names = {**names, **{s: f"m->p.{f}" for s, f in zip(self.groups["params"], self.fields)},
                       **{s: v for s, v in printer.names.items() if v.startswith("m->c[")}}
-
-    @staticmethod
-    def _field_names(names):
-        out, seen = [], set()
-        for k, n in enumerate(names):
-            f = n if _IDENT.fullmatch(n) and n not in _C_KEYWORDS and not n.endswith("_") else f"p{k}_"
-            f = f if f not in seen else f"p{k}_"
-            seen.add(f)
-            out.append(f)
-        return out
 
     def uses(self, prog, group) -> bool:
         syms = set(self.groups[group])
@@ -247,7 +249,7 @@ def export_c(eqs, directory, *, q0=None, u0=None, params=None, inputs=None,
         "nc": sizes["n_const"], "ncon": sizes["n_constraint"], "nhol": sizes["n_configuration"],
         "nufull": sizes["n_u_full"],
         "listing": _listing(model, eqs, w, (q_0, u_0, p_val, w_val), qu, uu),
-        "fields": "\n".join(f"    double {f}; /* {'' if f == str(n) else _comment(n) + ', '}default {float(v)!r} */"
+        "fields": "\n".join(f"    double {f}; /* {_comment(n)}, default {float(v)!r} */"
                              for f, n, v in zip(w.fields, model.parameters, p_val))
                   or "    double unused_; /* the model has no parameters */",
         "decls": "\n".join(head + ";" for _, head, *_ in funcs),
@@ -282,7 +284,7 @@ def _listing(model, eqs, w, values, qu, uu) -> str:
     rows += [f" *   w[{k}]  {_comment(s)}  default {v!r}" for k, (s, v) in enumerate(zip(model.inputs, w_val))]
     rows.append(f" * parameters ({w.prefix}_params fields; units as the model file gives them):"
                 + ("" if model.parameters else " none"))
-    rows += [f" *   {f}{'' if f == str(s) else ' (' + _comment(s) + ')'}  default {v!r}"
+    rows += [f" *   {f} ({_comment(s)})  default {v!r}"
              for f, s, v in zip(w.fields, model.parameters, p_val)]
     rows.append(" * units: [rad] angle, [m] length, [1] quaternion component, [?] not known from the joint kind")
     return "\n".join(rows)

@@ -98,8 +98,7 @@ class CLoop:
             return a, ffi.cast("double *", ffi.from_buffer(a))
 
         def consts(fn, p):  # this loop's own copy of the parameters and the prelude's constants
-            fn.constants(np.ascontiguousarray(p, dtype=np.float64))
-            return buf(fn._pc.copy())[1]
+            return buf(fn.parameter_state(np.ascontiguousarray(p, dtype=np.float64))[2].copy())[1]
 
         s = self.s = ffi.new("kane_sim *")
         s.nq, s.nu, s.nev, s.method = nq, nu, nev, LOOP_METHODS[method]

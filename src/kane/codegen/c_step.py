@@ -26,8 +26,7 @@ class Stepper:
         self.q[:], self.u[:], self._x[0] = q, u, t
         if inputs is not None:
             self.inputs[:] = inputs
-        fn.constants(np.ascontiguousarray(params, dtype=np.float64))
-        self._pc[:] = fn._pc  # this stepper's own copy: other calls of fn may load other parameters
+        self._pc[:] = fn.parameter_state(np.ascontiguousarray(params, dtype=np.float64))[2]  # its own copy
 
     @property
     def t(self) -> float:

@@ -7,22 +7,46 @@ into a module whose file name is the hash of its source, so that numba's on-disk
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import os
-import pathlib
 import sys
+import threading
+import types
 
 import numpy as np
 import sympy as sp
 
+from .cache import private_dir, write_private
 from .numpy_backend import GROUPS, ScalarPrinter, print_assignments, solve_lines
 from .program import Program
 
 __all__ = ["NumbaFunction"]
 
 
-def _cache_dir() -> pathlib.Path:
-    return pathlib.Path(os.environ.get("KANE_CACHE_DIR") or pathlib.Path.home() / ".cache" / "kane") / "numba"
+_lock = threading.Lock()
+
+
+def _module(src: str) -> types.ModuleType:
+    """The module of the printed source ``src``. Its file under the private cache (:mod:`.cache`, ``numba``) is
+    where numba keeps the machine code across processes; kane executes its own ``src``, never the file's text: a
+    file that differs (truncated, planted) is rewritten first, so numba's cache index matches what runs."""
+    name = "kane_numba_" + hashlib.sha256(src.encode()).hexdigest()[:20]
+    with _lock:
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__kane_source__", None) == src:
+            return module
+        root = private_dir("numba", ("__pycache__",))  # numba's index and machine code: as private as the rest
+        path = root / f"{name}.py"
+        try:
+            same = path.read_bytes() == src.encode()
+        except OSError:
+            same = False
+        if not same:
+            write_private(path, src.encode())
+        module = types.ModuleType(name)
+        module.__file__ = str(path)
+        module.__kane_source__ = src
+        sys.modules[name] = module  # numba's cache finds the kernel's globals by module name
+        exec(compile(src, str(path), "exec"), module.__dict__)  # noqa: S102 - kane's printed source, not the file
+        return module
 
 
 class NumbaFunction:
@@ -75,25 +99,16 @@ class NumbaFunction:
             + "\n    return 0\n\n\n" + jit.format(", parallel=True")
             + "\ndef batch_kernel(t, Q, U, consts, INP, OUT):\n    for k in numba.prange(Q.shape[0]):\n"
             "        kernel(t[k], Q[k], U[k], consts, INP[k], OUT[k])\n    return 0\n")
-        name = "kane_numba_" + hashlib.sha256(src.encode()).hexdigest()[:20]
-        path = _cache_dir() / f"{name}.py"
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(src)
-            os.replace(tmp, path)
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = sys.modules.get(name) or importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # numba's cache finds the kernel's globals by module name
-        spec.loader.exec_module(module)  # the file holds source printed from the Program IR, never user text
+        module = _module(src)
         self.prelude, self.kernel, self.batch_kernel = module.prelude, module.kernel, module.batch_kernel
-        self._key, self._consts = None, None
+        self._last = (None, None)  # (parameter key, constants): replaced whole, so threads never mix two
 
     def constants(self, params):
         key = params.tobytes()
-        if key != self._key:
-            self._consts, self._key = self.prelude(params), key
-        return self._consts
+        last = self._last
+        if key != last[0]:
+            last = self._last = (key, self.prelude(params))
+        return last[1]
 
     def __call__(self, t, q, u, params, inputs):
         consts = self.constants(params)

@@ -47,7 +47,7 @@ class CompiledFunction:
     def __init__(self, main, prelude, source, outputs, batch, program=None, scalar=None, full=None):
         self.main, self.prelude, self.source = main, prelude, source
         self.outputs, self.batch = tuple(outputs), batch
-        self._key, self._consts = None, None
+        self._last = (None, None)  # (parameter key, constants): replaced whole, so threads never mix two
         self._program, self._scalar, self._full = program, scalar, full or program
         self._complex = None
 
@@ -55,9 +55,10 @@ class CompiledFunction:
         if self.batch:
             return self.prelude(params)
         key = params.tobytes() if hasattr(params, "tobytes") else tuple(params)
-        if key != self._key:
-            self._consts, self._key = self.prelude(params), key
-        return self._consts
+        last = self._last
+        if key != last[0]:
+            last = self._last = (key, self.prelude(params))
+        return last[1]
 
     def complex_call(self, t, q, u, params, inputs):
         """The same function in complex arithmetic (cmath or numpy's complex ufuncs, complex outputs): for the
@@ -145,7 +146,7 @@ class CompiledFunction:
             return (f"pivot {j}{name} of the LDL^T factorization of the mass matrix: M is singular or not positive "
                     "definite at this state")
         if target.startswith("out_"):
-            return f"the output {target[4:].split('[')[0]}"
+            return f"the output {self.outputs[int(target[4:].split('[')[0])]}"  # out_k: the k-th output
         return f"the generated line {target!r}"
 
 
@@ -435,7 +436,7 @@ def compile_program(program: Program, outputs, *, batch: bool = False, linear_so
         if name not in prog.outputs:
             continue
         m = prog.outputs[name]
-        var = f"out_{name}"
+        var = f"out_{len(ret)}"  # generated: an output's name is never printed into code
         shape = m.shape[:1] if name in prog.vectors else m.shape
         tail.append(f"    {var} = np.zeros(({shape_lead}{', '.join(map(str, shape))},), dtype=_F)")
         for index in itertools.product(*map(range, shape)):
@@ -448,12 +449,13 @@ def compile_program(program: Program, outputs, *, batch: bool = False, linear_so
         M, f = prog.outputs[Mname], prog.outputs[fname]
         n = M.shape[0]
         tail += ["    " + ln for ln in solve_lines(M, f, show)]
+        var = f"out_{len(ret)}"
         if batch:
-            tail.append(f"    out_{xname} = np.empty((B, {n}), dtype=_F)")
-            tail += [f"    out_{xname}[:, {i}] = x{i}" for i in range(n)]
+            tail.append(f"    {var} = np.empty((B, {n}), dtype=_F)")
+            tail += [f"    {var}[:, {i}] = x{i}" for i in range(n)]
         else:
-            tail.append(f"    out_{xname} = np.array([{', '.join(f'x{i}' for i in range(n))}])")
-        ret.append(f"out_{xname}")
+            tail.append(f"    {var} = np.array([{', '.join(f'x{i}' for i in range(n))}])")
+        ret.append(var)
     if batch:  # free each batch-sized intermediate after its last use, so the working set stays in cache
         body = _with_deletions(body, state, kept, rename)
         head.insert(0, "    B = q.shape[0] if q.ndim == 2 else u.shape[0]")
