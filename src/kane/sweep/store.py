@@ -102,9 +102,7 @@ class SweepFile:
     def _rewrite(self, table: SweepTable) -> None:
         """Copy the committed rows of the file (and their trajectories) into a fresh file that replaces it."""
         with _h5(self.path) as old:
-            model = old.attrs.get("model", "")
-            model = model.decode("utf-8", "replace") if isinstance(model, bytes) else str(model)
-            attrs = header(model, self.param_names, self.metric_names, table.axes)
+            attrs = header(table.model, self.param_names, self.metric_names, table.axes)
             kept = [k for k, s in zip(table.keys, table.status) if s == "done"]
             trajectories = {k: read_trajectory(old, table, k, self.path) for k in kept
                             if "trajectories" in old and k in old["trajectories"]}

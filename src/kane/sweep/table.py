@@ -37,7 +37,7 @@ class SweepFileError(KaneError, OSError):
 class SweepTable:
     """The runs of a sweep: ``keys`` (N,) content hashes, ``status`` (N,) "done" | "failed", ``messages`` (N,),
     ``params`` (N, len(param_names)) and ``metrics`` (N, len(metric_names)) float arrays; ``warnings`` (N,)
-    {warning kind: count} per run (() when unknown)."""
+    {warning kind: count} per run (() when unknown); ``model`` the model's name ("" when unknown)."""
 
     param_names: tuple[str, ...]
     metric_names: tuple[str, ...]
@@ -48,6 +48,7 @@ class SweepTable:
     metrics: np.ndarray
     axes: tuple = ()  # the sweep's axes: (kind "grid" | "random" | "points", names) pairs; () when unknown
     warnings: tuple = ()
+    model: str = ""
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -75,7 +76,7 @@ class SweepTable:
         return SweepTable(self.param_names, self.metric_names, tuple(self.keys[i] for i in rows),
                           tuple(self.status[i] for i in rows), tuple(self.messages[i] for i in rows),
                           self.params[rows], self.metrics[rows], self.axes,
-                          tuple(self.warnings[i] for i in rows) if self.warnings else ())
+                          tuple(self.warnings[i] for i in rows) if self.warnings else (), self.model)
 
 
 def header(model: str, param_names, metric_names, axes) -> dict:
@@ -231,7 +232,8 @@ def read_table(root, path) -> SweepTable:
         warned = _counts(path, _text(_read(path, "warnings", w, rows)))
     return SweepTable(p_names, m_names, keys, status, _text(_read(path, "message", text["message"], rows)),
                       _read(path, "params", floats["params"], rows).astype(float),
-                      _read(path, "metrics", floats["metrics"], rows).astype(float), axes, warned)
+                      _read(path, "metrics", floats["metrics"], rows).astype(float), axes, warned,
+                      _attr_text(root, path, "model", ""))
 
 
 def write_trajectory(root, key: str, traj, q_names, u_names, create) -> None:
