@@ -137,7 +137,9 @@ def _whole(root, path, name: str) -> int:
     value = root.attrs.get(name)
     if isinstance(value, np.ndarray) and value.shape == ():
         value = value[()]
-    ok = isinstance(value, (int, np.integer, float, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if isinstance(value, np.generic):
+        value = value.item()
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if not ok or not math.isfinite(float(value)) or float(value) != int(value) or int(value) < 0:
         raise _bad(path, f"attribute {name!r}", f"= {value!r}: expected a whole number of at least 0")
     return int(value)
