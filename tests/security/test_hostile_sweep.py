@@ -165,3 +165,22 @@ def test_escape_sequences_in_a_file_never_reach_the_terminal(good, tmp_path):
     assert "1 x boom\\x1b[31m red" in text and "axes: grid m\\x1b[31m" in text
     out = CliRunner().invoke(main, ["info", str(path)])
     assert out.exit_code == 0 and "\x1b" not in out.output and "points: 2 (1 done, 1 failed)" in out.output
+
+
+def test_a_hostile_zarr_store_is_named_like_an_hdf5_file(tmp_path):
+    import zarr
+
+    store = tmp_path / "s.zarr"
+    run_sweep(_sweep(), store)
+    for change, message in ((lambda root: root.attrs.__setitem__("n_committed", float("nan")),
+                             "attribute 'n_committed' = nan: expected a whole number"),
+                            (lambda root: root.attrs.__setitem__("n_committed", 3_000_000_000),
+                             "n_committed = 3000000000 claims"),
+                            (lambda root: (root.attrs.__setitem__("n_committed", 2), root.__delitem__("key")),
+                             "dataset 'key' is missing")):
+        change(zarr.open_group(str(store), mode="r+"))
+        with pytest.raises(KaneError) as err:
+            run_sweep(_sweep(), store)
+        assert str(store) in str(err.value) and message in str(err.value)
+        out = CliRunner().invoke(main, ["plot", str(store), "-o", str(tmp_path / "p.png")])
+        assert out.exit_code == 2 and "Traceback" not in out.output

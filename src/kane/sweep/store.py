@@ -21,7 +21,6 @@ hash of model, parameters and run settings) is its identity: a rerun skips the k
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .table import (VERSION, SweepFileError, SweepTable, check_columns, header, read_table, read_trajectory, warnings_text,
-                    write_trajectory)
+from .table import (VERSION, SweepFileError, SweepTable, check_columns, header, read_table, read_trajectory,
+                    warnings_text, write_trajectory)
 
 __all__ = ["ZarrSweepFile", "read_zarr", "read_zarr_trajectory"]
 
