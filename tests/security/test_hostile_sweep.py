@@ -184,3 +184,60 @@ def test_a_hostile_zarr_store_is_named_like_an_hdf5_file(tmp_path):
         assert str(store) in str(err.value) and message in str(err.value)
         out = CliRunner().invoke(main, ["plot", str(store), "-o", str(tmp_path / "p.png")])
         assert out.exit_code == 2 and "Traceback" not in out.output
+
+
+_VALUES = (np.nan, np.inf, -np.inf, -1, 0, 2**62, 1e300, "", "x", "[]", '["m"]', "{", b"\xff\xfe", "\x1b[31m",
+           np.zeros(3), np.array([b"a", b"b"]))
+_DATASETS = ("key", "status", "message", "params", "metrics", "warnings")
+_ATTRIBUTES = ("format", "version", "model", "param_names", "metric_names", "axes", "n_committed")
+
+
+def _mutation(rng):
+    """One random change to an open results file: an attribute set to a hostile value or removed, a dataset
+    removed, replaced by hostile data or resized, a row overwritten."""
+    kind = int(rng.integers(5))
+    value = _VALUES[int(rng.integers(len(_VALUES)))]
+    name = _DATASETS[int(rng.integers(len(_DATASETS)))]
+    attribute = _ATTRIBUTES[int(rng.integers(len(_ATTRIBUTES)))]
+    size = int(rng.choice([0, 1, 3, 10**6, 3 * 10**9]))
+
+    def change(f):
+        if kind == 0:
+            f.attrs[attribute] = value
+        elif kind == 1 and attribute in f.attrs:
+            del f.attrs[attribute]
+        elif kind == 2 and name in f:
+            del f[name]
+            try:
+                f.create_dataset(name, data=value if np.ndim(value) else np.array([value] * 2))
+            except (TypeError, ValueError):  # h5py cannot store it: the dataset is gone
+                pass
+        elif kind == 3 and name in f and f[name].maxshape[0] is None:
+            f[name].resize(size, axis=0)
+        elif kind == 4 and name in f and len(f[name]) and f[name].ndim == 1:
+            try:
+                f[name][0] = value
+            except (TypeError, ValueError, OSError):  # h5py cannot store it there: the file stays as it was
+                pass
+    return change
+
+
+def test_a_seeded_fuzz_of_the_sweep_reader_gives_a_table_or_a_kane_error(good, tmp_path):
+    rng = np.random.default_rng(2027)
+    outcomes = {"table": 0, "KaneError": 0}
+    for case in range(200):
+        path = tmp_path / f"f{case}.h5"
+        shutil.copy(good, path)
+        with h5py.File(path, "r+") as f:
+            for _ in range(int(rng.integers(1, 4))):
+                _mutation(rng)(f)
+        try:
+            table = load_sweep(path)
+            describe(path)
+            assert len(table) <= 2 and table.params.shape == (len(table), 1)
+            outcomes["table"] += 1
+        except KaneError as exc:
+            assert str(path) in str(exc)
+            outcomes["KaneError"] += 1
+        path.unlink()
+    assert sum(outcomes.values()) == 200 and min(outcomes.values()) > 20, outcomes

@@ -20,7 +20,7 @@ from ..errors import KaneError
 from ..io.trajectory import Trajectory
 
 __all__ = ["SweepFileError", "SweepTable", "header", "check_columns", "read_table", "write_trajectory",
-           "read_trajectory", "warnings_text", "MAX_READ_BYTES", "FORMAT", "VERSION"]
+           "read_trajectory", "warnings_text", "is_format", "MAX_READ_BYTES", "FORMAT", "VERSION"]
 
 FORMAT = "kane.sweep"
 VERSION = 2  # 2: the ``warnings`` column (version 1 files are read with no warnings)
@@ -93,6 +93,12 @@ def check_columns(table: SweepTable, path, param_names, metric_names) -> None:
             f"sweep file {path} holds another sweep's columns (parameters {', '.join(table.param_names)}; "
             f"metrics {', '.join(table.metric_names)}), not ({', '.join(param_names)}; "
             f"{', '.join(metric_names)}); give another output file")
+
+
+def is_format(value) -> bool:
+    """Whether ``value`` (a ``format`` attribute as read) says "kane.sweep"."""
+    return isinstance(value, (str, bytes)) and (value.decode("utf-8", "replace") if isinstance(value, bytes)
+                                                 else value) == FORMAT
 
 
 def _bad(path, what: str, problem: str) -> SweepFileError:
@@ -206,9 +212,8 @@ def warnings_text(rows) -> list[str]:
 def read_table(root, path) -> SweepTable:
     """The committed runs of an open results file ``root`` (an h5py File or a zarr Group) read from ``path``,
     its layout checked first (SweepFileError naming the file and the dataset or attribute at fault)."""
-    fmt = root.attrs.get("format")
-    if (fmt.decode("utf-8", "replace") if isinstance(fmt, bytes) else fmt) != FORMAT:
-        raise SweepFileError(f"sweep file {path}: not a kane sweep file (format {fmt!r})")
+    if not is_format(root.attrs.get("format")):
+        raise SweepFileError(f"sweep file {path}: not a kane sweep file (format {root.attrs.get('format')!r})")
     version = _whole(root, path, "version")
     if version not in (1, VERSION):
         raise _bad(path, "attribute 'version'", f"= {version}: this kane reads versions 1 and {VERSION}")
