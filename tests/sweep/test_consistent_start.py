@@ -97,6 +97,16 @@ def test_a_warning_on_a_worker_reaches_the_summary_the_file_and_kane_info(tmp_pa
     assert "warnings: RuntimeWarning 2 (in 2 runs)" in info.output and "points: 4 (4 done, 0 failed)" in info.output
 
 
+def test_in_process_and_in_memory_the_warnings_are_counted_per_run():
+    sweep = Sweep(pendulum(), (Grid("m", 1.0, 2.0, 4),), RunSettings((0.0, 0.2)),
+                  Metrics(functions=(Metric("swing", warn_when_heavy),)))
+    result = run_sweep(sweep)
+    assert result.warnings == {"RuntimeWarning": 2} and result.table.warning_counts() == {"RuntimeWarning": 2}
+    assert result.table.warnings == ({}, {}, {"RuntimeWarning": 1}, {"RuntimeWarning": 1})
+    again = run_sweep(sweep)  # the same warnings again: none is lost to Python's once-per-location registry
+    assert again.warnings == {"RuntimeWarning": 2}
+
+
 def test_the_closing_lines_count_the_warnings_per_kind(tmp_path, monkeypatch):
     def fake_run_sweep(*args, **kwargs):
         return SweepResult(None, 3, 1, 2, tmp_path / "s.h5", {"InconsistentStartWarning": 3, "RuntimeWarning": 1})

@@ -437,7 +437,7 @@ def run_sweep(sweep: Sweep | Plan, path=None, execution: Execution = Execution()
                            tuple(r[2] for r in rows), np.array([r[3] for r in rows], dtype=float).reshape(
                                len(rows), len(plan.names)),
                            np.array([r[4] for r in rows], dtype=float).reshape(len(rows), len(plan.columns)),
-                           _axes(plan.sweep))
+                           _axes(plan.sweep), tuple(r[6] if len(r) > 6 else {} for r in rows), plan.model_name)
         table = table.sorted_by([t.key for t in plan.tasks])
     return SweepResult(table, counts["done"], counts["failed"], len(plan.tasks) - len(todo),
                        None if store is None else store.path, dict(sorted(warned.items())))
