@@ -29,7 +29,7 @@ import numpy as np
 
 from ..io.trajectory import Trajectory, check_output_path
 from .table import (SweepFileError, SweepTable, check_columns, header, read_table, read_trajectory,
-                    warnings_text, write_trajectory)
+                    warnings_json, warnings_text, write_trajectory)
 
 __all__ = ["SweepFileError", "SweepTable", "SweepFile", "header", "check_columns", "read_table", "write_trajectory",
            "read_trajectory", "read_hdf5", "read_hdf5_trajectory"]
@@ -54,16 +54,24 @@ def _write_rows(f: h5py.File, rows, q_names=(), u_names=()) -> None:
     for r in rows:
         if len(r) > 5 and r[5] is not None:
             write_trajectory(f, r[0], r[5], q_names, u_names, _h5_create)
+    _write_columns(f, [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+                   np.array([r[3] for r in rows], dtype=float).reshape(len(rows), -1),
+                   np.array([r[4] for r in rows], dtype=float).reshape(len(rows), -1), warnings_text(rows))
+
+
+def _write_columns(f: h5py.File, keys, status, messages, params, metrics, warnings) -> None:
+    """Append the columns of k rows (keys, status, messages, warnings texts (k,); params, metrics (k, width)) to
+    the open file ``f`` and commit them: ``n_committed`` is written last, after a flush."""
     n = int(f.attrs["n_committed"])
-    m = n + len(rows)
+    m = n + len(keys)
     for name in ("key", "status", "message", "params", "metrics", "warnings"):
         f[name].resize(m, axis=0)
-    f["key"][n:m] = np.array([r[0].encode("ascii") for r in rows], dtype="S64")
-    f["status"][n:m] = [r[1] for r in rows]
-    f["message"][n:m] = [r[2] for r in rows]
-    f["params"][n:m] = np.array([r[3] for r in rows], dtype=float).reshape(len(rows), -1)
-    f["metrics"][n:m] = np.array([r[4] for r in rows], dtype=float).reshape(len(rows), -1)
-    f["warnings"][n:m] = warnings_text(rows)
+    f["key"][n:m] = np.array([k.encode("ascii") for k in keys], dtype="S64")
+    f["status"][n:m] = list(status)
+    f["message"][n:m] = list(messages)
+    f["params"][n:m] = params
+    f["metrics"][n:m] = metrics
+    f["warnings"][n:m] = list(warnings)
     f.flush()
     f.attrs["n_committed"] = m
 
@@ -92,7 +100,7 @@ class SweepFile:
         self.param_names, self.metric_names = tuple(param_names), tuple(metric_names)
         if not self.path.exists():
             attrs = header(model, self.param_names, self.metric_names, axes)
-            _replace_atomically(self.path, lambda f: _fill(f, attrs, self, ()))
+            _replace_atomically(self.path, lambda f: _fill(f, attrs, len(self.param_names), len(self.metric_names)))
             return
         table = read_hdf5(self.path)
         check_columns(table, self.path, self.param_names, self.metric_names)
@@ -103,15 +111,19 @@ class SweepFile:
         with _h5(self.path) as old:
             attrs = header(table.model, self.param_names, self.metric_names, table.axes)
             kept = [k for k, s in zip(table.keys, table.status) if s == "done"]
-            trajectories = {k: read_trajectory(old, table, k, self.path) for k in kept
-                            if "trajectories" in old and k in old["trajectories"]}
-        warned = table.warnings or ({},) * len(table)
-        rows = [(k, s, msg, p, mt, None, w) for k, s, msg, p, mt, w in
-                zip(table.keys, table.status, table.messages, table.params, table.metrics, warned)]
-        rows = [r if r[0] not in trajectories else (*r[:5], _samples(trajectories[r[0]]), r[6]) for r in rows]
-        names = next(iter(trajectories.values()), None)
-        q_names, u_names = (names.q_names, names.u_names) if names is not None else ((), ())
-        _replace_atomically(self.path, lambda f: _fill(f, attrs, self, rows, q_names, u_names))
+            stored = set(old["trajectories"].keys()) if isinstance(old.get("trajectories"), h5py.Group) else set()
+            trajectories = {k: read_trajectory(old, table, k, self.path) for k in kept if k in stored}
+        q_names, u_names = (t.q_names, t.u_names) if (t := next(iter(trajectories.values()), None)) else ((), ())
+        warned = [warnings_json(w) for w in table.warnings] if table.warnings else ["{}"] * len(table)
+
+        def write(f):
+            _fill(f, attrs, len(self.param_names), len(self.metric_names))
+            for key, traj in trajectories.items():
+                write_trajectory(f, key, (traj.t, traj.q, traj.u, traj.energy), q_names, u_names, _h5_create)
+            if len(table):
+                _write_columns(f, table.keys, table.status, table.messages, table.params, table.metrics, warned)
+
+        _replace_atomically(self.path, write)
 
     def keys(self) -> set[str]:
         """The keys of the runs in the file."""
@@ -129,19 +141,14 @@ class SweepFile:
             _write_rows(f, rows, q_names, u_names)
 
 
-def _samples(traj: Trajectory) -> tuple:
-    return traj.t, traj.q, traj.u, traj.energy
-
-
-def _fill(f: h5py.File, attrs: dict, sf: SweepFile, rows, q_names=(), u_names=()) -> None:
+def _fill(f: h5py.File, attrs: dict, param_width: int, metric_width: int) -> None:
+    """Make the attributes and the empty datasets of a new results file."""
     f.attrs.update(attrs)
     _series(f, "key", None, "S64")
     for name in ("status", "message", "warnings"):
         _series(f, name, None, _STR)
-    _series(f, "params", len(sf.param_names), "f8")
-    _series(f, "metrics", len(sf.metric_names), "f8")
-    if rows:
-        _write_rows(f, rows, q_names, u_names)
+    _series(f, "params", param_width, "f8")
+    _series(f, "metrics", metric_width, "f8")
 
 
 def _h5(path) -> h5py.File:

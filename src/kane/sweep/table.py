@@ -20,7 +20,7 @@ from ..errors import KaneError
 from ..io.trajectory import Trajectory
 
 __all__ = ["SweepFileError", "SweepTable", "header", "check_columns", "read_table", "write_trajectory",
-           "read_trajectory", "warnings_text", "is_format", "MAX_READ_BYTES", "FORMAT", "VERSION"]
+           "read_trajectory", "warnings_text", "warnings_json", "is_format", "MAX_READ_BYTES", "FORMAT", "VERSION"]
 
 FORMAT = "kane.sweep"
 VERSION = 2  # 2: the ``warnings`` column (version 1 files are read with no warnings)
@@ -185,6 +185,9 @@ def _text(values) -> tuple[str, ...]:
 def _counts(path, texts) -> tuple:
     out = []
     for i, text in enumerate(texts):
+        if text == "{}":  # (most runs warn nothing: no JSON to parse)
+            out.append({})
+            continue
         try:
             counts = json.loads(text)
         except json.JSONDecodeError:
@@ -206,7 +209,12 @@ def _limit(path, what: str, n_bytes: int) -> None:
 
 def warnings_text(rows) -> list[str]:
     """The ``warnings`` column of ``rows`` (their seventh item, {kind: count}; {} where absent) as JSON texts."""
-    return [json.dumps(r[6] if len(r) > 6 and isinstance(r[6], dict) else {}, sort_keys=True) for r in rows]
+    return [warnings_json(r[6] if len(r) > 6 and isinstance(r[6], dict) else {}) for r in rows]
+
+
+def warnings_json(counts: dict) -> str:
+    """One run's {warning kind: count} as the JSON text of the ``warnings`` column."""
+    return json.dumps(counts, sort_keys=True) if counts else "{}"
 
 
 def read_table(root, path) -> SweepTable:
