@@ -165,6 +165,12 @@ def test_escape_sequences_in_a_file_never_reach_the_terminal(good, tmp_path):
     assert "1 x boom\\x1b[31m red" in text and "axes: grid m\\x1b[31m" in text
     out = CliRunner().invoke(main, ["info", str(path)])
     assert out.exit_code == 0 and "\x1b" not in out.output and "points: 2 (1 done, 1 failed)" in out.output
+    # a resume into a file of other columns names them, escaped
+    renamed = _hostile(good, tmp_path, _set("param_names", '["m\\u001b]0;owned\\u0007"]'))
+    with pytest.raises(KaneError) as err:
+        run_sweep(_sweep(), renamed)
+    assert "holds another sweep's columns (parameters m\\x1b]0;owned\\x07;" in str(err.value)
+    assert "\x1b" not in str(err.value) and "\x07" not in str(err.value)
 
 
 def test_a_hostile_zarr_store_is_named_like_an_hdf5_file(tmp_path):

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..errors import ArgumentError
 from ..io.model_surfaces import refuse_contacts
 from ..options import Method
-from .describe import printable
+from .table import printable
 from .execute import Backend, Execution, run_sweep
 from .spec import MAX_POINTS, Draws, Grid, Normal, Points, RunSettings, Sweep, Uniform
 

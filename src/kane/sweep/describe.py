@@ -11,17 +11,12 @@ from __future__ import annotations
 import collections
 
 from .results import load_sweep
-from .table import SweepTable
+from .table import SweepTable, printable
 
-__all__ = ["describe", "describe_table", "printable"]
+__all__ = ["describe", "describe_table"]
 
 _REASONS_SHOWN = 5
 _REASON_CHARS = 200
-
-
-def printable(text: str) -> str:
-    """``text`` with every control or non-printable character written as a Python escape (``\\x1b``, ``\\n``)."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
 
 
 def _reason(message: str) -> str:

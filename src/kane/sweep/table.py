@@ -20,7 +20,7 @@ from ..errors import KaneError
 from ..io.trajectory import Trajectory
 
 __all__ = ["SweepFileError", "SweepTable", "header", "check_columns", "read_table", "write_trajectory",
-           "read_trajectory", "warnings_text", "warnings_json", "is_format", "MAX_READ_BYTES", "FORMAT", "VERSION"]
+           "read_trajectory", "warnings_text", "warnings_json", "is_format", "printable", "MAX_READ_BYTES", "FORMAT", "VERSION"]
 
 FORMAT = "kane.sweep"
 VERSION = 2  # 2: the ``warnings`` column (version 1 files are read with no warnings)
@@ -86,13 +86,19 @@ def header(model: str, param_names, metric_names, axes) -> dict:
                 axes=json.dumps([[k, list(n)] for k, n in axes]))
 
 
+def printable(text: str) -> str:
+    """``text`` with every control or non-printable character written as a Python escape (``\\x1b``, ``\\n``):
+    text read from a file never sends escape sequences to a terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
 def check_columns(table: SweepTable, path, param_names, metric_names) -> None:
     """SweepFileError naming both sets when the file at ``path`` holds other columns than asked."""
     if (table.param_names, table.metric_names) != (tuple(param_names), tuple(metric_names)):
-        raise SweepFileError(
+        raise SweepFileError(printable(
             f"sweep file {path} holds another sweep's columns (parameters {', '.join(table.param_names)}; "
             f"metrics {', '.join(table.metric_names)}), not ({', '.join(param_names)}; "
-            f"{', '.join(metric_names)}); give another output file")
+            f"{', '.join(metric_names)}); give another output file"))
 
 
 def is_format(value) -> bool:
