@@ -63,11 +63,12 @@ def _four_bar():
     return s
 
 
-def test_a_start_that_cannot_be_assembled_is_a_failed_run_with_the_reason(tmp_path):
+@pytest.mark.parametrize("backend", [Backend.IN_PROCESS, Backend.BATCH])
+def test_a_start_that_cannot_be_assembled_is_a_failed_run_with_the_reason(tmp_path, backend):
     # d = 10 m is beyond the 4.5 m the links reach: no configuration closes the loop
-    sweep = Sweep(_four_bar(), (Grid("d", 2.0, 10.0, 2),), RunSettings((0.0, 0.05), output_dt=0.01),
+    sweep = Sweep(_four_bar(), (Grid("d", 2.0, 10.0, 2),), RunSettings((0.0, 0.05), "rk4", dt=0.01, output_dt=0.01),
                   dependent=("u2", "u3"))
-    result = run_sweep(sweep, tmp_path / "fb.h5", trajectories=True)
+    result = run_sweep(sweep, tmp_path / "fb.h5", Execution(backend), trajectories=True)
     table = result.table
     assert (result.done, result.failed) == (1, 1) and table.status == ("done", "failed")
     assert table.messages[1].startswith("AssemblyError: the start q0 cannot be made consistent with the "

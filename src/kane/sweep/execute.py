@@ -41,7 +41,7 @@ from ..errors import ArgumentError, KaneError
 from ..io.input_schedule import InputSchedule
 from ..io.model_file import LoadedModel, load_model
 from ..model.system import System
-from ..simulate import SimulationError, assemble, simulate
+from ..simulate import AssemblyError, SimulationError, assemble, simulate
 from ..switching.model_table import switching_rules
 from .batch import BatchModel, check_batchable, run_batch
 from .switched import run_switched, switching_text
@@ -254,10 +254,11 @@ def start_configuration(dyn, task: Task, run: RunSettings) -> np.ndarray:
         return q0
     try:
         return assemble(dyn, run.t_span[0], q0, params=task.params).q
-    except KaneError as exc:
+    except (KaneError, ArithmeticError, np.linalg.LinAlgError) as exc:
         values = ", ".join(f"{n}={v:.6g}" for n, v in task.params.items())
-        raise type(exc)(f"the start q0 cannot be made consistent with the constraints at this run's parameters "
-                        f"({values}): {exc}") from None
+        reason = str(exc) if isinstance(exc, AssemblyError) else f"{type(exc).__name__}: {exc}"
+        raise AssemblyError(f"the start q0 cannot be made consistent with the constraints at this run's "
+                            f"parameters ({values}): {reason}") from None
 
 
 def _counts(caught) -> dict:
@@ -321,11 +322,12 @@ def _in_batch(plan: Plan, tasks, sink, execution: Execution, keep: bool) -> None
     started = list(tasks)
     if any(b.holonomic is not None for b in layout.values()):  # each start assembled at its parameters
         dyn = _dynamics(plan.equations, plan.model_hash)
-        for i, task in enumerate(tasks):
+        started = []
+        for task in tasks:
             try:
-                started[i] = replace(task, q0=tuple(start_configuration(dyn, task, s.run)))
-            except KaneError:
-                pass  # run alone by run_task, where it is recorded as failed with the reason
+                started.append(replace(task, q0=tuple(start_configuration(dyn, task, s.run))))
+            except AssemblyError:  # run alone, where it is recorded as failed with the reason
+                sink([alone(task)])
     for i in range(0, len(started), execution.batch_size):
         sink(run_batch(plan, started[i: i + execution.batch_size], bm, alone, keep))
 
