@@ -216,14 +216,14 @@ def _mutation(rng):
             del f[name]
             try:
                 f.create_dataset(name, data=value if np.ndim(value) else np.array([value] * 2))
-            except (TypeError, ValueError):  # h5py cannot store it: the dataset is gone
+            except (TypeError, ValueError, OverflowError):  # h5py cannot store it: the dataset is gone
                 pass
         elif kind == 3 and name in f and f[name].maxshape[0] is None:
             f[name].resize(size, axis=0)
         elif kind == 4 and name in f and len(f[name]) and f[name].ndim == 1:
             try:
                 f[name][0] = value
-            except (TypeError, ValueError, OSError):  # h5py cannot store it there: the file stays as it was
+            except (TypeError, ValueError, OSError, OverflowError):  # h5py cannot store it: the file stays
                 pass
     return change
 

@@ -21,7 +21,7 @@ from _pendulum import pendulum  # noqa: E402
 # each run logs its point (invocation, m, th0) before its row is appended; KILL_AT_WRITE=N kills the process
 # (SIGKILL, no clean-up) at the N-th write into an HDF5 dataset: inside an append, after its resize
 _SCRIPT = """
-import os, signal, sys
+import os, signal, sys, time
 import h5py
 sys.path.insert(0, {here!r})
 from _pendulum import pendulum
@@ -39,6 +39,7 @@ def counted(self, key, value):
 h5py.Dataset.__setitem__ = counted
 
 def last(traj):
+    time.sleep(0.02)  # every run lasts at least 20 ms: the kill after the file grows lands before the sweep ends
     with open(os.environ["RUN_LOG"], "a") as log:
         log.write(f"{{os.environ['INVOCATION']}} {{float(traj.params['m'])!r}} {{float(traj.q[0, 0])!r}}\\n")
     return float(traj.q[-1, 0])
