@@ -105,3 +105,24 @@ def test_a_sweep_killed_inside_appends_and_after_its_file_grows_resumes_with_eve
                           tmp_path / "reference.h5").table
     a, b = _by_point(table), _by_point(reference)
     assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) and a[2] == b[2]
+
+
+def test_a_version_1_file_is_read_and_resumed_into_version_2(tmp_path):
+    import h5py
+
+    from kane.sweep import describe
+
+    out = tmp_path / "v1.h5"
+    run_sweep(Sweep(pendulum(), (Grid("m", 1.0, 2.0, 2),), RunSettings((0.0, 0.05))), out)
+    with h5py.File(out, "r+") as f:  # the layout before the warnings column
+        del f["warnings"]
+        f.attrs["version"] = 1
+    old = load_sweep(out)
+    assert len(old) == 2 and old.warnings == () and "warnings: not recorded (a version 1 file)" in describe(out)
+    result = run_sweep(Sweep(pendulum(), (Grid("m", 1.0, 2.0, 3),), RunSettings((0.0, 0.05))), out)
+    assert (result.done, result.skipped) == (1, 2)  # m = 1 and 2 kept from the version 1 file
+    with h5py.File(out, "r") as f:
+        assert f.attrs["version"] == 2 and list(f["warnings"].asstr()[:]) == ["{}"] * 3
+    new = load_sweep(out)
+    assert np.array_equal(new.sorted_by(old.keys).params, old.params)
+    assert np.array_equal(new.sorted_by(old.keys).metrics, old.metrics)
