@@ -389,7 +389,10 @@ def info(run):
     it is newer than RUN (or RUN is missing), and the status says how far it got. A log of `kane realtime` gets
     its deadline summary, counts and modes."""
     from .realtime.log_reader import is_realtime_log, load_realtime_log
+    from .sweep import describe, is_sweep_file
     console = _console()
+    if is_sweep_file(run):  # a sweep's results: points, done/failed, failures' reasons, warnings (kane.sweep)
+        return click.echo(describe(run))
     if is_realtime_log(run):
         table = Table(title=escape(str(run)), title_justify="left", show_header=False)
         for k, v in load_realtime_log(run).summary_rows():
@@ -453,13 +456,16 @@ def linearize(model, at, steady, sweep, plot_file, dependent):
 @click.option("--in-process", is_flag=True, help="Run in this process (no Dask).")
 @click.option("--points", type=click.Path(dir_okay=False), help="CSV of points (header: names).")
 @click.option("--trajectories", is_flag=True, help="Keep each run's samples in OUTPUT.")
+@click.option("--max-points", type=click.IntRange(min=1), default=1_000_000, show_default=True,
+              help="The most points the sweep may have.")
 @click.option("-o", "--output", type=click.Path(), default="sweep.h5", help="HDF5 file, or NAME.zarr (Zarr).")
 @_errors
-def sweep(model, grid, randoms, n, seed, t_end, scheduler, workers, in_process, points, trajectories, output):
+def sweep(model, grid, randoms, n, seed, t_end, scheduler, workers, in_process, points, trajectories, max_points,
+          output):
     """Sweep MODEL; runs already in OUTPUT are skipped (kane.sweep.command)."""
     from .sweep.command import sweep_command
     click.echo(sweep_command(load_model_or_script(model), output, grid, randoms, n, seed, t_end, scheduler, workers,
-                             in_process, _console(stderr=True), points, trajectories))
+                             in_process, _console(stderr=True), points, trajectories, max_points))
 
 
 # ---- export-c ----------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import numpy as np
 import kane
 from kane import joints as J
 
-__all__ = ["pendulum", "swing"]
+__all__ = ["pendulum", "swing", "warn_when_heavy"]
 
 
 def pendulum():
@@ -21,3 +21,12 @@ def pendulum():
 def swing(traj):
     """Peak-to-peak swing of the angle [rad]."""
     return float(np.ptp(traj.q[:, 0]))
+
+
+def warn_when_heavy(traj):
+    """The swing [rad]; raises a RuntimeWarning in runs whose mass is above 1.5 kg (a warning made on a worker)."""
+    import warnings
+
+    if traj.params["m"] > 1.5:
+        warnings.warn(f"heavy bob: m = {traj.params['m']:g} kg", RuntimeWarning, stacklevel=2)
+    return swing(traj)

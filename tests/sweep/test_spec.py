@@ -56,3 +56,35 @@ def test_unknown_names_list_the_models_parameters_coordinates_and_speeds():
 def test_bad_options_are_named(make, message):
     with pytest.raises(ArgumentError, match=message):
         make()
+
+
+def test_the_point_count_is_checked_against_its_limit_before_anything_is_allocated():
+    # 10^3 x 10^6 = 10^9 points (8 GB for the grid values alone): refused from the axes' sizes, in Python ints
+    axes = (Grid("m", 1.0, 2.0, 1000), Grid("g", 1.0, 10.0, 10**6))
+    with pytest.raises(ArgumentError, match=r"1000 \(m\) x 1000000 \(g\) = 1,000,000,000 points: more than the "
+                                            r"limit of 1,000,000 points; .*Sweep\(max_points=N\) "
+                                            r"\(kane sweep --max-points N\)"):
+        Sweep(pendulum(), axes)
+    # the product is exact in Python integers (2e14 is past what a float32 count or a C int holds)
+    big = (Grid("m", 1.0, 2.0, 10**7), Draws((Uniform("g", 1, 2),), n=10**7), Points(("q0.th",), [(0.1,), (0.2,)]))
+    with pytest.raises(ArgumentError, match=r"= 200,000,000,000,000 points"):
+        Sweep(pendulum(), big)
+    assert Sweep(pendulum(), axes, max_points=10**9).count == 10**9  # raised: accepted (nothing run here)
+    with pytest.raises(ArgumentError, match=r"sweep max_points: expected a whole number of at least 1"):
+        Sweep(pendulum(), axes, max_points=0)
+
+
+def test_kane_sweep_names_the_point_limit_and_the_option_that_raises_it(tmp_path):
+    from click.testing import CliRunner
+
+    from kane.cli import main
+
+    model = str(Path(__file__).resolve().parents[2] / "examples" / "rolling_disk.toml")
+    run = CliRunner().invoke(main, ["sweep", model, "--grid", "r=0.2:0.6:1000", "--grid", "u0.w2=1:9:1000000",
+                                    "--in-process", "-o", str(tmp_path / "s.h5")])
+    assert run.exit_code == 2 and "Traceback" not in run.output and "MemoryError" not in run.output
+    assert "= 1,000,000,000 points: more than the limit of 1,000,000 points" in run.output
+    assert "--max-points N" in run.output and not (tmp_path / "s.h5").exists()
+    small = CliRunner().invoke(main, ["sweep", model, "--grid", "r=0.2:0.6:3", "--max-points", "2", "--in-process",
+                                      "-o", str(tmp_path / "s.h5")])
+    assert small.exit_code == 2 and "3 (r) = 3 points: more than the limit of 2 points" in small.output

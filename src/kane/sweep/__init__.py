@@ -13,7 +13,8 @@ Points (:mod:`kane.sweep.spec`), per-run metrics (:mod:`kane.sweep.metrics`), th
 
 from .execute import Backend, Execution, Plan, SchedulerError, SweepResult, Task, prepare, run_sweep, run_task
 from .metrics import evaluate_metrics, metric_columns
-from .spec import Draws, Grid, Metric, Metrics, Normal, Points, RunSettings, Sweep, Uniform
+from .spec import MAX_POINTS, Draws, Grid, Metric, Metrics, Normal, Points, RunSettings, Sweep, Uniform
+from .describe import describe
 from .results import is_sweep_file, load_sweep, load_sweep_trajectory, open_results
 from .store import SweepFile, SweepFileError, SweepTable
 from .store_zarr import ZarrSweepFile
@@ -22,5 +23,5 @@ __all__ = [
     "Sweep", "Grid", "Uniform", "Normal", "Draws", "Points", "RunSettings", "Metric", "Metrics", "Execution",
     "Backend", "Plan", "Task", "SweepResult", "SchedulerError", "prepare", "run_sweep", "run_task",
     "evaluate_metrics", "metric_columns", "SweepFile", "SweepFileError", "SweepTable", "load_sweep",
-    "load_sweep_trajectory", "open_results", "is_sweep_file", "ZarrSweepFile",
+    "load_sweep_trajectory", "open_results", "is_sweep_file", "ZarrSweepFile", "describe", "MAX_POINTS",
 ]

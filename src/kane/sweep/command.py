@@ -1,7 +1,8 @@
 """The work of ``kane sweep MODEL --grid NAME=START:STOP:N --random NAME~uniform(A,B) -n N --seed S
-[--points FILE.csv] [--scheduler ADDRESS] [--workers N | --in-process] [--trajectories] -o sweep.h5``: parse the
-options (numbers only, never evaluated text), run the sweep with the model file's ``[simulation]`` settings and a
-progress bar, and return the closing line ``runs: N done, M skipped, K failed``."""
+[--points FILE.csv] [--scheduler ADDRESS] [--workers N | --in-process] [--trajectories] [--max-points N]
+-o sweep.h5``: parse the options (numbers only, never evaluated text), run the sweep with the model file's
+``[simulation]`` settings and a progress bar, and return the closing lines: the warnings the runs raised, counted
+per kind (``warnings: KIND N, ...``, only when there were some), then ``runs: N done, M skipped, K failed``."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..errors import ArgumentError
 from ..io.model_surfaces import refuse_contacts
 from ..options import Method
+from .table import printable
 from .execute import Backend, Execution, run_sweep
-from .spec import Draws, Grid, Normal, Points, RunSettings, Sweep, Uniform
+from .spec import MAX_POINTS, Draws, Grid, Normal, Points, RunSettings, Sweep, Uniform
 
 __all__ = ["parse_grid", "parse_random", "sweep_command"]
 
@@ -52,10 +54,11 @@ def parse_random(text: str) -> Uniform | Normal:
 
 
 def sweep_command(lm, output, grids=(), randoms=(), n=100, seed=0, t_end=None, scheduler=None, workers=2,
-                  in_process=False, console=None, points=None, trajectories=False) -> str:
+                  in_process=False, console=None, points=None, trajectories=False, max_points=MAX_POINTS) -> str:
     """Run the sweep of ``lm`` (a :class:`kane.io.model_file.LoadedModel`) into ``output`` and return the
-    closing line. ``grids`` and ``randoms`` are option strings; ``n`` random points with ``seed``; ``points`` the
-    path of a CSV file of points (one more axis); ``trajectories``: keep each run's samples in the file."""
+    closing lines. ``grids`` and ``randoms`` are option strings; ``n`` random points with ``seed``; ``points`` the
+    path of a CSV file of points (one more axis); ``trajectories``: keep each run's samples in the file;
+    ``max_points``: the most points the sweep may have (checked before anything is allocated)."""
     refuse_contacts(lm, "kane sweep")
     axes = [parse_grid(g) for g in grids]
     if randoms:
@@ -72,7 +75,11 @@ def sweep_command(lm, output, grids=(), randoms=(), n=100, seed=0, t_end=None, s
     columns = (TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("runs", total=None)
-        result = run_sweep(Sweep(lm, tuple(axes), run), output, execution,
+        result = run_sweep(Sweep(lm, tuple(axes), run, max_points=max_points), output, execution,
                            progress=lambda done, total: bar.update(task, completed=done, total=total),
                            trajectories=trajectories)
-    return f"runs: {result.done} done, {result.skipped} skipped, {result.failed} failed"
+    closing = f"runs: {result.done} done, {result.skipped} skipped, {result.failed} failed"
+    if not result.warnings:
+        return closing
+    kinds = ", ".join(f"{printable(kind)} {count}" for kind, count in result.warnings.items())
+    return f"warnings raised by the runs: {kinds}\n{closing}"

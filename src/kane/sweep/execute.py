@@ -13,16 +13,26 @@ travel once to every worker (``Client.scatter(broadcast=True)``) and each worker
 good state, and the sweep goes on. Points with the same key (repeated) run once. A model file's ``[inputs]``
 schedules drive every run at its own parameter values (:class:`kane.io.input_schedule.InputSchedule`, sent to
 the workers with the equations); their text is part of every key.
+
+Each run starts from its point's q0 assembled at the point's own parameters (:func:`kane.assemble`: the nearest
+configuration on the holonomic constraints, moving only the dependent coordinates), so a swept radius or length
+never starts the run off its constraints; a q0 that cannot be assembled is the run's failure, with the reason.
+The warnings a run raises (on whichever worker) are counted per kind in its row (``warnings``), reach
+:class:`SweepResult` and the file. Catching warnings changes process-wide state, so the runs of one process take
+turns (a lock); the parallelism of a sweep is its worker processes.
 """
 
 from __future__ import annotations
 
+import collections
 import enum
 import hashlib
 import json
+import threading
 import types
+import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +41,7 @@ from ..errors import ArgumentError, KaneError
 from ..io.input_schedule import InputSchedule
 from ..io.model_file import LoadedModel, load_model
 from ..model.system import System
-from ..simulate import SimulationError, simulate
+from ..simulate import AssemblyError, SimulationError, assemble, simulate
 from ..switching.model_table import switching_rules
 from .batch import BatchModel, check_batchable, run_batch
 from .switched import run_switched, switching_text
@@ -41,7 +51,7 @@ from .results import load_sweep, open_results
 from .store import SweepTable
 
 __all__ = ["SchedulerError", "Execution", "Backend", "Plan", "Task", "SweepResult", "prepare", "run_task",
-           "run_sweep"]
+           "run_sweep", "start_configuration"]
 
 
 class SchedulerError(KaneError, ConnectionError):
@@ -118,13 +128,15 @@ class Plan:
 class SweepResult:
     """The outcome of :func:`run_sweep`: ``table`` (every run of the sweep, in the sweep's order), ``done``
     (runs computed now and completed), ``failed`` (runs computed now that failed), ``skipped`` (already in the
-    file) and the output ``path`` (None in memory)."""
+    file), the output ``path`` (None in memory) and ``warnings``, {warning kind: count} raised by the runs
+    computed now (on any worker)."""
 
     table: SweepTable
     done: int
     failed: int
     skipped: int
     path: Path | None
+    warnings: dict = field(default_factory=dict)
 
 
 def _hex(v: float) -> str:
@@ -231,20 +243,52 @@ def _dynamics(equations, model_hash: str):
     return dyn
 
 
+_WARNINGS_LOCK = threading.Lock()  # catch_warnings swaps process-wide state: one run of a process at a time
+
+
+def start_configuration(dyn, task: Task, run: RunSettings) -> np.ndarray:
+    """The q0 (n_q,) of ``task`` assembled at its own parameters (:func:`kane.assemble`); an AssemblyError naming
+    the point when no consistent configuration is found near it."""
+    q0 = np.array(task.q0, dtype=float)
+    if getattr(dyn, "holonomic_rows", None) is None:
+        return q0
+    try:
+        return assemble(dyn, run.t_span[0], q0, params=task.params).q
+    except (KaneError, ArithmeticError, np.linalg.LinAlgError) as exc:
+        values = ", ".join(f"{n}={v:.6g}" for n, v in task.params.items())
+        reason = str(exc) if isinstance(exc, AssemblyError) else f"{type(exc).__name__}: {exc}"
+        raise AssemblyError(f"the start q0 cannot be made consistent with the constraints at this run's "
+                            f"parameters ({values}): {reason}") from None
+
+
+def _counts(caught) -> dict:
+    return dict(collections.Counter(w.category.__name__ for w in caught))
+
+
 def run_task(task: Task, equations, model_hash: str, run: RunSettings, metrics: Metrics, n_columns: int,
              keep: bool = False, schedule: InputSchedule | None = None) -> tuple:
-    """Run one point and return its row (key, status, message, values, metrics, trajectory): the trajectory
-    (t, q, u, energy) when ``keep`` and the run completed, else None; ``schedule`` gives the inputs at the
-    point's parameters. A failure of the run (kane.SimulationError, kane.errors.SingularStateError, an
-    arithmetic error) is a row with status "failed"."""
+    """Run one point and return its row (key, status, message, values, metrics, trajectory, warnings): the
+    trajectory (t, q, u, energy) when ``keep`` and the run completed, else None; ``warnings`` {kind: count} of the
+    warnings the run raised; ``schedule`` gives the inputs at the point's parameters. The run starts from the
+    point's q0 assembled at its parameters (:func:`start_configuration`). A failure of the run
+    (kane.SimulationError, a start that cannot be assembled, kane.errors.SingularStateError, an arithmetic
+    error) is a row with status "failed"."""
+    with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        row = _run_task(task, equations, model_hash, run, metrics, n_columns, keep, schedule)
+    return (*row, _counts(caught))
+
+
+def _run_task(task, equations, model_hash, run, metrics, n_columns, keep, schedule) -> tuple:
     try:
         if task.rules:
             traj = run_switched(task, equations, run, schedule)
             return (task.key, "done", "", task.values, evaluate_metrics(metrics, run, traj),
                     (traj.t, traj.q, traj.u, traj.energy) if keep else None)
         dyn = _dynamics(equations, model_hash)
+        q0 = start_configuration(dyn, task, run)
         inputs = None if schedule is None else schedule.bind(dyn, task.params)
-        traj = simulate(dyn, run.t_span, np.array(task.q0), np.array(task.u0), method=run.method, rtol=run.rtol,
+        traj = simulate(dyn, run.t_span, q0, np.array(task.u0), method=run.method, rtol=run.rtol,
                         atol=run.atol, dt=run.dt, events=run.events, params=task.params, inputs=inputs,
                         output_dt=run.output_dt, max_step=run.max_step)
         return (task.key, "done", "", task.values, evaluate_metrics(metrics, run, traj),
@@ -274,8 +318,18 @@ def _in_batch(plan: Plan, tasks, sink, execution: Execution, keep: bool) -> None
         return run_task(task, plan.equations, plan.model_hash, s.run, s.metrics, len(plan.columns), keep,
                         plan.schedule)
 
-    for i in range(0, len(tasks), execution.batch_size):
-        sink(run_batch(plan, tasks[i: i + execution.batch_size], bm, alone, keep))
+    layout = getattr(plan.equations, "constraint_layout", None) or {}
+    started = list(tasks)
+    if any(b.holonomic is not None for b in layout.values()):  # each start assembled at its parameters
+        dyn = _dynamics(plan.equations, plan.model_hash)
+        started = []
+        for task in tasks:
+            try:
+                started.append(replace(task, q0=tuple(start_configuration(dyn, task, s.run))))
+            except AssemblyError:  # run alone, where it is recorded as failed with the reason
+                sink([alone(task)])
+    for i in range(0, len(started), execution.batch_size):
+        sink(run_batch(plan, started[i: i + execution.batch_size], bm, alone, keep))
 
 
 def _client(execution: Execution):
@@ -358,11 +412,13 @@ def run_sweep(sweep: Sweep | Plan, path=None, execution: Execution = Execution()
     todo = [t for t in plan.tasks if t.key not in have]
     rows: list[tuple] = []
     counts = {"done": 0, "failed": 0}
+    warned: collections.Counter = collections.Counter()
 
     def sink(batch):
         rows.extend(batch)
         for r in batch:
             counts[r[1]] += 1
+            warned.update(r[6] if len(r) > 6 else {})
         if store is not None:
             store.append(batch, [str(v) for v in plan.equations.model.q],
                          list(plan.u_names))
@@ -383,7 +439,7 @@ def run_sweep(sweep: Sweep | Plan, path=None, execution: Execution = Execution()
                            tuple(r[2] for r in rows), np.array([r[3] for r in rows], dtype=float).reshape(
                                len(rows), len(plan.names)),
                            np.array([r[4] for r in rows], dtype=float).reshape(len(rows), len(plan.columns)),
-                           _axes(plan.sweep))
+                           _axes(plan.sweep), tuple(r[6] if len(r) > 6 else {} for r in rows), plan.model_name)
         table = table.sorted_by([t.key for t in plan.tasks])
     return SweepResult(table, counts["done"], counts["failed"], len(plan.tasks) - len(todo),
-                       None if store is None else store.path)
+                       None if store is None else store.path, dict(sorted(warned.items())))

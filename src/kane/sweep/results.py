@@ -9,6 +9,7 @@ import h5py
 
 from .store import SweepFile, SweepFileError, SweepTable, read_hdf5, read_hdf5_trajectory
 from .store_zarr import ZarrSweepFile, read_zarr, read_zarr_trajectory
+from .table import is_format
 
 __all__ = ["is_zarr", "open_results", "load_sweep", "load_sweep_trajectory", "is_sweep_file"]
 
@@ -45,6 +46,6 @@ def is_sweep_file(path) -> bool:
             return False
     try:
         with h5py.File(path, "r") as f:
-            return f.attrs.get("format") == "kane.sweep"
+            return is_format(f.attrs.get("format"))
     except (OSError, ValueError):
         return False

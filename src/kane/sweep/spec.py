@@ -27,7 +27,10 @@ from ..errors import ArgumentError
 from ..options import Method
 from ..simulate import Event
 
-__all__ = ["Grid", "Uniform", "Normal", "Draws", "Points", "RunSettings", "Metric", "Metrics", "Sweep", "number"]
+__all__ = ["Grid", "Uniform", "Normal", "Draws", "Points", "RunSettings", "Metric", "Metrics", "Sweep", "number",
+           "MAX_POINTS"]
+
+MAX_POINTS = 1_000_000  # points of one sweep at most unless Sweep(max_points=...) (or --max-points) raises it
 
 
 def number(value: Any, what: str, *, positive: bool = False) -> float:
@@ -75,6 +78,11 @@ class Grid:
     @property
     def names(self) -> tuple[str, ...]:
         return (self.name,)
+
+    @property
+    def count(self) -> int:
+        """The number of values on this axis."""
+        return self.n
 
     def rows(self) -> np.ndarray:
         """Values (n, 1)."""
@@ -140,6 +148,11 @@ class Draws:
     def names(self) -> tuple[str, ...]:
         return tuple(v.name for v in self.variables)
 
+    @property
+    def count(self) -> int:
+        """The number of points drawn."""
+        return self.n
+
     def rows(self) -> np.ndarray:
         """Values (n, len(variables))."""
         rng = np.random.default_rng(self.seed)
@@ -167,6 +180,11 @@ class Points:
         rows = tuple(tuple(number(v, f"points row {i} {n}") for v, n in zip(r, names)) for i, r in enumerate(rows))
         object.__setattr__(self, "names", names)
         object.__setattr__(self, "values", rows)
+
+    @property
+    def count(self) -> int:
+        """The number of rows."""
+        return len(self.values)
 
     def rows(self) -> np.ndarray:
         return np.array(self.values, dtype=float)
@@ -284,14 +302,16 @@ class Metrics:
 @dataclass(frozen=True)
 class Sweep:
     """A sweep: ``model`` (a kane.System, a loaded model file or its path), ``axes`` (Grid, Draws, Points; their
-    Cartesian product gives the points), ``run`` settings, ``metrics`` and the ``dependent`` speeds (None: the
-    model file's choice, or automatic)."""
+    Cartesian product gives the points), ``run`` settings, ``metrics``, the ``dependent`` speeds (None: the
+    model file's choice, or automatic) and ``max_points``, the most points the sweep may have (checked from the
+    axes' sizes, in Python integers, before anything is allocated)."""
 
     model: Any
     axes: tuple = ()
     run: RunSettings = field(default_factory=RunSettings)
     metrics: Metrics = field(default_factory=Metrics)
     dependent: tuple[str, ...] | None = None
+    max_points: int = MAX_POINTS
 
     def __post_init__(self):
         if isinstance(self.model, (str, os.PathLike)):
@@ -306,12 +326,23 @@ class Sweep:
                     raise ArgumentError(f"sweep axes: {n!r} is swept twice; give each name on one axis")
                 seen.add(n)
         object.__setattr__(self, "axes", axes)
+        object.__setattr__(self, "max_points", _count(self.max_points, "sweep max_points"))
+        if self.count > self.max_points:
+            sizes = " x ".join(f"{a.count} ({', '.join(a.names)})" for a in axes)
+            raise ArgumentError(f"sweep of {sizes} = {self.count:,} points: more than the limit of "
+                                f"{self.max_points:,} points; give fewer points, or raise the limit with "
+                                f"Sweep(max_points=N) (kane sweep --max-points N)")
         if not isinstance(self.run, RunSettings):
             raise ArgumentError(f"sweep run: expected a RunSettings, got {self.run!r}")
         if not isinstance(self.metrics, Metrics):
             raise ArgumentError(f"sweep metrics: expected a Metrics, got {self.metrics!r}")
         if self.dependent is not None:
             object.__setattr__(self, "dependent", tuple(self.dependent))
+
+    @property
+    def count(self) -> int:
+        """The number of points: the product of the axes' sizes (a Python integer, exact at any size)."""
+        return math.prod(a.count for a in self.axes)
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .store import SweepFileError, SweepTable, check_columns, header, read_table, read_trajectory, write_trajectory
+from .table import (VERSION, SweepFileError, SweepTable, check_columns, header, read_table, read_trajectory,
+                    warnings_text, write_trajectory)
 
 __all__ = ["ZarrSweepFile", "read_zarr", "read_zarr_trajectory"]
 
@@ -56,6 +57,7 @@ class ZarrSweepFile:
             return
         root = _zarr().open_group(str(self.path), mode="w")
         for name, width, dtype in (("key", None, str), ("status", None, str), ("message", None, str),
+                                   ("warnings", None, str),
                                    ("params", len(self.param_names), "f8"), ("metrics", len(self.metric_names), "f8")):
             shape, chunks = ((0,), (_CHUNK,)) if width is None else ((0, width), (_CHUNK, max(width, 1)))
             root.create_array(name, shape=shape, chunks=chunks, dtype=dtype)
@@ -76,7 +78,11 @@ class ZarrSweepFile:
                 write_trajectory(root, r[0], r[5], q_names, u_names, _create)
         n = int(root.attrs["n_committed"])
         m = n + len(rows)
+        if "warnings" not in root:  # a version 1 store: the warnings of its runs are unknown
+            root.create_array("warnings", data=np.array(["{}"] * n, dtype=object), chunks=(_CHUNK,))
+            root.attrs["version"] = VERSION
         for name, values in (("key", np.array([r[0] for r in rows], dtype=object)),
+                             ("warnings", np.array(warnings_text(rows), dtype=object)),
                              ("status", np.array([r[1] for r in rows], dtype=object)),
                              ("message", np.array([r[2] for r in rows], dtype=object)),
                              ("params", np.array([r[3] for r in rows], dtype=float).reshape(len(rows), -1)),
