@@ -10,15 +10,20 @@ g = M^-1 f the accelerations,
     A = [[dq_i'/dq P, dq_i'/du], [dg/dq P, dg/du]],   B = [[dq_i'/dr], [dg/dr]],   P = dq/dq_i,
     dg/dq = M^-1 (df/dq - dM/dq g),
 
-every derivative evaluated exactly from :func:`kane.codegen.forward.jacobian_program`, at any speeds.
+every derivative evaluated exactly from :func:`kane.codegen.forward.jacobian_program`, at any speeds. The
+coordinates are those of :mod:`kane.analysis.manifold`: each unit quaternion is perturbed in its tangent space (a
+3-component rotation vector in body axes), never in its 4 components. At a relative equilibrium (a steady motion
+along symmetries: cyclic coordinates, spins and headings), A is taken in the frame moving with the symmetries and
+:meth:`Linearization.reduced` is the quotient by them (:mod:`kane.analysis.relative`).
 """
 
 from __future__ import annotations
 
+import threading
 import warnings
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.linalg as sla
@@ -27,6 +32,9 @@ from ..codegen.forward import jacobian_name, jacobian_program
 from ..codegen.numpy_backend import compile_program
 from ..errors import ArgumentError, KaneError
 from ..mechanics.arguments import real_array
+from .manifold import chart_generator, chart_of, rotation_symmetries
+from .mechanical import MechanicalForm, mechanical_form
+from .relative import Structure, quotient, relevant_states
 
 __all__ = ["Linearization", "Linearizer", "MechanicalForm", "Modes", "NotSteadyWarning", "linearize", "linearizer"]
 
@@ -58,27 +66,20 @@ class Modes:
 
 
 @dataclass(frozen=True)
-class MechanicalForm:
-    """M x'' + C x' + K x = B r for x = the independent coordinates' deviations: M, C, K (n, n), B (n, n_r)."""
-
-    M: np.ndarray
-    C: np.ndarray
-    K: np.ndarray
-    B: np.ndarray
-    coordinate_names: tuple
-    input_names: tuple
-
-
-@dataclass(frozen=True)
 class Linearization:
     """x' = A x + B r about an operating point, x = (independent coordinates, independent speeds).
 
-    A (n_x, n_x) and B (n_x, n_r) in SI units of the state and inputs; ``rates`` (n_x,) is x' at the operating
-    point; ``residual`` (named by ``residual_names``) is x' of the states the dynamics depends on, i.e. every state
-    but the ``cyclic`` coordinates (those that no speed's rate depends on, even through other coordinates, such
-    as position and heading on a plane): it is zero exactly at a steady motion (an equilibrium when the cyclic
-    coordinates are at rest too). ``q`` (n_q,) holds every coordinate of the model, the dependent ones included;
-    ``u`` (p,) the independent speeds.
+    A (n_x, n_x) and B (n_x, n_r) in SI units of the state and inputs; the coordinates are those of
+    :mod:`kane.analysis.manifold` (each quaternion's rotation vector ``<joint>.rx/ry/rz`` in body axes in place of
+    its 4 components). ``rates`` (n_x,) is x' at the operating point. The ``cyclic`` states are what
+    :meth:`reduced` drops: the coordinates that no speed's rate depends on, even through other coordinates (such as
+    position and heading on a plane; found at random generic states and parameters, not at this point's values),
+    and one coordinate per rotational symmetry in ``symmetries`` (a quaternion joint's heading or spin) that the
+    motion follows, at rates ``frame_rates`` [rad/s]. ``residual`` (named by ``residual_names``, the states of
+    :meth:`reduced`) is the rate of the other states once the motion along the symmetries is taken out: it is zero
+    exactly at a steady motion (a relative equilibrium; an equilibrium when nothing moves), where A is taken in the
+    frame that moves with the symmetries so that it is the same all along the motion. ``q`` (n_q,) holds every
+    coordinate of the model, the dependent ones included; ``u`` (p,) the independent speeds.
     """
 
     A: np.ndarray
@@ -99,6 +100,9 @@ class Linearization:
     params: np.ndarray
     inputs: np.ndarray
     mass_matrix: np.ndarray = field(repr=False)
+    symmetries: tuple = ()
+    frame_rates: tuple = ()
+    quotient: object = field(default=None, repr=False)
 
     @property
     def n_coordinates(self) -> int:
@@ -122,39 +126,20 @@ class Linearization:
         return Modes(lam, vec, lin.state_names)
 
     def reduced(self) -> "Linearization":
-        """The linearization without the cyclic coordinates: their rows and columns removed (A's remaining block
-        does not depend on them, so it is the same all along a steady motion)."""
-        if not self.cyclic:
+        """The linearization of the states that stay put: the ``cyclic`` states dropped (and, at a relative
+        equilibrium, the other states taken modulo the motion along the symmetries); the same all along a steady
+        motion."""
+        qt = self.quotient
+        if qt is None or not self.cyclic:
             return self
-        keep = [k for k, n in enumerate(self.state_names) if n not in self.cyclic]
-        coords = tuple(n for n in self.coordinate_names if n not in self.cyclic)
-        return Linearization(self.A[np.ix_(keep, keep)], self.B[keep], tuple(self.state_names[k] for k in keep),
-                             self.input_names, coords, self.speed_names, self.dependent_coordinates, (),
-                             self.rates[keep], self.residual, self.residual_names, self.steady, self.t, self.q,
-                             self.u, self.params, self.inputs, self.mass_matrix)
+        names = tuple(self.state_names[k] for k in qt.states)
+        coords = tuple(n for n in names if n in self.coordinate_names)
+        return replace(self, A=qt.A, B=qt.B, state_names=names, coordinate_names=coords, cyclic=(), rates=qt.residual,
+                       quotient=None)
 
     def mechanical(self) -> MechanicalForm:
-        """M x'' + C x' + K x = B r with x the independent coordinates.
-
-        From q_i' = W u + (terms in q_i): u = W^-1 (x' - A_qq x), M = M_u W^-1, C = -M_u (W^-1 A_qq + A_uu W^-1),
-        K = -M_u (A_uq - A_uu W^-1 A_qq), B = M_u B_u with M_u the mass matrix of the embedded equations. Needs as
-        many independent coordinates as speeds, W = dq_i'/du invertible and inputs that do not enter q'."""
-        n, p = self.n_coordinates, len(self.speed_names)
-        if n != p:
-            raise KaneError(f"mechanical form: {n} independent coordinates ({', '.join(self.coordinate_names)}) but "
-                            f"{p} independent speeds ({', '.join(self.speed_names)}): a nonholonomic or quaternion "
-                            "model has no second-order form in its coordinates; use A and B")
-        Aqq, W, Auq, Auu = self.A[:n, :n], self.A[:n, n:], self.A[n:, :n], self.A[n:, n:]
-        if np.any(self.B[:n] != 0):
-            raise KaneError("mechanical form: the inputs enter the kinematic equations q' (B has nonzero rows "
-                            f"for {', '.join(self.state_names[k] for k in range(n) if np.any(self.B[k]))})")
-        if np.linalg.cond(W) > 1e12:
-            raise KaneError(f"mechanical form: dq'/du is singular at this configuration (condition "
-                            f"{np.linalg.cond(W):.3g}); the speeds do not determine the coordinate rates here")
-        Wi = np.linalg.inv(W)
-        Mu = self.mass_matrix
-        return MechanicalForm(Mu @ Wi, -Mu @ (Wi @ Aqq + Auu @ Wi), -Mu @ (Auq - Auu @ Wi @ Aqq),
-                              Mu @ self.B[n:], self.coordinate_names, self.input_names)
+        """M x'' + C x' + K x = B r in the reduced coordinates: see :func:`kane.analysis.mechanical.mechanical_form`."""
+        return mechanical_form(self)
 
     def state_space(self):
         """``scipy.signal.StateSpace(A, B, I, 0)``: every state an output (n_x outputs, n_r inputs)."""
@@ -179,10 +164,14 @@ class Linearization:
         lines = [f"linearization: {len(self.state_names)} states ({', '.join(self.state_names)}), "
                  f"{len(self.input_names)} inputs"]
         if self.steady:
-            lines.append("operating point: a steady motion (residual "
-                         f"{np.max(np.abs(self.residual), initial=0.0):.3g})")
+            moving = [f"{n}' = {v:.6g} rad/s" for n, v in self.frame_rates if v != 0.0]
+            kind = "a steady motion (relative equilibrium" + (f" along {'; '.join(moving)})" if moving else ")")
+            lines.append(f"operating point: {kind} (residual {np.max(np.abs(self.residual), initial=0.0):.3g})")
         else:
             lines.append(_not_steady_text(self))
+        if self.cyclic:
+            lines.append(f"ignorable (left out of the eigenvalues): {', '.join(self.cyclic)}"
+                         + (f"; symmetries: {'; '.join(self.symmetries)}" if self.symmetries else ""))
         lam = self.eigenvalues(reduced=True)
         lines.append("eigenvalues [1/s]: " + ", ".join(f"{z.real:.6g}{z.imag:+.6g}j" for z in lam))
         return "\n".join(lines)
@@ -232,6 +221,9 @@ class Linearizer:
         self._names = outs + [jacobian_name(o, g) for o in outs for g in self.groups]
         self._fn = compile_program(self._program, self._names)
         self._full = self._batch = None
+        self.chart = chart_of(model)
+        self._lock = threading.Lock()
+        self._structures: dict = {}  # tuple of dependent chart indices -> Structure
 
     # ---- arguments -----------------------------------------------------------------------------------------
     def arguments(self, q, u, params=None, inputs=None):
@@ -242,6 +234,9 @@ class Linearizer:
         q = _values_by_name(q, self.q_names, m.q0, "coordinate")
         if q.shape != (m.n_q,):
             raise ArgumentError(f"q: expected {m.n_q} values ({', '.join(self.q_names)}), got shape {q.shape}")
+        if self.chart.tangent:
+            m.check_quaternions(q, "the operating point")
+            q = m.normalize_quaternions(q.copy())
         p = m.parameter_values(params)
         w = m.input_values(inputs)
         known_u = self.model_u_names
@@ -330,25 +325,26 @@ class Linearizer:
                             f"{self.holonomic_names[k]!r}: residual {C[k]:.6g} (tolerance {tol:g}); assemble a "
                             "consistent configuration first (kane.assemble)")
 
-    def dependent_coordinates(self, values, dependent_q=None) -> list[int]:
-        """Indices of the coordinates the holonomic constraints determine: the named ones, or those of the
-        largest pivots of dC/dq (QR with column pivoting) at the operating point."""
+    def dependent_coordinates(self, Cq, dependent_q=None) -> list[int]:
+        """Indices in the chart (:attr:`chart`) of the coordinates the holonomic constraints determine: the named
+        ones, or those of the largest pivots of dC/dx (QR with column pivoting) at the operating point; ``Cq`` the
+        holonomic rows' dC/dx (m, n_c)."""
         m = len(self.holonomic_rows)
+        names = self.chart.names
         if not m:
             if dependent_q:
                 raise ArgumentError(f"dependent coordinates {', '.join(dependent_q)} given, but the model has no "
                                     "permanent configuration constraint")
             return []
-        Cq = values[jacobian_name("C", "q")][list(self.holonomic_rows)]
         if dependent_q is not None:
-            names = list(dependent_q)
-            unknown = [n for n in names if n not in self.q_names]
+            given = list(dependent_q)
+            unknown = [n for n in given if n not in names]
             if unknown:
-                raise ArgumentError(f"unknown coordinate(s) {', '.join(unknown)}; known: {', '.join(self.q_names)}")
-            if len(names) != m:
-                raise ArgumentError(f"{len(names)} dependent coordinates given ({', '.join(names)}); the "
+                raise ArgumentError(f"unknown coordinate(s) {', '.join(unknown)}; known: {', '.join(names)}")
+            if len(given) != m:
+                raise ArgumentError(f"{len(given)} dependent coordinates given ({', '.join(given)}); the "
                                     f"configuration constraints determine {m}")
-            return [self.q_names.index(n) for n in names]
+            return [names.index(n) for n in given]
         _, R, piv = sla.qr(Cq, pivoting=True, mode="economic")
         if abs(R[m - 1, m - 1]) <= 1e-10 * max(1.0, abs(R[0, 0])):
             raise KaneError(f"operating point: the configuration constraints {', '.join(set(self.holonomic_names))} "
@@ -361,89 +357,130 @@ class Linearizer:
         q, u, p, w = self.arguments(q, u, params, inputs)
         return self.from_arrays(t, q, u, p, w, dependent_q=dependent_q, tol=tol, warn=warn)
 
-    def from_arrays(self, t, q, u, p, w, *, dependent_q=None, tol=1e-9, warn=True, values=None) -> Linearization:
-        """As :meth:`at` for checked arrays (q (n_q,), u (p,), params, inputs in model order)."""
-        self.check_dependent_block(t, q, p, w)
-        v = self.evaluate(t, q, u, p, w) if values is None else values
-        self.check_configuration(v, tol * max(1.0, float(np.max(np.abs(q), initial=0.0))))
-        dep = self.dependent_coordinates(v, dependent_q)
-        ind = [k for k in range(len(q)) if k not in dep]
-        P = np.zeros((len(q), len(ind)))
+    def _parts(self, q, u, v, dep):
+        """(P (n_c, n_i), ind, udot, g_x (p, n_c), x' (n_c,), dx'/dx, dx'/du, E) at an evaluated point."""
+        ch, n_c = self.chart, len(self.chart.names)
+        ind = [k for k in range(n_c) if k not in dep]
+        P = np.zeros((n_c, len(ind)))
         P[ind, np.arange(len(ind))] = 1.0
+        E = ch.E(q) if ch.tangent else None
         if dep:
             Cq = v[jacobian_name("C", "q")][list(self.holonomic_rows)]
+            Cq = Cq @ E if E is not None else Cq
             Cd, Ci = Cq[:, dep], Cq[:, ind]
             if np.linalg.cond(Cd) > 1e12:
                 raise KaneError(f"operating point: the configuration constraints do not determine the coordinates "
-                                f"{', '.join(self.q_names[k] for k in dep)} here (dC/dq_dep is singular); name other "
+                                f"{', '.join(ch.names[k] for k in dep)} here (dC/dq_dep is singular); name other "
                                 "dependent coordinates")
             P[dep] = -np.linalg.solve(Cd, Ci)
         M, f = v["M"], v["f"]
         n_p = len(u)
         udot = np.linalg.solve(M, f)
         dM = v[jacobian_name("M", "q")].reshape(n_p, n_p, len(q))
-        g_q = np.linalg.solve(M, v[jacobian_name("f", "q")] - np.einsum("ijk,j->ik", dM, udot))
+        g_x = np.linalg.solve(M, v[jacobian_name("f", "q")] - np.einsum("ijk,j->ik", dM, udot))
+        qd, qd_q, qd_u = v["qdot"], v[jacobian_name("qdot", "q")], v[jacobian_name("qdot", "u")]
+        if E is None:
+            return P, ind, udot, g_x, qd, qd_q, qd_u, E
+        return (P, ind, udot, g_x @ E) + ch.rates(q, qd, qd_q, qd_u) + (E,)
+
+    def structure(self, dep, q, u, p, w) -> Structure:
+        """The :class:`Structure` for these dependent chart coordinates, found once at two random generic states
+        (around q, u, with parameters and inputs perturbed) and kept."""
+        key = tuple(dep)
+        with self._lock:
+            hit = self._structures.get(key)
+            if hit is not None:
+                return hit
+            rng = np.random.default_rng(20260)
+            pattern, points = None, []
+            for _ in range(2):
+                qr = q + 0.3 * rng.standard_normal(len(q))
+                for _, idx in self.model.quaternion_indices():
+                    e = rng.standard_normal(4)
+                    qr[idx] = e / np.linalg.norm(e)
+                ur = u + rng.standard_normal(len(u))
+                pr = p * (1 + 0.2 * rng.standard_normal(len(p))) + 0.2 * rng.standard_normal(len(p)) * (p == 0)
+                wr = w + 0.2 * rng.standard_normal(len(w))
+                v = self.evaluate(0.7, qr, ur, pr, wr)
+                points.append((qr, ur, v))
+                try:
+                    P, ind, _, g_x, _, h_x, h_u, _ = self._parts(qr, ur, v, dep)
+                except (KaneError, np.linalg.LinAlgError):
+                    continue
+                g_u = np.linalg.solve(v["M"], v[jacobian_name("f", "u")])
+                A = np.block([[h_x[ind] @ P, h_u[ind]], [g_x @ P, g_u]])
+                big = np.abs(A) > 1e-12 * max(1.0, float(np.max(np.abs(A), initial=0.0)))
+                pattern = big if pattern is None else pattern | big
+            n_i = len(self.chart.names) - len(dep)
+            relevant = relevant_states(pattern, n_i) if pattern is not None else set(range(n_i + len(u)))
+            hit = Structure(tuple(sorted(relevant)), rotation_symmetries(self, points))
+            self._structures[key] = hit
+            return hit
+
+    def from_arrays(self, t, q, u, p, w, *, dependent_q=None, tol=1e-9, warn=True, values=None) -> Linearization:
+        """As :meth:`at` for checked arrays (q (n_q,), u (p,), params, inputs in model order)."""
+        self.check_dependent_block(t, q, p, w)
+        v = self.evaluate(t, q, u, p, w) if values is None else values
+        self.check_configuration(v, tol * max(1.0, float(np.max(np.abs(q), initial=0.0))))
+        ch = self.chart
+        if self.holonomic_rows:
+            Cq = v[jacobian_name("C", "q")][list(self.holonomic_rows)]
+            dep = self.dependent_coordinates(Cq @ ch.E(q) if ch.tangent else Cq, dependent_q)
+        else:
+            dep = self.dependent_coordinates(None, dependent_q)
+        P, ind, udot, g_x, xdot, h_x, h_u, E = self._parts(q, u, v, dep)
+        M = v["M"]
+        n_p = len(u)
         g_u = np.linalg.solve(M, v[jacobian_name("f", "u")])
         g_r = np.linalg.solve(M, v[jacobian_name("f", "inputs")]).reshape(n_p, -1)
-        h_q, h_u = v[jacobian_name("qdot", "q")][ind], v[jacobian_name("qdot", "u")][ind]
-        h_r = v[jacobian_name("qdot", "inputs")][ind].reshape(len(ind), -1)
-        A = np.block([[h_q @ P, h_u], [g_q @ P, g_u]])
+        qd_r = v[jacobian_name("qdot", "inputs")].reshape(len(q), -1)
+        h_r = (ch.rate_map(q) @ qd_r if ch.tangent else qd_r)[ind]
+        A = np.block([[h_x[ind] @ P, h_u[ind]], [g_x @ P, g_u]])
         B = np.vstack([h_r, g_r])
-        coords = tuple(self.q_names[k] for k in ind)
+        coords = tuple(ch.names[k] for k in ind)
         states = coords + self.u_names
-        rates = np.concatenate([v["qdot"][ind], udot])
-        relevant = _relevant_states(A, len(ind))
-        cyclic = tuple(states[k] for k in range(len(ind)) if k not in relevant)
-        keep = sorted(relevant)
-        residual = rates[keep]
+        rates = np.concatenate([xdot[ind], udot])
+        st = self.structure(dep, q, u, p, w)
+        n_i = len(ind)
+        sel = ind + list(range(len(ch.names), len(ch.names) + n_p))
+        Pfull = np.zeros((len(ch.names) + n_p, n_i + n_p))
+        Pfull[:len(ch.names), :n_i], Pfull[len(ch.names):, n_i:] = P, np.eye(n_p)
+        gens = []
+        for sym in st.symmetries:
+            val, D = chart_generator(self.model, ch, sym, q, u, self.u_names, self.model_u_names)
+            gens.append((val[sel], D[sel] @ Pfull))
         scale = max(1.0, float(np.max(np.abs(rates), initial=0.0)))
-        lin = Linearization(A, B, states, self.input_names, coords, self.u_names,
-                            tuple(self.q_names[k] for k in dep), cyclic, rates, residual,
-                            tuple(states[k] for k in keep), bool(np.max(np.abs(residual), initial=0.0) <= tol * scale),
-                            float(t), q, u, p, w, M)
+        qt = quotient(A, B, rates, st.relevant, n_i, gens, tol, scale)
+        lin = Linearization(qt.A_full, B, states, self.input_names, coords, self.u_names,
+                            tuple(ch.names[k] for k in dep), tuple(states[k] for k in qt.dropped), rates,
+                            qt.residual, tuple(states[k] for k in qt.states), qt.steady, float(t), q, u, p, w, M,
+                            tuple(f"{s.label}: {s}" for s in st.symmetries),
+                            tuple((st.symmetries[k].label, float(c)) for k, c in zip(qt.used, qt.frame_rates)), qt)
         if warn and not lin.steady:
             warnings.warn(_not_steady_text(lin), NotSteadyWarning, stacklevel=3)
         return lin
-
 
     def parameter_jacobian(self, values, lin: Linearization) -> np.ndarray:
         """d x'/d params (n_x, n_params) at the point of ``lin`` (``values`` from :meth:`evaluate` there), the
         dependent coordinates following the parameters through C(q, params) = 0. Needs ``parameters=True``."""
         if "params" not in self.groups:
             raise KaneError("parameter derivatives need Linearizer(equations, parameters=True)")
-        v, nq, n_p = values, len(lin.q), len(lin.u)
-        dep = [self.q_names.index(n) for n in lin.dependent_coordinates]
-        ind = [self.q_names.index(n) for n in lin.coordinate_names]
-        n_par = len(lin.params)
-        dq = np.zeros((nq, n_par))
+        v, ch = values, self.chart
+        n_c, n_p, n_par = len(ch.names), len(lin.u), len(lin.params)
+        dep = [ch.names.index(n) for n in lin.dependent_coordinates]
+        P, ind, udot, g_x, _, h_x, _, _ = self._parts(lin.q, lin.u, v, dep)
+        dx = np.zeros((n_c, n_par))
         if dep:
             rows = list(self.holonomic_rows)
             Cq = v[jacobian_name("C", "q")][rows]
-            dq[dep] = -np.linalg.solve(Cq[:, dep], v[jacobian_name("C", "params")][rows])
+            Cq = Cq @ ch.E(lin.q) if ch.tangent else Cq
+            dx[dep] = -np.linalg.solve(Cq[:, dep], v[jacobian_name("C", "params")][rows])
         M = v["M"]
-        udot = np.linalg.solve(M, v["f"])
-        dMq = v[jacobian_name("M", "q")].reshape(n_p, n_p, nq)
         dMp = v[jacobian_name("M", "params")].reshape(n_p, n_p, n_par)
-        g_q = np.linalg.solve(M, v[jacobian_name("f", "q")] - np.einsum("ijk,j->ik", dMq, udot))
         g_p = np.linalg.solve(M, v[jacobian_name("f", "params")] - np.einsum("ijk,j->ik", dMp, udot))
-        h = v[jacobian_name("qdot", "q")][ind] @ dq + v[jacobian_name("qdot", "params")][ind]
-        return np.vstack([h, g_q @ dq + g_p])
-
-
-def _relevant_states(A, n_coords) -> set:
-    """The states the speeds' rates depend on, directly or through other states (the speeds themselves
-    included); the coordinates outside are cyclic."""
-    tol = 1e-12 * max(1.0, float(np.max(np.abs(A), initial=0.0)))
-    dep = np.abs(A) > tol
-    relevant = set(range(n_coords, A.shape[0]))
-    frontier = list(relevant)
-    while frontier:
-        i = frontier.pop()
-        for j in np.flatnonzero(dep[i]):
-            if int(j) not in relevant:
-                relevant.add(int(j))
-                frontier.append(int(j))
-    return relevant
+        qd_p = v[jacobian_name("qdot", "params")]
+        h = h_x @ dx + (ch.rate_map(lin.q) @ qd_p if ch.tangent else qd_p)
+        return np.vstack([h[ind], g_x @ dx + g_p])
 
 
 def linearize(equations, q, u, t: float = 0.0, params=None, inputs=None, *, dependent_q=None, tol: float = 1e-9,

@@ -1,0 +1,119 @@
+"""Linearization about relative equilibria: the structure of the state (which coordinates are cyclic, which
+rotations are symmetries; :class:`Structure`, decided at random generic states and parameters) and the quotient
+of a linearization by the motion along the symmetries (:func:`quotient`).
+
+A relative equilibrium is a motion x(t) = exp(t sum_k c_k eta_k) x0 along symmetry generators eta_k (a spin, a
+heading, a translation): in the frame that moves with it, y = exp(-t sum c eta) x obeys y' = F(y) - sum c_k eta_k(y),
+autonomous, with y0 = x0 an equilibrium, so its linearization A_rel = A - sum c_k d eta_k/dx is constant along the
+motion (Marsden & Ratiu, *Introduction to Mechanics and Symmetry*, ch. 9). A_rel maps the orbit directions
+eta_k(x0) into themselves; its action on the remaining (kept) states modulo the orbit is the reduced linearization
+whose eigenvalues decide stability. Coordinates that no speed's rate depends on, directly or through other
+coordinates (positions on a plane, Euler-angle heading and spin), are dropped first: they form no part of the
+closed subsystem of the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Quotient", "Structure", "quotient", "relevant_states"]
+
+
+@dataclass(frozen=True)
+class Structure:
+    """What does not change from point to point of one model and choice of dependent coordinates: ``relevant``
+    (the indices of the states of the closed subsystem: every speed and the coordinates they depend on at random
+    generic points) and ``symmetries`` (:class:`kane.analysis.manifold.Symmetry` of the quaternion joints)."""
+
+    relevant: tuple
+    symmetries: tuple
+
+
+def relevant_states(pattern, n_coords) -> set:
+    """The states the speeds' rates depend on, directly or through other states (the speeds themselves included),
+    from a boolean dependence pattern (n_x, n_x): pattern[i, j] when x_i' depends on x_j."""
+    relevant = set(range(n_coords, pattern.shape[0]))
+    frontier = list(relevant)
+    while frontier:
+        i = frontier.pop()
+        for j in np.flatnonzero(pattern[i]):
+            if int(j) not in relevant:
+                relevant.add(int(j))
+                frontier.append(int(j))
+    return relevant
+
+
+@dataclass(frozen=True)
+class Quotient:
+    """The reduced linearization: ``A`` (n_r, n_r) and ``B`` (n_r, n_u) on the ``states`` (indices into the full
+    state) left after dropping ``dropped`` (indices: the cyclic coordinates and one coordinate per symmetry, the
+    orbit's direction); ``frame_rates`` (m,) the rates c_k of the symmetries at the point; ``residual`` (n_r,) the
+    kept states' rates after the motion along the symmetries is taken out (zero at a relative equilibrium);
+    ``residual_map`` (n_r, n_x) with residual = residual_map @ rates and ``residual_jacobian`` (n_r, n_x) its
+    derivative along the states; ``A_full`` the full A in the frame moving with the symmetries (A_rel) at a
+    relative equilibrium, else the plain A; ``used`` the indices of the symmetries that move the point."""
+
+    A: np.ndarray
+    B: np.ndarray
+    states: tuple
+    dropped: tuple
+    frame_rates: np.ndarray
+    residual: np.ndarray
+    residual_map: np.ndarray
+    residual_jacobian: np.ndarray
+    A_full: np.ndarray
+    steady: bool
+    used: tuple
+
+
+def _pivots(V, candidates, tol):
+    """(pivot rows, kept generator columns): one row per generator by elimination, largest entry first among
+    ``candidates`` rows; a generator with nothing left is dependent on the earlier ones here and left out."""
+    W = np.array(V, dtype=float)
+    rows, cols = [], []
+    for k in range(W.shape[1]):
+        col = W[:, k]
+        free = [r for r in candidates if r not in rows]
+        if not free:
+            break
+        r = free[int(np.argmax(np.abs(col[free])))]
+        if abs(col[r]) <= tol * max(1.0, float(np.max(np.abs(V[:, k])))):
+            continue
+        rows.append(r)
+        cols.append(k)
+        W[:, k + 1:] -= np.outer(col / col[r], W[r, k + 1:])
+    return rows, cols
+
+
+def quotient(A, B, rates, keep, n_coords, generators, tol, scale) -> Quotient:
+    """Reduce (A, B) at a point with state rates ``rates`` (n_x,) to the closed subsystem ``keep`` (sorted state
+    indices) modulo the orbits of ``generators`` (value (n_x,), derivative (n_x, n_x) on the state). The point is a
+    (relative) equilibrium when the kept rates lie in the span of the generators' values to ``tol`` * ``scale``."""
+    n_x = A.shape[0]
+    keep = list(keep)
+    n_k = len(keep)
+    if generators:
+        V = np.column_stack([g[0][keep] for g in generators])
+        coord_rows = [i for i, s in enumerate(keep) if s < n_coords]
+        piv, used = _pivots(V, coord_rows, 1e-9)
+    else:
+        piv, used = [], []
+    V = np.column_stack([generators[k][0][keep] for k in used]) if used else np.zeros((n_k, 0))
+    rest = [i for i in range(n_k) if i not in piv]
+    Q = np.hstack([V, np.eye(n_k)[:, rest]])
+    Qi = np.linalg.inv(Q) if used else np.eye(n_k)
+    m = len(used)
+    sol = Qi @ rates[keep]
+    c, b = sol[:m], sol[m:]
+    A_rel = A - sum((ck * generators[k][1] for ck, k in zip(c, used)), np.zeros_like(A))
+    steady = bool(np.max(np.abs(b), initial=0.0) <= tol * scale)
+    A_full = A_rel if steady else A
+    Pi = np.zeros((n_k - m, n_x))
+    Pi[:, keep] = Qi[m:]
+    A_k = A_full[np.ix_(keep, keep)]
+    A_red = (Qi @ A_k @ Q)[m:, m:] if m else A_k
+    B_red = (Qi @ B[keep])[m:]
+    return Quotient(A_red, B_red, tuple(keep[i] for i in rest), tuple(sorted(set(range(n_x)) - {keep[i] for i in rest})),
+                    c, b, Pi, Pi @ A_rel, A_full, steady, tuple(used))
