@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, KaneError
 from .linearize import linearizer
 from .steady import steady_motion
 
@@ -148,8 +148,12 @@ def eigenvalue_sweep(equations, name: str, values, q, u, t: float = 0.0, params=
         raise ArgumentError(f"sweep of {name!r}: expected at least two finite values, got {values!r}")
     point = _Point(equations, str(name), q, u, t, params, inputs, steady, reduced, dependent_q)
     results = point.batch(values) if batch and not point.steady else [point.eigenvalues(v) for v in values]
-    eig = np.array([lam for lam, _ in results])
     states = results[0][1]
+    for v, (lam, names) in zip(values, results):
+        if names != states:
+            raise KaneError(f"sweep of {name!r}: the states that stay put at {name} = {v:g} ({', '.join(names)}) "
+                            f"differ from those at {values[0]:g} ({', '.join(states)}); sweep a narrower range")
+    eig = np.array([lam for lam, _ in results])
     growth = eig.real.max(axis=1)
     tol = threshold * np.maximum(1.0, np.abs(eig).max(axis=1))
     unstable = growth > tol

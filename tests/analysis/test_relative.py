@@ -1,0 +1,103 @@
+"""Linearization on the configuration manifold about relative equilibria: the rolling disk example in its own
+quaternion coordinates against the classical upright eigenvalues +-sqrt(4/5 (g/r - 3 w^2)) and stability change
+w = sqrt(g / (3 r)) (API and ``kane linearize``), and against a second formulation (the Euler-angle disk) in a
+steady turn; points that are no steady motion and bad quaternions are named."""
+
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import kane
+from kane.analysis import NotSteadyWarning, eigenvalue_sweep, linearize, steady_motion
+from kane.cli import main
+from kane.errors import KaneError
+from kane.io import load_model
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _analysis_models import rolling_disk  # noqa: E402
+
+DISK = HERE.parents[1] / "examples" / "rolling_disk.toml"
+R, G = 0.4, 9.81  # the example's radius [m] and gravity [m/s^2]
+
+
+@pytest.fixture(scope="module")
+def disk():
+    return load_model(DISK).derive()
+
+
+@pytest.mark.parametrize("w", [1.0, 2.0, 5.0, 10.0])
+def test_upright_disk_in_its_quaternions_has_the_classical_eigenvalues(disk, w):
+    lin = linearize(disk, {}, {"w1": 0.0, "w2": w, "w3": 0.0})
+    assert lin.steady and np.max(np.abs(lin.residual), initial=0.0) <= 1e-12
+    assert set(lin.cyclic) == {"x", "y", "float.ry", "float.rz"}  # position, spin and heading
+    assert [s.split(":")[0] for s in lin.symmetries] == ["float.turn_z", "float.spin_y"]
+    assert dict(lin.frame_rates)["float.spin_y"] == pytest.approx(w, abs=1e-12)
+    pair = np.sqrt(complex(0.8 * (G / R - 3 * w ** 2)))
+    for lam in (lin.eigenvalues(reduced=True), lin.eigenvalues()):  # reduced, and the full tangent-space A
+        big = lam[np.argsort(-np.abs(lam))[:2]]
+        np.testing.assert_allclose(np.sort_complex(big), np.sort_complex(np.array([pair, -pair])), rtol=0,
+                                   atol=1e-10)
+        assert np.max(np.sort(np.abs(lam))[:-2]) < 1e-10  # no other nonzero eigenvalue
+
+
+def test_the_sweep_finds_the_stability_change_through_the_api_and_the_cli(disk, tmp_path):
+    w_c = np.sqrt(G / (3 * R))
+    sw = eigenvalue_sweep(disk, "w2", np.linspace(0, 10, 21), {}, {"w1": 0.0, "w2": 0.0, "w3": 0.0})
+    assert len(sw.crossings) == 1 and sw.crossings[0].direction == "stabilizing"
+    assert abs(sw.crossings[0].value - w_c) < 1e-8
+    plot = tmp_path / "disk.png"
+    res = CliRunner().invoke(main, ["linearize", str(DISK), "--at", "w1=0", "--steady", "w3", "--sweep",
+                                    "w2=0:10:21", "--plot", str(plot)])
+    assert res.exit_code == 0, res.output
+    line = next(x for x in res.output.splitlines() if x.startswith("w2 = "))
+    assert abs(float(line.split()[2].rstrip(":")) - w_c) < 1e-8 and "stabilizing" in line
+    assert plot.stat().st_size > 5000
+    res = CliRunner().invoke(main, ["linearize", str(DISK), "--at", "w1=0", "--steady", "w3"])
+    assert res.exit_code == 0, res.output
+    assert "relative equilibrium along float.spin_y' = 10 rad/s" in res.output
+    eig = next(x for x in res.output.splitlines() if x.startswith("eigenvalues"))
+    assert "+14.8452j" in eig and "3.556" not in eig
+
+
+def test_a_steady_turn_in_quaternions_equals_the_euler_angle_disk(disk):
+    """The same leaning, turning disk in a second formulation (heading, lean, spin angles; the Euler disk of
+    _analysis_models): the quaternion model is at a relative equilibrium there, turning at the heading rate and
+    spinning at the spin rate, and its reduced eigenvalues are the Euler model's."""
+    euler = kane.derive(rolling_disk(r=R, m=1.5, g=G), dependent=["vx", "vy", "vz"])
+    lean = 0.3
+    sm = steady_motion(euler, {"z": R * np.cos(lean), "lean": lean}, {"w_heading": 1.2, "w_spin": 3.0}, ["w_spin"])
+    psi_dot, phi_dot = 1.2, sm.values["w_spin"]
+    q = {"z": R * np.cos(lean), "e0": np.cos(lean / 2), "e1": np.sin(lean / 2), "e2": 0.0, "e3": 0.0}
+    u = {"w1": 0.0, "w2": psi_dot * np.sin(lean) + phi_dot, "w3": psi_dot * np.cos(lean)}  # R_x(lean)^T psi' z + phi' y
+    lin = linearize(disk, q, u)
+    assert lin.steady and np.max(np.abs(lin.residual)) <= 1e-12
+    rates = dict(lin.frame_rates)
+    assert rates["float.turn_z"] == pytest.approx(psi_dot, abs=1e-12)
+    assert rates["float.spin_y"] == pytest.approx(phi_dot, abs=1e-12)
+    mine, ref = lin.eigenvalues(reduced=True), sm.linearization.eigenvalues(reduced=True)
+    np.testing.assert_allclose(np.sort_complex(mine), np.sort_complex(ref), rtol=0, atol=1e-9)
+    assert np.max(np.abs(ref)) > 1.0  # a real oscillation, not only zeros
+
+
+def test_a_point_that_is_no_steady_motion_is_not_called_one(disk):
+    lean = 0.3  # leaning but not turning: it falls
+    q = {"z": R * np.cos(lean), "e0": np.cos(lean / 2), "e1": np.sin(lean / 2), "e2": 0.0, "e3": 0.0}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lin = linearize(disk, q, {"w1": 0.0, "w2": 3.0, "w3": 0.0})
+    assert not lin.steady and any(issubclass(w.category, NotSteadyWarning) for w in caught)
+    assert "not a steady motion" in str(lin) and "w1'" in str(lin)  # the lean rate's rate is named
+    res = CliRunner().invoke(main, ["linearize", str(DISK)] + [a for n, v in q.items() for a in ("--at", f"{n}={float(v)!r}")])
+    assert "not a steady motion" in res.output and "relative equilibrium" not in res.output
+
+
+def test_a_quaternion_that_is_no_rotation_is_named(disk):
+    with pytest.raises(KaneError, match="joint 'float'.*unit quaternion"):
+        linearize(disk, {"e0": 2.0}, {"w2": 1.0})
+    res = CliRunner().invoke(main, ["linearize", str(DISK), "--at", "e0=0"])
+    assert res.exit_code != 0 and "'float'" in res.output and "Traceback" not in res.output
