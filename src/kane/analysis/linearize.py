@@ -222,6 +222,8 @@ class Linearizer:
         self._fn = compile_program(self._program, self._names)
         self._full = self._batch = None
         self.chart = chart_of(model)
+        self._perm_rows = self._permanent_rows()
+        self._dep_cols = [self.model_u_names.index(str(s)) for s in eqs.u_dependent]
         self._lock = threading.Lock()
         self._structures: dict = {}  # tuple of dependent chart indices -> Structure
 
@@ -265,9 +267,8 @@ class Linearizer:
             return
         if self._full is None:
             self._full = compile_program(self.equations.full_program, ["A", "b"])
-        A = self._full(float(t), q, np.zeros(len(self.model_u_names)), p, w)[0][self._permanent_rows()]
-        dep = [self.model_u_names.index(str(s)) for s in self.equations.u_dependent]
-        sv = np.linalg.svd(A[:, dep], compute_uv=False)
+        A = self._full(float(t), q, np.zeros(len(self.model_u_names)), p, w)[0]
+        sv = np.linalg.svd(A[np.ix_(self._perm_rows, self._dep_cols)], compute_uv=False)
         if not sv[-1] > 1e-10 * max(1.0, sv[0]):
             raise KaneError(f"operating point: the constraints cannot be solved for the dependent speeds "
                             f"{', '.join(self._dependent_names())} here (their block of the constraint rows is "
@@ -381,7 +382,7 @@ class Linearizer:
         qd, qd_q, qd_u = v["qdot"], v[jacobian_name("qdot", "q")], v[jacobian_name("qdot", "u")]
         if E is None:
             return P, ind, udot, g_x, qd, qd_q, qd_u, E
-        return (P, ind, udot, g_x @ E) + ch.rates(q, qd, qd_q, qd_u) + (E,)
+        return (P, ind, udot, g_x @ E) + ch.rates(q, qd, qd_q, qd_u, E) + (E,)
 
     def structure(self, dep, q, u, p, w) -> Structure:
         """The :class:`Structure` for these dependent chart coordinates, found once at two random generic states
@@ -413,7 +414,9 @@ class Linearizer:
                 pattern = big if pattern is None else pattern | big
             n_i = len(self.chart.names) - len(dep)
             relevant = relevant_states(pattern, n_i) if pattern is not None else set(range(n_i + len(u)))
-            hit = Structure(tuple(sorted(relevant)), rotation_symmetries(self, points))
+            syms = rotation_symmetries(self, points)
+            gens = tuple(chart_generator(self.model, self.chart, s, self.u_names, self.model_u_names) for s in syms)
+            hit = Structure(tuple(sorted(relevant)), syms, gens)
             self._structures[key] = hit
             return hit
 
@@ -446,8 +449,8 @@ class Linearizer:
         Pfull = np.zeros((len(ch.names) + n_p, n_i + n_p))
         Pfull[:len(ch.names), :n_i], Pfull[len(ch.names):, n_i:] = P, np.eye(n_p)
         gens = []
-        for sym in st.symmetries:
-            val, D = chart_generator(self.model, ch, sym, q, u, self.u_names, self.model_u_names)
+        for at in st.generators:
+            val, D = at(q, u)
             gens.append((val[sel], D[sel] @ Pfull))
         scale = max(1.0, float(np.max(np.abs(rates), initial=0.0)))
         qt = quotient(A, B, rates, st.relevant, n_i, gens, tol, scale)

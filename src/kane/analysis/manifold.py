@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..codegen.forward import jacobian_name
+from ..errors import KaneError
 from ..spatial import quaternion_compose, skew
 
 __all__ = ["Chart", "Symmetry", "chart_of", "rotation_symmetries", "generator"]
@@ -45,7 +46,8 @@ _CONJ = np.diag([1.0, -1.0, -1.0, -1.0])
 @dataclass(frozen=True)
 class Chart:
     """The linearization's coordinates: ``names`` (n_c,); ``regular`` pairs (index in q, index in the chart);
-    ``blocks`` (joint name, its 4 indices in q, its 3 chart indices) per quaternion joint; ``n_q`` the model's."""
+    ``blocks`` (joint name, slice of its 4 components in q, slice of its 3 chart coordinates) per quaternion
+    joint; ``n_q`` the model's."""
 
     names: tuple
     regular: tuple
@@ -62,12 +64,12 @@ class Chart:
         for k, c in self.regular:
             out[k, c] = 1.0
         for _, qi, ci in self.blocks:
-            out[np.ix_(qi, ci)] = 0.5 * _left(q[qi])[:, 1:]
+            out[qi, ci] = 0.5 * _left(q[qi])[:, 1:]
         return out
 
-    def rates(self, q, qdot, qdot_q, qdot_u):
+    def rates(self, q, qdot, qdot_q, qdot_u, E):
         """(x' (n_c,), dx'/dx (n_c, n_c), dx'/du (n_c, p)) from q' (n_q,) and its Jacobians dq'/dq (n_q, n_q),
-        dq'/du (n_q, p) at x = 0 (the tangent rows: omega, its derivative and -[omega x] / 2)."""
+        dq'/du (n_q, p) at x = 0, E = :meth:`E` (the tangent rows: omega, its derivative and -[omega x] / 2)."""
         n_c = len(self.names)
         S = np.zeros((n_c, self.n_q))  # dx'/dq' at fixed q
         extra = np.zeros((n_c, self.n_q))  # the tangent rows' explicit dependence on q
@@ -75,13 +77,13 @@ class Chart:
             S[c, k] = 1.0
         omegas = []
         for _, qi, ci in self.blocks:
-            S[np.ix_(ci, qi)] = 2.0 * _left(_CONJ @ q[qi])[1:, :]
-            extra[np.ix_(ci, qi)] = 2.0 * _right(qdot[qi])[1:, :] @ _CONJ
-            omegas.append((ci, S[np.ix_(ci, qi)] @ qdot[qi]))
+            S[ci, qi] = 2.0 * _left(_CONJ @ q[qi])[1:, :]
+            extra[ci, qi] = 2.0 * _right(qdot[qi])[1:, :] @ _CONJ
+            omegas.append((ci, S[ci, qi] @ qdot[qi]))
         xdot = S @ qdot
-        hx = (S @ qdot_q + extra) @ self.E(q)
+        hx = (S @ qdot_q + extra) @ E
         for ci, w in omegas:
-            hx[np.ix_(ci, ci)] -= 0.5 * skew(w)
+            hx[ci, ci] -= 0.5 * skew(w)
         return xdot, hx, S @ qdot_u
 
     def rate_map(self, q) -> np.ndarray:
@@ -90,7 +92,7 @@ class Chart:
         for k, c in self.regular:
             S[c, k] = 1.0
         for _, qi, ci in self.blocks:
-            S[np.ix_(ci, qi)] = 2.0 * _left(_CONJ @ q[qi])[1:, :]
+            S[ci, qi] = 2.0 * _left(_CONJ @ q[qi])[1:, :]
         return S
 
     def retract(self, q, index: int, delta: float) -> np.ndarray:
@@ -101,9 +103,9 @@ class Chart:
                 q[k] += delta
                 return q
         for _, qi, ci in self.blocks:
-            if index in ci:
+            if ci.start <= index < ci.stop:
                 d = np.zeros(3)
-                d[list(ci).index(index)] = delta
+                d[index - ci.start] = delta
                 q[qi] = quaternion_compose(q[qi], d)
                 return q
         raise IndexError(index)
@@ -119,14 +121,16 @@ def chart_of(model) -> Chart:
     components ``<joint>.rx/ry/rz``."""
     q_names = [str(s) for s in model.q]
     quats = {idx[0]: (name, idx) for name, idx in model.quaternion_indices()}
+    if any(list(idx) != list(range(idx[0], idx[0] + 4)) for _, idx in quats.values()):
+        raise KaneError("linearization: a quaternion whose 4 components are not consecutive coordinates")
     skip = {k for _, idx in quats.values() for k in idx[1:]}
     names, regular, blocks = [], [], []
     for k in range(len(q_names)):
         if k in quats:
             name, idx = quats[k]
-            ci = tuple(range(len(names), len(names) + 3))
+            ci = slice(len(names), len(names) + 3)
             names += [f"{name}.r{a}" for a in _AXES]
-            blocks.append((name, list(idx), list(ci)))
+            blocks.append((name, slice(idx[0], idx[0] + 4), ci))
         elif k not in skip:
             regular.append((k, len(names)))
             names.append(q_names[k])
@@ -230,31 +234,39 @@ def rotation_symmetries(lz, points, tol: float = 1e-9) -> tuple:
     return tuple(found)
 
 
-def chart_generator(model, chart: Chart, sym: Symmetry, q, u, u_ind_names, model_u_names):
-    """The generator at x = 0 of the chart: (value (n_c + p,), derivative (n_c + p, n_c + p)) on (x, u_ind)."""
+def chart_generator(model, chart: Chart, sym: Symmetry, u_ind_names, model_u_names):
+    """The generator at x = 0 of the chart as a function of (q, u): returns ``at(q, u) -> (value (n_c + p,),
+    derivative (n_c + p, n_c + p))`` on (x, u_ind), its constant parts formed once."""
     pj = _joint_slices(model, sym.joint)
-    block = next(b for b in chart.blocks if b[0] == sym.joint)
-    ci = block[2]
-    n_c, p = len(chart.names), len(u)
+    _, qi, ci = next(b for b in chart.blocks if b[0] == sym.joint)
+    n_c, p = len(chart.names), len(u_ind_names)
     a = np.zeros(3)
     a[sym.axis] = 1.0
-    value, D = np.zeros(n_c + p), np.zeros((n_c + p, n_c + p))
-    _, _, K = generator(model, sym, q, u_ind_names, model_u_names)
-    value[n_c:], D[n_c:, n_c:] = K @ u, K
+    K = generator(model, sym, np.zeros(chart.n_q), u_ind_names, model_u_names)[2]
+    D = np.zeros((n_c + p, n_c + p))
+    D[n_c:, n_c:] = K
+    free = sym.side == "parent" and pj.joint.kind == "free"
+    qs = pj.q_slice.start
+    pos = [c for k, c in chart.regular if qs <= k < qs + 3] if free else []
     if sym.side == "body":  # dtheta' = b + dtheta x b / 2
-        value[ci] = a
-        D[np.ix_(ci, ci)] = -0.5 * skew(a)
-    else:  # n = R^T a in body axes: dtheta' = n - dtheta x n / 2; the free joint's position turns about a
-        qi = block[1]
-        w, x, y, z = q[qi]
+        D[ci, ci] = -0.5 * skew(a)
+    if pos:  # the free joint's position turns about a
+        D[np.ix_(pos, pos)] = skew(a)
+
+    def at(q, u):
+        value = np.zeros(n_c + p)
+        value[n_c:] = K @ u
+        if sym.side == "body":
+            value[ci] = a
+            return value, D
+        w, x, y, z = q[qi]  # n = R^T a in body axes: dtheta' = n - dtheta x n / 2
         ev = np.array([x, y, z])
-        R = (w * w - ev @ ev) * np.eye(3) + 2 * np.outer(ev, ev) + 2 * w * skew(ev)
-        n = R.T @ a
+        n = ((w * w - ev @ ev) * np.eye(3) + 2 * np.outer(ev, ev) + 2 * w * skew(ev)).T @ a
         value[ci] = n
-        D[np.ix_(ci, ci)] = 0.5 * skew(n)
-        if pj.joint.kind == "free":
-            qs = pj.q_slice.start
-            pos = [c for k, c in chart.regular if qs <= k < qs + 3]
+        Dq = D.copy()
+        Dq[ci, ci] = 0.5 * skew(n)
+        if pos:
             value[pos] = skew(a) @ q[qs:qs + 3]
-            D[np.ix_(pos, pos)] = skew(a)
-    return value, D
+        return value, Dq
+
+    return at

@@ -25,10 +25,12 @@ __all__ = ["Quotient", "Structure", "quotient", "relevant_states"]
 class Structure:
     """What does not change from point to point of one model and choice of dependent coordinates: ``relevant``
     (the indices of the states of the closed subsystem: every speed and the coordinates they depend on at random
-    generic points) and ``symmetries`` (:class:`kane.analysis.manifold.Symmetry` of the quaternion joints)."""
+    generic points), ``symmetries`` (:class:`kane.analysis.manifold.Symmetry` of the quaternion joints) and
+    their ``generators`` (from :func:`kane.analysis.manifold.chart_generator`)."""
 
     relevant: tuple
     symmetries: tuple
+    generators: tuple
 
 
 def relevant_states(pattern, n_coords) -> set:
@@ -94,6 +96,13 @@ def quotient(A, B, rates, keep, n_coords, generators, tol, scale) -> Quotient:
     n_x = A.shape[0]
     keep = list(keep)
     n_k = len(keep)
+    if not generators:  # the closed subsystem alone: a selection
+        b = rates[keep]
+        steady = bool(np.max(np.abs(b), initial=0.0) <= tol * scale)
+        Pi = np.zeros((n_k, n_x))
+        Pi[np.arange(n_k), keep] = 1.0
+        return Quotient(A[np.ix_(keep, keep)], B[keep], tuple(keep), tuple(k for k in range(n_x) if k not in keep),
+                        np.zeros(0), b, Pi, A[keep], A, steady, ())
     if generators:
         V = np.column_stack([g[0][keep] for g in generators])
         coord_rows = [i for i, s in enumerate(keep) if s < n_coords]
