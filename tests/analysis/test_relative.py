@@ -101,3 +101,22 @@ def test_a_quaternion_that_is_no_rotation_is_named(disk):
         linearize(disk, {"e0": 2.0}, {"w2": 1.0})
     res = CliRunner().invoke(main, ["linearize", str(DISK), "--at", "e0=0"])
     assert res.exit_code != 0 and "'float'" in res.output and "Traceback" not in res.output
+
+
+def test_surface_contact_dynamics_are_refused_by_name():
+    from kane.algorithms.cartesian_contact import RollingContact, RollingContactDynamics
+    from kane.simulate.terrain import RollingSphereOnTerrain
+    from kane.surfaces import NurbsSurface, Sphere
+
+    floor = NurbsSurface(np.array([[[a, b, 0.0] for b in (-5, 5)] for a in (-5, 5)]), None, [0, 0, 1, 1],
+                         [0, 0, 1, 1], 1, 1, name="floor")
+    ball = RollingSphereOnTerrain(floor, 0.3, 2.0)
+    s = kane.System("body", gravity=(0, 0, -9.81))
+    s.add_body("body", mass=2.0, inertia=(0.05, 0.06, 0.07))
+    s.add_joint("ground", "body", kane.joints.Free(), name="free")
+    cart = RollingContactDynamics(s, [RollingContact("roll", "ground", floor, "body", Sphere(0.3), (0, 0, 0, 0))])
+    for dyn, kind in ((ball, "RollingSphereOnTerrain"), (cart, "RollingContactDynamics")):
+        with pytest.raises(KaneError, match=f"linearize: {kind} holds surface contacts .*no program of M, f"):
+            linearize(dyn, np.zeros(7), np.zeros(6))
+    with pytest.raises(KaneError, match="expected derived equations .*got str"):
+        linearize("disk.toml", [0.0], [0.0])

@@ -31,6 +31,7 @@ from ..codegen.forward import jacobian_name, jacobian_program
 from ..codegen.numpy_backend import compile_program
 from ..errors import ArgumentError, KaneError
 from ..mechanics.arguments import real_array
+from ..symbolic.derive import Equations
 from .manifold import chart_generator, chart_of, rotation_symmetries
 from .mechanical import MechanicalForm
 from .result import Linearization, Modes, NotSteadyWarning, not_steady_text
@@ -57,6 +58,7 @@ class Linearizer:
     parameters) is formed and compiled once."""
 
     def __init__(self, equations, parameters: bool = False):
+        _check_equations(equations)
         self.equations = eqs = equations
         model = eqs.model
         self.model = model
@@ -377,6 +379,19 @@ class Linearizer:
         return np.vstack([h[ind], g_x @ dx + g_p])
 
 
+def _check_equations(equations) -> None:
+    """Refuse anything but derived :class:`kane.Equations`, naming it and why."""
+    if isinstance(equations, Equations):
+        return
+    kind = type(equations).__name__
+    if hasattr(equations, "contacts") or "Terrain" in kind:
+        raise KaneError(f"linearize: {kind} holds surface contacts whose contact points are solved numerically at "
+                        "every step (Newton on the surfaces' parameters, Baumgarte-stabilized), so it has no "
+                        "program of M, f and the constraints to differentiate exactly; linearize kane.derive(...) "
+                        "equations (a contact on a plane as a rolling constraint), or difference its rhs numerically")
+    raise KaneError(f"linearize: expected derived equations (kane.derive(...), a kane.Equations), got {kind}")
+
+
 def linearize(equations, q, u, t: float = 0.0, params=None, inputs=None, *, dependent_q=None, tol: float = 1e-9,
               warn: bool = True) -> Linearization:
     """Linearize the equations of motion about (t, q, u): x' = A x + B r, x = (independent q, independent u).
@@ -398,6 +413,7 @@ _LINEARIZERS: dict = {}  # id(equations) -> (weak reference to the equations, Li
 def linearizer(equations, parameters: bool = False) -> Linearizer:
     """The :class:`Linearizer` of ``equations`` (with parameter derivatives when ``parameters``), compiled once
     and kept as long as the equations live."""
+    _check_equations(equations)
     key = (id(equations), parameters)
     hit = _LINEARIZERS.get(key)
     if hit is not None and hit[0]() is equations:
