@@ -82,6 +82,9 @@ def test_a_steady_turn_in_quaternions_equals_the_euler_angle_disk(disk):
     mine, ref = lin.eigenvalues(reduced=True), sm.linearization.eigenvalues(reduced=True)
     np.testing.assert_allclose(np.sort_complex(mine), np.sort_complex(ref), rtol=0, atol=1e-9)
     assert np.max(np.abs(ref)) > 1.0  # a real oscillation, not only zeros
+    # steady_motion finds the same relative equilibrium in quaternions: the spin rate that keeps the turn
+    solved = steady_motion(disk, q, dict(u, w2=u["w2"] + 0.5), ["w2"])
+    assert abs(solved.values["w2"] - u["w2"]) < 1e-9 and solved.linearization.steady
 
 
 def test_a_point_that_is_no_steady_motion_is_not_called_one(disk):
