@@ -251,13 +251,15 @@ class Linearizer:
         q, u, p, w = self.arguments(q, u, params, inputs)
         return self.from_arrays(t, q, u, p, w, dependent_q=dependent_q, tol=tol, warn=warn)
 
-    def _parts(self, q, u, v, dep):
-        """(P (n_c, n_i), ind, udot, g_x (p, n_c), x' (n_c,), dx'/dx, dx'/du, E) at an evaluated point."""
+    def _parts(self, q, u, v, dep, E=None):
+        """(P (n_c, n_i), ind, udot, g_x (p, n_c), x' (n_c,), dx'/dx, dx'/du, E) at an evaluated point (E the
+        chart's dq/dx there when known)."""
         ch, n_c = self.chart, len(self.chart.names)
         ind = [k for k in range(n_c) if k not in dep]
         P = np.zeros((n_c, len(ind)))
         P[ind, np.arange(len(ind))] = 1.0
-        E = ch.E(q) if ch.tangent else None
+        if E is None and ch.tangent:
+            E = ch.E(q)
         if dep:
             Cq = v[jacobian_name("C", "q")][list(self.holonomic_rows)]
             Cq = Cq @ E if E is not None else Cq
@@ -319,12 +321,13 @@ class Linearizer:
         v = self.evaluate(t, q, u, p, w) if values is None else values
         self.check_configuration(v, tol * max(1.0, float(np.max(np.abs(q), initial=0.0))))
         ch = self.chart
+        E = ch.E(q) if ch.tangent else None
         if self.holonomic_rows:
             Cq = v[jacobian_name("C", "q")][list(self.holonomic_rows)]
-            dep = self.dependent_coordinates(Cq @ ch.E(q) if ch.tangent else Cq, dependent_q)
+            dep = self.dependent_coordinates(Cq @ E if E is not None else Cq, dependent_q)
         else:
             dep = self.dependent_coordinates(None, dependent_q)
-        P, ind, udot, g_x, xdot, h_x, h_u, E = self._parts(q, u, v, dep)
+        P, ind, udot, g_x, xdot, h_x, h_u, E = self._parts(q, u, v, dep, E)
         M = v["M"]
         n_p = len(u)
         g_u = np.linalg.solve(M, v[jacobian_name("f", "u")])

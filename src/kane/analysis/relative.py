@@ -53,9 +53,10 @@ class Quotient:
     state) left after dropping ``dropped`` (indices: the cyclic coordinates and one coordinate per symmetry, the
     orbit's direction); ``frame_rates`` (m,) the rates c_k of the symmetries at the point; ``residual`` (n_r,) the
     kept states' rates after the motion along the symmetries is taken out (zero at a relative equilibrium);
-    ``residual_map`` (n_r, n_x) with residual = residual_map @ rates and ``residual_jacobian`` (n_r, n_x) its
+    ``residual_map`` (n_r, n_x) with residual = residual_map @ rates and :attr:`residual_jacobian` (n_r, n_x) its
     derivative along the states; ``A_full`` the full A in the frame moving with the symmetries (A_rel) at a
-    relative equilibrium, else the plain A; ``used`` the indices of the symmetries that move the point."""
+    relative equilibrium, else the plain A; ``A_rel`` always the former; ``used`` the indices of the symmetries
+    that move the point."""
 
     A: np.ndarray
     B: np.ndarray
@@ -64,10 +65,15 @@ class Quotient:
     frame_rates: np.ndarray
     residual: np.ndarray
     residual_map: np.ndarray
-    residual_jacobian: np.ndarray
+    A_rel: np.ndarray
     A_full: np.ndarray
     steady: bool
     used: tuple
+
+    @property
+    def residual_jacobian(self) -> np.ndarray:
+        """d residual / d state (n_r, n_x): residual_map @ A_rel (exact at a relative equilibrium)."""
+        return self.residual_map @ self.A_rel
 
 
 def _pivots(V, candidates, tol):
@@ -102,7 +108,7 @@ def quotient(A, B, rates, keep, n_coords, generators, tol, scale) -> Quotient:
         Pi = np.zeros((n_k, n_x))
         Pi[np.arange(n_k), keep] = 1.0
         return Quotient(A[np.ix_(keep, keep)], B[keep], tuple(keep), tuple(k for k in range(n_x) if k not in keep),
-                        np.zeros(0), b, Pi, A[keep], A, steady, ())
+                        np.zeros(0), b, Pi, A, A, steady, ())
     if generators:
         V = np.column_stack([g[0][keep] for g in generators])
         coord_rows = [i for i, s in enumerate(keep) if s < n_coords]
@@ -116,7 +122,9 @@ def quotient(A, B, rates, keep, n_coords, generators, tol, scale) -> Quotient:
     m = len(used)
     sol = Qi @ rates[keep]
     c, b = sol[:m], sol[m:]
-    A_rel = A - sum((ck * generators[k][1] for ck, k in zip(c, used)), np.zeros_like(A))
+    A_rel = A.copy()
+    for ck, k in zip(c, used):
+        A_rel -= ck * generators[k][1]
     steady = bool(np.max(np.abs(b), initial=0.0) <= tol * scale)
     A_full = A_rel if steady else A
     Pi = np.zeros((n_k - m, n_x))
@@ -125,4 +133,4 @@ def quotient(A, B, rates, keep, n_coords, generators, tol, scale) -> Quotient:
     A_red = (Qi @ A_k @ Q)[m:, m:] if m else A_k
     B_red = (Qi @ B[keep])[m:]
     return Quotient(A_red, B_red, tuple(keep[i] for i in rest), tuple(sorted(set(range(n_x)) - {keep[i] for i in rest})),
-                    c, b, Pi, Pi @ A_rel, A_full, steady, tuple(used))
+                    c, b, Pi, A_rel, A_full, steady, tuple(used))

@@ -124,12 +124,12 @@ def steady_motion(equations, q, u, unknowns, t: float = 0.0, params=None, inputs
         cols = []
         qt = lin.quotient
         Lp = qt.residual_map @ lz.parameter_jacobian(v, lin) if "params" in lz.groups else None
-        RB = qt.residual_map @ lin.B
+        RB, RA = qt.residual_map @ lin.B, qt.residual_jacobian
         for (g, k), n in zip(where, names):
             if g == "q":
-                cols.append(qt.residual_jacobian[:, lin.state_names.index(n)])
+                cols.append(RA[:, lin.state_names.index(n)])
             elif g == "u":
-                cols.append(qt.residual_jacobian[:, lin.n_coordinates + k])
+                cols.append(RA[:, lin.n_coordinates + k])
             elif g == "inputs":
                 cols.append(RB[:, k])
             else:
