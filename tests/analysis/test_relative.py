@@ -123,3 +123,26 @@ def test_surface_contact_dynamics_are_refused_by_name():
             linearize(dyn, np.zeros(7), np.zeros(6))
     with pytest.raises(KaneError, match="expected derived equations .*got str"):
         linearize("disk.toml", [0.0], [0.0])
+
+
+def test_ignorable_coordinates_and_symmetries_named_by_the_user(disk):
+    u = {"w1": 0.0, "w2": 5.0, "w3": 0.0}
+    pair = np.sqrt(complex(0.8 * (G / R - 25 * 3)))
+    lin = linearize(disk, {}, u, ignorable=["x", "y", "float.spin_y"])  # the heading kept in the states
+    assert set(lin.cyclic) == {"x", "y", "float.ry"} and lin.symmetries == ("float.spin_y: rotation of 'float' "
+                                                                            "about its body's y axis",)
+    lam = lin.eigenvalues(reduced=True)
+    assert len(lam) == 5 and np.min(np.abs(lam - pair)) < 1e-10 and np.min(np.abs(lam + pair)) < 1e-10
+    assert np.sort(np.abs(lam))[2] < 1e-10  # the rest zero
+    errors = {"float.rx": "the speeds' rates depend on it", "float.spin_x": "not a symmetry of these equations",
+              "z": "it follows from the configuration constraints", "tilt": "unknown; expected a coordinate"}
+    for name, why in errors.items():
+        with pytest.raises(KaneError, match=f"ignorable '{name}': {why}"):
+            linearize(disk, {}, u, ignorable=[name])
+    euler = kane.derive(rolling_disk(r=R, m=1.5, g=G), dependent=["vx", "vy", "vz"])
+    with pytest.raises(KaneError, match="ignorable 'heading': the rate of 'x', which is kept, depends on it"):
+        linearize(euler, {"z": R}, {"w_spin": 5.0}, ignorable=["heading"])
+    res = CliRunner().invoke(main, ["linearize", str(DISK), "--ignorable", "x,y,float.rx"])
+    assert res.exit_code != 0 and "ignorable 'float.rx'" in res.output and "Traceback" not in res.output
+    res = CliRunner().invoke(main, ["linearize", str(DISK), "--at", "w1=0", "--ignorable", "x,y,float.spin_y"])
+    assert res.exit_code == 0 and "ignorable (left out of the eigenvalues): x, y, float.ry;" in res.output

@@ -35,7 +35,7 @@ from ..symbolic.derive import Equations
 from .manifold import chart_generator, chart_of, rotation_symmetries
 from .mechanical import MechanicalForm
 from .result import Linearization, Modes, NotSteadyWarning, not_steady_text
-from .relative import Structure, quotient, relevant_states
+from .relative import Structure, named_structure, quotient, relevant_states
 
 __all__ = ["Linearization", "Linearizer", "MechanicalForm", "Modes", "NotSteadyWarning", "linearize", "linearizer"]
 
@@ -246,10 +246,10 @@ class Linearizer:
         return sorted(int(k) for k in piv[:m])
 
     def at(self, q, u, t: float = 0.0, params=None, inputs=None, *, dependent_q=None, tol: float = 1e-9,
-           warn: bool = True) -> Linearization:
+           warn: bool = True, ignorable=None) -> Linearization:
         """The :class:`Linearization` at (t, q, u): see :func:`linearize`."""
         q, u, p, w = self.arguments(q, u, params, inputs)
-        return self.from_arrays(t, q, u, p, w, dependent_q=dependent_q, tol=tol, warn=warn)
+        return self.from_arrays(t, q, u, p, w, dependent_q=dependent_q, tol=tol, warn=warn, ignorable=ignorable)
 
     def _parts(self, q, u, v, dep, E=None):
         """(P (n_c, n_i), ind, udot, g_x (p, n_c), x' (n_c,), dx'/dx, dx'/du, E) at an evaluated point (E the
@@ -311,11 +311,12 @@ class Linearizer:
             relevant = relevant_states(pattern, n_i) if pattern is not None else set(range(n_i + len(u)))
             syms = rotation_symmetries(self, points)
             gens = tuple(chart_generator(self.model, self.chart, s, self.u_names, self.model_u_names) for s in syms)
-            hit = Structure(tuple(sorted(relevant)), syms, gens)
+            hit = Structure(tuple(sorted(relevant)), syms, gens, pattern)
             self._structures[key] = hit
             return hit
 
-    def from_arrays(self, t, q, u, p, w, *, dependent_q=None, tol=1e-9, warn=True, values=None) -> Linearization:
+    def from_arrays(self, t, q, u, p, w, *, dependent_q=None, tol=1e-9, warn=True, values=None,
+                    ignorable=None) -> Linearization:
         """As :meth:`at` for checked arrays (q (n_q,), u (p,), params, inputs in model order)."""
         self.check_dependent_block(t, q, p, w)
         v = self.evaluate(t, q, u, p, w) if values is None else values
@@ -340,6 +341,8 @@ class Linearizer:
         states = coords + self.u_names
         rates = np.concatenate([xdot[ind], udot])
         st = self.structure(dep, q, u, p, w)
+        if ignorable is not None:
+            st = named_structure(st, ignorable, coords, tuple(ch.names[k] for k in dep), len(states))
         n_i = len(ind)
         sel = ind + list(range(len(ch.names), len(ch.names) + n_p))
         Pfull = np.zeros((len(ch.names) + n_p, n_i + n_p))
@@ -396,7 +399,7 @@ def _check_equations(equations) -> None:
 
 
 def linearize(equations, q, u, t: float = 0.0, params=None, inputs=None, *, dependent_q=None, tol: float = 1e-9,
-              warn: bool = True) -> Linearization:
+              warn: bool = True, ignorable=None) -> Linearization:
     """Linearize the equations of motion about (t, q, u): x' = A x + B r, x = (independent q, independent u).
 
     q: every coordinate of the model (n_q,) or a mapping name -> value (the rest from q0); it must satisfy the
@@ -404,10 +407,13 @@ def linearize(equations, q, u, t: float = 0.0, params=None, inputs=None, *, depe
     residual). u: the independent speeds (p,), every speed of the model (checked against the motion constraints),
     or a mapping. params, inputs: as for :class:`kane.Dynamics`. dependent_q: names of the coordinates the
     configuration constraints eliminate (default: chosen by pivoting at the operating point). A point that is not a
-    steady motion gives a :class:`NotSteadyWarning` (``warn=False`` silences it) and ``steady=False``. For many
-    points of one model, keep a :class:`Linearizer`: it compiles the derivatives once.
+    steady motion gives a :class:`NotSteadyWarning` (``warn=False`` silences it) and ``steady=False``.
+    ignorable: the names of the cyclic coordinates and symmetries (``<joint>.turn_<axis>``, ``<joint>.spin_<axis>``)
+    to take out, instead of all those found (each is checked: a :class:`KaneError` names one the equations do
+    depend on). For many points of one model, keep a :class:`Linearizer`: it compiles the derivatives once.
     """
-    return linearizer(equations).at(q, u, t, params, inputs, dependent_q=dependent_q, tol=tol, warn=warn)
+    return linearizer(equations).at(q, u, t, params, inputs, dependent_q=dependent_q, tol=tol, warn=warn,
+                                    ignorable=ignorable)
 
 
 _LINEARIZERS: dict = {}  # id(equations) -> (weak reference to the equations, Linearizer)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Quotient", "Structure", "quotient", "relevant_states"]
+__all__ = ["Quotient", "Structure", "named_structure", "quotient", "relevant_states"]
 
 
 @dataclass(frozen=True)
@@ -26,11 +26,13 @@ class Structure:
     """What does not change from point to point of one model and choice of dependent coordinates: ``relevant``
     (the indices of the states of the closed subsystem: every speed and the coordinates they depend on at random
     generic points), ``symmetries`` (:class:`kane.analysis.manifold.Symmetry` of the quaternion joints) and
-    their ``generators`` (from :func:`kane.analysis.manifold.chart_generator`)."""
+    their ``generators`` (from :func:`kane.analysis.manifold.chart_generator`); ``pattern`` (n_x, n_x) whether
+    x_i' depends on x_j at any of the random generic points (None when none could be evaluated)."""
 
     relevant: tuple
     symmetries: tuple
     generators: tuple
+    pattern: object = None
 
 
 def relevant_states(pattern, n_coords) -> set:
@@ -45,6 +47,46 @@ def relevant_states(pattern, n_coords) -> set:
                 relevant.add(int(j))
                 frontier.append(int(j))
     return relevant
+
+
+def named_structure(st: Structure, names, coordinates, dependent, n_x) -> Structure:
+    """The :class:`Structure` with only the cyclic coordinates and symmetries ``names`` taken out (named by the user
+    instead of all those found); ``coordinates`` the independent coordinates' names (the first states), ``dependent``
+    the dependent ones. A name that is neither, a coordinate that the speeds' rates depend on, a symmetry the
+    equations do not have, and a kept coordinate whose rate depends on a named one are refused by name."""
+    from ..errors import ArgumentError, KaneError
+
+    labels = [s.label for s in st.symmetries]
+    n_i = len(coordinates)
+    drop, keep_sym = set(), []
+    for name in names:
+        if name in labels:
+            keep_sym.append(labels.index(name))
+        elif ".turn_" in name or ".spin_" in name:
+            raise KaneError(f"ignorable {name!r}: not a symmetry of these equations (at random generic states); the "
+                            f"symmetries found: {', '.join(labels) or 'none'}")
+        elif name in dependent:
+            raise KaneError(f"ignorable {name!r}: it follows from the configuration constraints here (a dependent "
+                            "coordinate); name an independent coordinate")
+        elif name in coordinates:
+            k = coordinates.index(name)
+            if k in st.relevant:
+                raise KaneError(f"ignorable {name!r}: the speeds' rates depend on it (directly or through other "
+                                "coordinates, at random generic states): it is no cyclic coordinate")
+            drop.add(k)
+        else:
+            raise ArgumentError(f"ignorable {name!r}: unknown; expected a coordinate ({', '.join(coordinates)}) or a "
+                                f"symmetry ({', '.join(labels) or 'none found'})")
+    relevant = tuple(k for k in range(n_x) if k not in drop)
+    if st.pattern is not None:
+        for i in (k for k in relevant if k < n_i):  # the speeds' rates depend on no cyclic coordinate
+            for j in sorted(drop):
+                if st.pattern[i, j]:
+                    raise KaneError(f"ignorable {coordinates[j]!r}: the rate of {coordinates[i]!r}, which is kept, "
+                                    f"depends on it; name {coordinates[i]!r} ignorable too")
+    keep_sym.sort()
+    return Structure(relevant, tuple(st.symmetries[k] for k in keep_sym), tuple(st.generators[k] for k in keep_sym),
+                     st.pattern)
 
 
 @dataclass(frozen=True)

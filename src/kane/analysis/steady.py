@@ -81,14 +81,15 @@ def _locate(lz: Linearizer, names):
 
 
 def steady_motion(equations, q, u, unknowns, t: float = 0.0, params=None, inputs=None, *, dependent_q=None,
-                  tol: float = 1e-12, max_iterations: int = 50) -> SteadyMotion:
+                  tol: float = 1e-12, max_iterations: int = 50, ignorable=None) -> SteadyMotion:
     """Solve for the ``unknowns`` (names) that make (t, q, u) a steady motion; q, u, params, inputs as for
     :func:`kane.analysis.linearize` give the other values and the starting guess (the dependent coordinates are
     assembled first). The equations are the residual of :class:`Linearization` (the rates of the states that stay put,
     the motion along cyclic coordinates and symmetries taken out: a relative equilibrium solves them);
     Newton's method, least squares when they outnumber the unknowns (a quaternion's unknowns are its rotation
     vector ``<joint>.rx/ry/rz``, reported as the turn from the start), stops when the largest rate is below
-    ``tol`` times max(1, the largest rate of any state), or when the steps stall below 1e-14 relative. Raises a
+    ``tol`` times max(1, the largest rate of any state), or when the steps stall below 1e-14 relative (ignorable:
+    as for :func:`kane.analysis.linearize`). Raises a
     :class:`KaneError` naming the largest remaining rate if it does not converge."""
     names = tuple(str(n) for n in unknowns)
     probe = linearizer(equations)
@@ -103,7 +104,7 @@ def steady_motion(equations, q, u, unknowns, t: float = 0.0, params=None, inputs
     for it in range(max_iterations + 1):
         q, v = assemble_dependent(lz, t, q, u, p, w, dependent_q)
         arrays["q"] = q
-        lin = lz.from_arrays(t, q, u, p, w, dependent_q=dependent_q, warn=False, values=v)
+        lin = lz.from_arrays(t, q, u, p, w, dependent_q=dependent_q, warn=False, values=v, ignorable=ignorable)
         if fixed_rows is None:  # the equations and the dependent coordinates of the starting guess throughout
             fixed_rows = lin.residual_names
             dependent_q = lin.dependent_coordinates if lin.dependent_coordinates else dependent_q
@@ -148,7 +149,7 @@ def steady_motion(equations, q, u, unknowns, t: float = 0.0, params=None, inputs
         if np.max(np.abs(step)) <= 1e-14 * max(1.0, float(np.max(np.abs(z), initial=0.0))) and \
                 np.max(np.abs(r)) <= 1e-9 * scale_r:
             q, v = assemble_dependent(lz, t, q, u, p, w, dependent_q)
-            lin = lz.from_arrays(t, q, u, p, w, dependent_q=dependent_q, warn=False, values=v)
+            lin = lz.from_arrays(t, q, u, p, w, dependent_q=dependent_q, warn=False, values=v, ignorable=ignorable)
             r = lin.residual
             break
     worst = int(np.argmax(np.abs(r))) if len(r) else 0
