@@ -146,3 +146,18 @@ def test_ignorable_coordinates_and_symmetries_named_by_the_user(disk):
     assert res.exit_code != 0 and "ignorable 'float.rx'" in res.output and "Traceback" not in res.output
     res = CliRunner().invoke(main, ["linearize", str(DISK), "--at", "w1=0", "--ignorable", "x,y,float.spin_y"])
     assert res.exit_code == 0 and "ignorable (left out of the eigenvalues): x, y, float.ry;" in res.output
+
+
+def test_a_fresh_linearizer_gives_the_serial_results_from_8_threads(disk):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kane.analysis import Linearizer
+
+    spins = np.linspace(0.5, 8.0, 16)
+    one = Linearizer(disk)
+    serial = [one.at({}, {"w2": w}, warn=False).eigenvalues(reduced=True) for w in spins]
+    fresh = Linearizer(disk)  # its structure (cyclic coordinates, symmetries) is found on the first calls
+    with ThreadPoolExecutor(8) as pool:
+        threaded = list(pool.map(lambda w: fresh.at({}, {"w2": w}, warn=False).eigenvalues(reduced=True), spins))
+    for a, b in zip(serial, threaded):
+        np.testing.assert_array_equal(a, b)
