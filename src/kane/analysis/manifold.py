@@ -226,8 +226,11 @@ def rotation_symmetries(lz, points, tol: float = 1e-9) -> tuple:
                 ok = True
                 for q, u, values in points:
                     gen = generator(model, sym, q, lz.u_names, lz.model_u_names)
-                    if gen is None or _bracket_residual(values, *gen, u, lz.holonomic_rows) > tol:
+                    try:
+                        ok = gen is not None and _bracket_residual(values, *gen, u, lz.holonomic_rows) <= tol
+                    except np.linalg.LinAlgError:  # a singular mass matrix at this random state: no verdict
                         ok = False
+                    if not ok:
                         break
                 if ok:
                     found.append(sym)
