@@ -95,7 +95,8 @@ def test_a_point_that_is_no_steady_motion_is_not_called_one(disk):
         lin = linearize(disk, q, {"w1": 0.0, "w2": 3.0, "w3": 0.0})
     assert not lin.steady and any(issubclass(w.category, NotSteadyWarning) for w in caught)
     assert "not a steady motion" in str(lin) and "w1'" in str(lin)  # the lean rate's rate is named
-    res = CliRunner().invoke(main, ["linearize", str(DISK)] + [a for n, v in q.items() for a in ("--at", f"{n}={float(v)!r}")])
+    at = [a for n, v in q.items() for a in ("--at", f"{n}={float(v)!r}")]
+    res = CliRunner().invoke(main, ["linearize", str(DISK)] + at)
     assert "not a steady motion" in res.output and "relative equilibrium" not in res.output
 
 

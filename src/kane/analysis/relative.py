@@ -91,7 +91,7 @@ def named_structure(st: Structure, names, coordinates, dependent, n_x) -> Struct
 
 @dataclass(frozen=True)
 class Quotient:
-    """The reduced linearization: ``A`` (n_r, n_r) and ``B`` (n_r, n_u) on the ``states`` (indices into the full
+    """The reduced linearization: :attr:`A` (n_r, n_r) and :attr:`B` (n_r, n_u) on the ``states`` (indices into the full
     state) left after dropping ``dropped`` (indices: the cyclic coordinates and one coordinate per symmetry, the
     orbit's direction); ``frame_rates`` (m,) the rates c_k of the symmetries at the point; ``residual`` (n_r,) the
     kept states' rates after the motion along the symmetries is taken out (zero at a relative equilibrium);
@@ -100,8 +100,6 @@ class Quotient:
     relative equilibrium, else the plain A; ``A_rel`` always the former; ``used`` the indices of the symmetries
     that move the point."""
 
-    A: np.ndarray
-    B: np.ndarray
     states: tuple
     dropped: tuple
     frame_rates: np.ndarray
@@ -109,8 +107,19 @@ class Quotient:
     residual_map: np.ndarray
     A_rel: np.ndarray
     A_full: np.ndarray
+    B_full: np.ndarray
     steady: bool
     used: tuple
+
+    @property
+    def A(self) -> np.ndarray:
+        """(n_r, n_r): the kept states' rows of A_full taken modulo the orbit (residual_map), on the kept states."""
+        return (self.residual_map @ self.A_full)[:, list(self.states)]
+
+    @property
+    def B(self) -> np.ndarray:
+        """(n_r, n_u): residual_map @ B."""
+        return self.residual_map @ self.B_full
 
     @property
     def residual_jacobian(self) -> np.ndarray:
@@ -149,14 +158,10 @@ def quotient(A, B, rates, keep, n_coords, generators, tol, scale) -> Quotient:
         steady = bool(np.max(np.abs(b), initial=0.0) <= tol * scale)
         Pi = np.zeros((n_k, n_x))
         Pi[np.arange(n_k), keep] = 1.0
-        return Quotient(A[np.ix_(keep, keep)], B[keep], tuple(keep), tuple(k for k in range(n_x) if k not in keep),
-                        np.zeros(0), b, Pi, A, A, steady, ())
-    if generators:
-        V = np.column_stack([g[0][keep] for g in generators])
-        coord_rows = [i for i, s in enumerate(keep) if s < n_coords]
-        piv, used = _pivots(V, coord_rows, 1e-9)
-    else:
-        piv, used = [], []
+        return Quotient(tuple(keep), tuple(k for k in range(n_x) if k not in keep), np.zeros(0), b, Pi, A, A, B, steady,
+                        ())
+    V = np.column_stack([g[0][keep] for g in generators])
+    piv, used = _pivots(V, [i for i, s in enumerate(keep) if s < n_coords], 1e-9)
     V = np.column_stack([generators[k][0][keep] for k in used]) if used else np.zeros((n_k, 0))
     rest = [i for i in range(n_k) if i not in piv]
     Q = np.hstack([V, np.eye(n_k)[:, rest]])
@@ -171,8 +176,6 @@ def quotient(A, B, rates, keep, n_coords, generators, tol, scale) -> Quotient:
     A_full = A_rel if steady else A
     Pi = np.zeros((n_k - m, n_x))
     Pi[:, keep] = Qi[m:]
-    A_k = A_full[np.ix_(keep, keep)]
-    A_red = (Qi @ A_k @ Q)[m:, m:] if m else A_k
-    B_red = (Qi @ B[keep])[m:]
-    return Quotient(A_red, B_red, tuple(keep[i] for i in rest), tuple(sorted(set(range(n_x)) - {keep[i] for i in rest})),
-                    c, b, Pi, A_rel, A_full, steady, tuple(used))
+    kept = tuple(keep[i] for i in rest)
+    return Quotient(kept, tuple(k for k in range(n_x) if k not in kept), c, b, Pi, A_rel, A_full, B, steady,
+                    tuple(used))
