@@ -162,3 +162,26 @@ def test_a_fresh_linearizer_gives_the_serial_results_from_8_threads(disk):
         threaded = list(pool.map(lambda w: fresh.at({}, {"w2": w}, warn=False).eigenvalues(reduced=True), spins))
     for a, b in zip(serial, threaded):
         np.testing.assert_array_equal(a, b)
+
+
+def test_symmetries_are_those_of_the_parameter_set():
+    """A free body under gravity g: rotations about the vertical are symmetries at any g, about the horizontal axes
+    only at g = 0, where spinning about its largest principal axis is a relative equilibrium (Euler's equations:
+    omega-block eigenvalues +-i s sqrt((I1 - I2)(I1 - I3) / (I2 I3)), the body-axis velocity's +-i s)."""
+    s = kane.System("brick")
+    g = s.parameter("g", 9.81)
+    s.set_gravity((0, 0, -g))
+    s.add_body("brick", mass=1.0, inertia=(0.4, 0.3, 0.2))
+    s.add_joint("ground", "brick", kane.joints.Free(), name="free")
+    eqs = kane.derive(s)
+    spin = [2.0, 0, 0, 0, 0, 0]
+    falling = linearize(eqs, np.r_[0, 0, 0, 1.0, 0, 0, 0], spin, warn=False)
+    assert [x.split(":")[0] for x in falling.symmetries] == ["free.turn_z"] and not falling.steady
+    lin = linearize(eqs, np.r_[0, 0, 0, 1.0, 0, 0, 0], spin, params={"g": 0.0})
+    assert [x.split(":")[0] for x in lin.symmetries] == ["free.turn_x", "free.turn_y", "free.turn_z"]
+    assert lin.steady and dict(lin.frame_rates)["free.turn_x"] == pytest.approx(2.0, abs=1e-12)
+    lam = lin.eigenvalues(reduced=True)
+    expected = 2.0 * np.sqrt((0.4 - 0.3) * (0.4 - 0.2) / (0.3 * 0.2))  # 1.1547
+    assert np.max(np.abs(lam.real)) < 1e-10
+    assert np.allclose(np.sort(np.abs(lam.imag[np.abs(lam) > 1e-9])), np.sort([expected, expected, 2.0, 2.0]),
+                       rtol=0, atol=1e-10)

@@ -88,7 +88,8 @@ class Linearizer:
             self._drop_redundant_holonomic(eqs)
         self._dep_cols = [self.model_u_names.index(str(s)) for s in eqs.u_dependent]
         self._lock = threading.Lock()
-        self._structures: dict = {}  # tuple of dependent chart indices -> Structure
+        self._relevant: dict = {}  # dependent chart indices -> (relevant states, dependence pattern)
+        self._structures: dict = {}  # (dependent chart indices, parameters, inputs) -> Structure
 
     def _drop_redundant_holonomic(self, eqs) -> None:
         """Where ``derive(..., redundant="drop")`` dropped constraint rows, keep the holonomic rows that are
@@ -279,40 +280,58 @@ class Linearizer:
             return P, ind, udot, g_x, qd, qd_q, qd_u, E
         return (P, ind, udot, g_x @ E) + ch.rates(q, qd, qd_q, qd_u, E) + (E,)
 
-    def structure(self, dep, q, u, p, w) -> Structure:
-        """The :class:`Structure` for these dependent chart coordinates, found once at two random generic states
-        (around q, u, with parameters and inputs perturbed) and kept."""
-        key = tuple(dep)
-        with self._lock:
-            hit = self._structures.get(key)
-            if hit is not None:
-                return hit
-            rng = np.random.default_rng(20260)
-            pattern, points = None, []
-            for _ in range(2):
-                qr = q + 0.3 * rng.standard_normal(len(q))
-                for _, idx in self.model.quaternion_indices():
-                    e = rng.standard_normal(4)
-                    qr[idx] = e / np.linalg.norm(e)
-                ur = u + rng.standard_normal(len(u))
+    def _random_points(self, q, u, p, w, vary_parameters: bool):
+        """Two random generic states around (q, u) (random quaternions), with the parameters and inputs perturbed
+        when ``vary_parameters``: [(q, u, p, w, evaluated program)]."""
+        rng = np.random.default_rng(20260)
+        out = []
+        for _ in range(2):
+            qr = q + 0.3 * rng.standard_normal(len(q))
+            for _, idx in self.model.quaternion_indices():
+                e = rng.standard_normal(4)
+                qr[idx] = e / np.linalg.norm(e)
+            ur = u + rng.standard_normal(len(u))
+            pr, wr = p, w
+            if vary_parameters:
                 pr = p * (1 + 0.2 * rng.standard_normal(len(p))) + 0.2 * rng.standard_normal(len(p)) * (p == 0)
                 wr = w + 0.2 * rng.standard_normal(len(w))
-                v = self.evaluate(0.7, qr, ur, pr, wr)
-                points.append((qr, ur, v))
-                try:
-                    P, ind, _, g_x, _, h_x, h_u, _ = self._parts(qr, ur, v, dep)
-                except (KaneError, np.linalg.LinAlgError):
-                    continue
-                g_u = np.linalg.solve(v["M"], v[jacobian_name("f", "u")])
-                A = np.block([[h_x[ind] @ P, h_u[ind]], [g_x @ P, g_u]])
-                big = np.abs(A) > 1e-12 * max(1.0, float(np.max(np.abs(A), initial=0.0)))
-                pattern = big if pattern is None else pattern | big
-            n_i = len(self.chart.names) - len(dep)
-            relevant = relevant_states(pattern, n_i) if pattern is not None else set(range(n_i + len(u)))
-            syms = rotation_symmetries(self, points)
-            gens = tuple(chart_generator(self.model, self.chart, s, self.u_names, self.model_u_names) for s in syms)
-            hit = Structure(tuple(sorted(relevant)), syms, gens, pattern)
-            self._structures[key] = hit
+            out.append((qr, ur, pr, wr, self.evaluate(0.7, qr, ur, pr, wr)))
+        return out
+
+    def structure(self, dep, q, u, p, w) -> Structure:
+        """The :class:`Structure` for these dependent chart coordinates: the cyclic coordinates found once at two
+        random generic states with random parameters and inputs (they do not depend on the parameters' values);
+        the rotational symmetries at two random generic states with these parameters and inputs (a symmetry may
+        hold at some values only: an axisymmetric body, no gravity), found once per parameter set."""
+        key = tuple(dep)
+        with self._lock:
+            relevant = self._relevant.get(key)
+            if relevant is None:
+                pattern = None
+                for qr, ur, _, _, v in self._random_points(q, u, p, w, True):
+                    try:
+                        P, ind, _, g_x, _, h_x, h_u, _ = self._parts(qr, ur, v, dep)
+                        g_u = np.linalg.solve(v["M"], v[jacobian_name("f", "u")])
+                    except (KaneError, np.linalg.LinAlgError):
+                        continue
+                    A = np.block([[h_x[ind] @ P, h_u[ind]], [g_x @ P, g_u]])
+                    big = np.abs(A) > 1e-12 * max(1.0, float(np.max(np.abs(A), initial=0.0)))
+                    pattern = big if pattern is None else pattern | big
+                n_i = len(self.chart.names) - len(dep)
+                rel = relevant_states(pattern, n_i) if pattern is not None else set(range(n_i + len(u)))
+                relevant = self._relevant[key] = (tuple(sorted(rel)), pattern)
+            skey = (key, p.tobytes(), w.tobytes())
+            hit = self._structures.get(skey)
+            if hit is None:
+                syms = ()
+                if self.chart.tangent:
+                    syms = rotation_symmetries(self, [(qr, ur, v) for qr, ur, _, _, v in
+                                                      self._random_points(q, u, p, w, False)])
+                gens = tuple(chart_generator(self.model, self.chart, s, self.u_names, self.model_u_names)
+                             for s in syms)
+                if len(self._structures) > 256:  # a long parameter sweep: forget the older parameter sets
+                    self._structures = {}
+                hit = self._structures[skey] = Structure(relevant[0], syms, gens, relevant[1])
             return hit
 
     def from_arrays(self, t, q, u, p, w, *, dependent_q=None, tol=1e-9, warn=True, values=None,
