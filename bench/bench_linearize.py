@@ -13,6 +13,9 @@ against the paper's own linear model, and the ratio against sympy's ``linearize`
 "CRAMER"), run in a subprocess with a time limit (``--sympy-timeout``): if it does not finish, the ratio is a
 lower bound "> N x". The eigenvalues of both bicycles at 5 m/s are printed side by side.
 
+Then the rolling disk example in its own quaternion coordinates (tangent-space linearization about its relative
+equilibrium, upright at 10 rad/s): first linearization and time per point.
+
 Recorded (bicycle, one shared 2-core machine under load, so compare within a row): first linearization 4.1 s
 (sympy's printer and ``diff``) -> 3.0 s (forward.py's own rules) -> 0.31 s (0.31 s CPU): forming the Jacobian
 program 0.09 s (was 0.5-0.6 s: sums and products built without sympy's constructors; ~19,000 operations), printing
@@ -76,8 +79,32 @@ def run(sizes=(2, 3, 4), sweep_points=1000, sympy_timeout=600.0) -> dict:
         err = float(np.max(np.abs(lin.A - A_ref)))
         out[n] = (t_sym, first, per, t_sym / first, err)
         print(f"{n:>3} {t_sym:>10.3f} {first:>15.3f} {per * 1e3:>16.3f} {t_sym / first:>8.1f} {err:>10.2e}")
+    out["disk"] = disk()
     out["bicycle"] = bicycle(sweep_points, sympy_timeout)
     return out
+
+
+def disk(points=200) -> dict:
+    """examples/rolling_disk.toml upright at w2 = 10 rad/s in its own quaternion coordinates: first linearization
+    (compile, and the structure: cyclic coordinates and symmetries at random generic states), then per point, and
+    the reduced eigenvalues against +-sqrt(4/5 (g/r - 3 w^2))."""
+    from kane.io import load_model
+
+    eqs = load_model(Path(__file__).resolve().parents[1] / "examples" / "rolling_disk.toml").derive()
+    u = {"w1": 0.0, "w2": 10.0, "w3": 0.0}
+    t0 = time.perf_counter()
+    lz = Linearizer(eqs)
+    lin = lz.at({}, u, warn=False)
+    first = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for _ in range(points):
+        lz.at({}, u, warn=False)
+    per = (time.perf_counter() - t0) / points
+    lam = lin.eigenvalues(reduced=True)
+    pair = np.sqrt(complex(0.8 * (9.81 / 0.4 - 300.0)))
+    print(f"disk: first linearization {first:.3f} s, then {per * 1e3:.3f} ms per point; largest eigenvalues "
+          f"{np.sort_complex(lam[np.argsort(-np.abs(lam))[:2]])} (closed form +-{pair:.6g})")
+    return {"first_s": first, "point_s": per}
 
 
 def _benchmark_speeds():

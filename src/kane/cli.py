@@ -434,14 +434,15 @@ def info(run):
 @click.option("--sweep", metavar="NAME=START:STOP:N", help="Eigenvalues along NAME; prints the stability changes.")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), help="Eigenvalue plot of the sweep (PNG).")
 @click.option("--dependent", multiple=True, metavar="NAMES", help="Dependent speeds, as for derive.")
+@click.option("--ignorable", multiple=True, metavar="NAMES", help="Cyclic coordinates and symmetries to take out.")
 @_errors
-def linearize(model, at, steady, sweep, plot_file, dependent):
+def linearize(model, at, steady, sweep, plot_file, dependent, ignorable):
     """Linearize MODEL about its initial state changed by --at (see kane.analysis.command)."""
     from .analysis.command import linearize_report
 
     lm = _checked(load_model_or_script(model), "kane linearize", "the linearization")
-    click.echo(linearize_report(lm, lm.derive(_dependent(dependent)), at, _dependent(steady) or (), sweep, plot_file),
-               nl=False)
+    click.echo(linearize_report(lm, lm.derive(_dependent(dependent)), at, _dependent(steady) or (), sweep, plot_file,
+                                _dependent(ignorable)), nl=False)
 
 
 @main.command(short_help="Parameter sweep or Monte Carlo on Dask into a resumable HDF5 file.")

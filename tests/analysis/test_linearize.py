@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import sympy.physics.mechanics as me
+from scipy.spatial.transform import Rotation
 
 import kane
 from kane.analysis import NotSteadyWarning, linearize
@@ -110,15 +111,47 @@ def test_A_and_B_equal_sympys_linearizer(case):
 
 
 # ---- central differences of the reduced equations x' = F(x) ------------------------------------------------
+def _quat_mul(a, b):
+    return np.concatenate([[a[0] * b[0] - a[1:] @ b[1:]], a[0] * b[1:] + b[0] * a[1:] + np.cross(a[1:], b[1:])])
+
+
+def _turned(e, theta):
+    """e (x) exp(theta / 2) by scipy: the body-axis rotation vector theta applied to the scalar-first e."""
+    x, y, z, w = (Rotation.from_quat([*e[1:], e[0]]) * Rotation.from_rotvec(theta)).as_quat()
+    return np.array([w, x, y, z])
+
+
+def _jr_inverse(theta):
+    """The inverse right Jacobian of SO(3) (Sola et al. 2018, Eq. 144): theta' = Jr^-1(theta) omega_body."""
+    a = np.linalg.norm(theta)
+    K = np.array([[0, -theta[2], theta[1]], [theta[2], 0, -theta[0]], [-theta[1], theta[0], 0]])
+    if a < 1e-12:
+        return np.eye(3) + K / 2
+    return np.eye(3) + K / 2 + (1 / a ** 2 - (1 + np.cos(a)) / (2 * a * np.sin(a))) * K @ K
+
+
 def _reduced_rhs(dyn, lin, t, p, w):
-    """x -> (q_i', u') with the dependent coordinates from C(q) = 0 by Newton (finite-difference Jacobian)."""
+    """x -> (x_i', u') in the linearization's coordinates (each quaternion e0 turned by a body-axis rotation vector
+    theta, theta' = Jr^-1(theta) omega), the dependent coordinates from C(q) = 0 by Newton (finite differences)."""
     names = list(dyn.q_names)
-    ind = [names.index(n) for n in lin.coordinate_names]
+    quats = {}  # joint -> indices in q of its quaternion
+    for name, idx in dyn.model.quaternion_indices():
+        quats[name] = idx
+    coords = list(lin.coordinate_names)
+
+    def place(q, x):
+        for n, value in zip(coords, x):
+            if n in names:
+                q[names.index(n)] = value
+        for joint, idx in quats.items():
+            theta = np.array([x[coords.index(f"{joint}.r{a}")] if f"{joint}.r{a}" in coords else 0.0 for a in "xyz"])
+            q[idx] = _turned(lin.q[idx], theta)
+        return q
+
     dep = [names.index(n) for n in lin.dependent_coordinates]
 
-    def full_q(qi):
-        q = lin.q.copy()
-        q[ind] = qi
+    def full_q(xi):
+        q = place(lin.q.copy(), xi)
         for _ in range(30):
             if not dep:
                 break
@@ -134,10 +167,15 @@ def _reduced_rhs(dyn, lin, t, p, w):
         return q
 
     def rhs(x):
-        n = len(ind)
+        n = len(coords)
         q = full_q(x[:n])
         qd, ud = dyn.rhs(t, q, x[n:], p, w)
-        return np.concatenate([qd[ind], ud])
+        out = np.array([qd[names.index(c)] if c in names else 0.0 for c in coords])
+        for joint, idx in quats.items():
+            omega = 2 * _quat_mul(q[idx] * [1, -1, -1, -1], qd[idx])[1:]
+            cols = [coords.index(f"{joint}.r{a}") for a in "xyz"]
+            out[cols] = _jr_inverse(x[cols]) @ omega
+        return np.concatenate([out, ud])
 
     return rhs
 
@@ -147,7 +185,8 @@ def _check_against_differences(eqs, q, u, t=0.3, rtol=1e-7):
     lin = linearize(eqs, q, u, t, warn=False)
     p, w = lin.params, lin.inputs
     rhs = _reduced_rhs(dyn, lin, t, p, w)
-    x0 = np.concatenate([lin.q[[list(dyn.q_names).index(n) for n in lin.coordinate_names]], lin.u])
+    names = list(dyn.q_names)
+    x0 = np.concatenate([[lin.q[names.index(n)] if n in names else 0.0 for n in lin.coordinate_names], lin.u])
     _close(rhs(x0), lin.rates, 1e-12, "rates")
     fd = np.empty_like(lin.A)
     for k in range(len(x0)):

@@ -47,11 +47,12 @@ def parse_sweep(text: str) -> tuple[str, np.ndarray]:
     return name.strip(), np.linspace(start, stop, int(n))
 
 
-def linearize_report(lm, equations, at=(), steady=(), sweep=None, plot=None) -> str:
+def linearize_report(lm, equations, at=(), steady=(), sweep=None, plot=None, ignorable=None) -> str:
     """The text of ``kane linearize``: ``lm`` a :class:`kane.io.model_file.LoadedModel`, ``equations`` derived
     from it; ``at`` strings NAME=VALUE (coordinates, speeds, parameters, inputs); ``steady`` unknowns to solve
     for a steady motion first; ``sweep`` NAME=START:STOP:N; ``plot`` a file for the eigenvalue plot of a sweep
-    (default ``<model name>_<swept name>_eigenvalues.png`` in the current directory)."""
+    (default ``<model name>_<swept name>_eigenvalues.png`` in the current directory); ``ignorable`` the cyclic
+    coordinates and symmetries to take out (default: all those found)."""
     model = equations.model
     q_names, u_names = [str(s) for s in model.q], [str(s) for s in equations.u_independent]
     p_names, w_names = [str(s) for s in model.parameters], [str(s) for s in model.inputs]
@@ -78,12 +79,12 @@ def linearize_report(lm, equations, at=(), steady=(), sweep=None, plot=None) -> 
                                                                    for n in scheduled)
                      + " (the model file schedules them as functions of time; set one with --at NAME=VALUE)")
     if steady:
-        sm = steady_motion(equations, q, u, steady, 0.0, params, inputs)
+        sm = steady_motion(equations, q, u, steady, 0.0, params, inputs, ignorable=ignorable)
         q, u = sm.q, sm.u
         lines.append("steady motion: " + ", ".join(f"{k} = {v:.12g}" for k, v in sm.values.items())
                      + f" (residual {np.max(np.abs(sm.residual), initial=0.0):.3g}, {sm.iterations} Newton steps)")
     if sweep is None:
-        lin = lz.at(q, u, 0.0, params, inputs, warn=False)
+        lin = lz.at(q, u, 0.0, params, inputs, warn=False, ignorable=ignorable)
         lines.append(str(lin))
         lines.append("A =")
         lines.append(np.array2string(lin.A, precision=6, max_line_width=140, suppress_small=True))
@@ -91,7 +92,8 @@ def linearize_report(lm, equations, at=(), steady=(), sweep=None, plot=None) -> 
             lines.append("B =")
             lines.append(np.array2string(lin.B, precision=6, max_line_width=140, suppress_small=True))
         return "\n".join(lines) + "\n"
-    result = eigenvalue_sweep(equations, name, values, q, u, 0.0, params, inputs, steady=steady or None)
+    result = eigenvalue_sweep(equations, name, values, q, u, 0.0, params, inputs, steady=steady or None,
+                              ignorable=ignorable)
     lines.append(f"eigenvalues of ({', '.join(result.state_names)}) for {name} from {values[0]:g} to "
                  f"{values[-1]:g} ({len(values)} values)")
     lines.append(result.table())

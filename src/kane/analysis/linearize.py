@@ -10,15 +10,19 @@ g = M^-1 f the accelerations,
     A = [[dq_i'/dq P, dq_i'/du], [dg/dq P, dg/du]],   B = [[dq_i'/dr], [dg/dr]],   P = dq/dq_i,
     dg/dq = M^-1 (df/dq - dM/dq g),
 
-every derivative evaluated exactly from :func:`kane.codegen.forward.jacobian_program`, at any speeds.
+every derivative evaluated exactly from :func:`kane.codegen.forward.jacobian_program`, at any speeds. The
+coordinates are those of :mod:`kane.analysis.manifold`: each unit quaternion is perturbed in its tangent space (a
+3-component rotation vector in body axes), never in its 4 components. At a relative equilibrium (a steady motion
+along symmetries: cyclic coordinates, spins and headings), A is taken in the frame moving with the symmetries and
+:meth:`Linearization.reduced` is the quotient by them (:mod:`kane.analysis.relative`).
 """
 
 from __future__ import annotations
 
+import threading
 import warnings
 import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg as sla
@@ -27,171 +31,13 @@ from ..codegen.forward import jacobian_name, jacobian_program
 from ..codegen.numpy_backend import compile_program
 from ..errors import ArgumentError, KaneError
 from ..mechanics.arguments import real_array
+from ..symbolic.derive import Equations
+from .manifold import chart_generator, chart_of, rotation_symmetries
+from .mechanical import MechanicalForm
+from .result import Linearization, Modes, NotSteadyWarning, not_steady_text
+from .relative import Structure, named_structure, quotient, relevant_states
 
 __all__ = ["Linearization", "Linearizer", "MechanicalForm", "Modes", "NotSteadyWarning", "linearize", "linearizer"]
-
-
-class NotSteadyWarning(UserWarning):
-    """The operating point is not a steady motion: A and B describe the tangent of one passing trajectory."""
-
-
-@dataclass(frozen=True)
-class Modes:
-    """Eigenvalues [1/s] (n,), sorted by decreasing real part, and eigenvectors as columns of ``vectors``
-    (n, n), each scaled so that its largest component is 1; rows named by ``state_names``."""
-
-    eigenvalues: np.ndarray
-    vectors: np.ndarray
-    state_names: tuple
-
-    @property
-    def frequencies_hz(self) -> np.ndarray:
-        """Damped frequencies |Im(lambda)| / (2 pi) [Hz] (n,)."""
-        return np.abs(self.eigenvalues.imag) / (2 * np.pi)
-
-    @property
-    def damping_ratios(self) -> np.ndarray:
-        """-Re(lambda) / |lambda| (n,); nan for a zero eigenvalue."""
-        mag = np.abs(self.eigenvalues)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(mag > 0, -self.eigenvalues.real / mag, np.nan)
-
-
-@dataclass(frozen=True)
-class MechanicalForm:
-    """M x'' + C x' + K x = B r for x = the independent coordinates' deviations: M, C, K (n, n), B (n, n_r)."""
-
-    M: np.ndarray
-    C: np.ndarray
-    K: np.ndarray
-    B: np.ndarray
-    coordinate_names: tuple
-    input_names: tuple
-
-
-@dataclass(frozen=True)
-class Linearization:
-    """x' = A x + B r about an operating point, x = (independent coordinates, independent speeds).
-
-    A (n_x, n_x) and B (n_x, n_r) in SI units of the state and inputs; ``rates`` (n_x,) is x' at the operating
-    point; ``residual`` (named by ``residual_names``) is x' of the states the dynamics depends on, i.e. every state
-    but the ``cyclic`` coordinates (those that no speed's rate depends on, even through other coordinates, such
-    as position and heading on a plane): it is zero exactly at a steady motion (an equilibrium when the cyclic
-    coordinates are at rest too). ``q`` (n_q,) holds every coordinate of the model, the dependent ones included;
-    ``u`` (p,) the independent speeds.
-    """
-
-    A: np.ndarray
-    B: np.ndarray
-    state_names: tuple
-    input_names: tuple
-    coordinate_names: tuple
-    speed_names: tuple
-    dependent_coordinates: tuple
-    cyclic: tuple
-    rates: np.ndarray
-    residual: np.ndarray
-    residual_names: tuple
-    steady: bool
-    t: float
-    q: np.ndarray
-    u: np.ndarray
-    params: np.ndarray
-    inputs: np.ndarray
-    mass_matrix: np.ndarray = field(repr=False)
-
-    @property
-    def n_coordinates(self) -> int:
-        return len(self.coordinate_names)
-
-    def eigenvalues(self, reduced: bool = False) -> np.ndarray:
-        """Eigenvalues of A [1/s] (n_x,), by decreasing real part; ``reduced``: of :meth:`reduced`'s A."""
-        lin = self.reduced() if reduced else self
-        lam = np.linalg.eigvals(lin.A)
-        return lam[np.lexsort((-lam.imag, -lam.real))]
-
-    def modes(self, reduced: bool = False) -> Modes:
-        """Eigenvalues and eigenvectors of A (or of :meth:`reduced`'s A) as :class:`Modes`."""
-        lin = self.reduced() if reduced else self
-        lam, vec = np.linalg.eig(lin.A)
-        order = np.lexsort((-lam.imag, -lam.real))
-        lam, vec = lam[order], vec[:, order]
-        if vec.size:
-            big = vec[np.argmax(np.abs(vec), axis=0), np.arange(vec.shape[1])]
-            vec = vec / big
-        return Modes(lam, vec, lin.state_names)
-
-    def reduced(self) -> "Linearization":
-        """The linearization without the cyclic coordinates: their rows and columns removed (A's remaining block
-        does not depend on them, so it is the same all along a steady motion)."""
-        if not self.cyclic:
-            return self
-        keep = [k for k, n in enumerate(self.state_names) if n not in self.cyclic]
-        coords = tuple(n for n in self.coordinate_names if n not in self.cyclic)
-        return Linearization(self.A[np.ix_(keep, keep)], self.B[keep], tuple(self.state_names[k] for k in keep),
-                             self.input_names, coords, self.speed_names, self.dependent_coordinates, (),
-                             self.rates[keep], self.residual, self.residual_names, self.steady, self.t, self.q,
-                             self.u, self.params, self.inputs, self.mass_matrix)
-
-    def mechanical(self) -> MechanicalForm:
-        """M x'' + C x' + K x = B r with x the independent coordinates.
-
-        From q_i' = W u + (terms in q_i): u = W^-1 (x' - A_qq x), M = M_u W^-1, C = -M_u (W^-1 A_qq + A_uu W^-1),
-        K = -M_u (A_uq - A_uu W^-1 A_qq), B = M_u B_u with M_u the mass matrix of the embedded equations. Needs as
-        many independent coordinates as speeds, W = dq_i'/du invertible and inputs that do not enter q'."""
-        n, p = self.n_coordinates, len(self.speed_names)
-        if n != p:
-            raise KaneError(f"mechanical form: {n} independent coordinates ({', '.join(self.coordinate_names)}) but "
-                            f"{p} independent speeds ({', '.join(self.speed_names)}): a nonholonomic or quaternion "
-                            "model has no second-order form in its coordinates; use A and B")
-        Aqq, W, Auq, Auu = self.A[:n, :n], self.A[:n, n:], self.A[n:, :n], self.A[n:, n:]
-        if np.any(self.B[:n] != 0):
-            raise KaneError("mechanical form: the inputs enter the kinematic equations q' (B has nonzero rows "
-                            f"for {', '.join(self.state_names[k] for k in range(n) if np.any(self.B[k]))})")
-        if np.linalg.cond(W) > 1e12:
-            raise KaneError(f"mechanical form: dq'/du is singular at this configuration (condition "
-                            f"{np.linalg.cond(W):.3g}); the speeds do not determine the coordinate rates here")
-        Wi = np.linalg.inv(W)
-        Mu = self.mass_matrix
-        return MechanicalForm(Mu @ Wi, -Mu @ (Wi @ Aqq + Auu @ Wi), -Mu @ (Auq - Auu @ Wi @ Aqq),
-                              Mu @ self.B[n:], self.coordinate_names, self.input_names)
-
-    def state_space(self):
-        """``scipy.signal.StateSpace(A, B, I, 0)``: every state an output (n_x outputs, n_r inputs)."""
-        from scipy.signal import StateSpace
-
-        n, m = self.A.shape[0], self.B.shape[1]
-        return StateSpace(self.A, self.B, np.eye(n), np.zeros((n, m)))
-
-    def to_control(self):
-        """A python-control ``StateSpace`` (A, B, I, 0) with the state and input names, when python-control is
-        installed (else a :class:`KaneError` saying so)."""
-        try:
-            import control
-        except ImportError:
-            raise KaneError("to_control needs python-control (pip install control); state_space() gives "
-                            "scipy.signal's form") from None
-        n, m = self.A.shape[0], self.B.shape[1]
-        return control.ss(self.A, self.B, np.eye(n), np.zeros((n, m)), states=list(self.state_names),
-                          inputs=list(self.input_names) or None, outputs=list(self.state_names))
-
-    def __str__(self) -> str:
-        lines = [f"linearization: {len(self.state_names)} states ({', '.join(self.state_names)}), "
-                 f"{len(self.input_names)} inputs"]
-        if self.steady:
-            lines.append("operating point: a steady motion (residual "
-                         f"{np.max(np.abs(self.residual), initial=0.0):.3g})")
-        else:
-            lines.append(_not_steady_text(self))
-        lam = self.eigenvalues(reduced=True)
-        lines.append("eigenvalues [1/s]: " + ", ".join(f"{z.real:.6g}{z.imag:+.6g}j" for z in lam))
-        return "\n".join(lines)
-
-
-def _not_steady_text(lin: Linearization) -> str:
-    k = int(np.argmax(np.abs(lin.residual)))
-    return (f"operating point: not a steady motion: {lin.residual_names[k]}' = {lin.residual[k]:.6g} (the largest "
-            "rate of a state the dynamics depends on); A and B describe the tangent of the trajectory through it")
 
 
 def _values_by_name(value, names, defaults, what) -> np.ndarray:
@@ -212,6 +58,7 @@ class Linearizer:
     parameters) is formed and compiled once."""
 
     def __init__(self, equations, parameters: bool = False):
+        _check_equations(equations)
         self.equations = eqs = equations
         model = eqs.model
         self.model = model
@@ -232,6 +79,47 @@ class Linearizer:
         self._names = outs + [jacobian_name(o, g) for o in outs for g in self.groups]
         self._fn = compile_program(self._program, self._names)
         self._full = self._batch = None
+        self.chart = chart_of(model)
+        self._perm_rows = self._permanent_rows()
+        self.dropped_rows: tuple = ()  # "'name' configuration row k": holonomic rows dropped as redundant
+        kept = None if eqs.embedding is None else list(eqs.embedding.rows)
+        if kept is not None and len(kept) < len(self._perm_rows):
+            self._perm_rows = [self._perm_rows[k] for k in kept]
+            self._drop_redundant_holonomic(eqs)
+        self._dep_cols = [self.model_u_names.index(str(s)) for s in eqs.u_dependent]
+        self._lock = threading.Lock()
+        self._relevant: dict = {}  # dependent chart indices -> (relevant states, dependence pattern)
+        self._structures: dict = {}  # (dependent chart indices, parameters, inputs) -> Structure
+
+    def _drop_redundant_holonomic(self, eqs) -> None:
+        """Where ``derive(..., redundant="drop")`` dropped constraint rows, keep the holonomic rows that are
+        independent at a random generic configuration (those of constraints with no dropped row first) and record
+        the others in :attr:`dropped_rows`: the linearizer no longer sees them."""
+        m = self.model
+        rows, names = list(self.holonomic_rows), list(self.holonomic_names)
+        if not rows:
+            return
+        kept_a = set(self._perm_rows)
+        touched = {n for n, b in eqs.constraint_layout.items() if any(r not in kept_a for r in range(b.rows.start,
+                                                                                                   b.rows.stop))}
+        rng = np.random.default_rng(20261)
+        q = np.array(m.q0, dtype=float) + 0.3 * rng.standard_normal(m.n_q)
+        m.normalize_quaternions(q)
+        v = self.evaluate(0.3, q, np.zeros(len(self.u_names)), m.parameter_values(None), m.input_values(None))
+        Cq = v[jacobian_name("C", "q")]
+        order = sorted(range(len(rows)), key=lambda k: names[k] in touched)
+        keep: list = []
+        for k in order:
+            trial = Cq[[rows[j] for j in keep + [k]]]
+            sv = np.linalg.svd(trial, compute_uv=False)
+            if sv[-1] > 1e-9 * max(1.0, sv[0]):
+                keep.append(k)
+        keep.sort()
+        block_start = {n: b.holonomic.start for n, b in eqs.constraint_layout.items() if b.holonomic is not None}
+        self.dropped_rows = tuple(f"{names[k]!r} configuration row {rows[k] - block_start[names[k]]}"
+                                  for k in range(len(rows)) if k not in keep)
+        self.holonomic_rows = tuple(rows[k] for k in keep)
+        self.holonomic_names = tuple(names[k] for k in keep)
 
     # ---- arguments -----------------------------------------------------------------------------------------
     def arguments(self, q, u, params=None, inputs=None):
@@ -242,6 +130,9 @@ class Linearizer:
         q = _values_by_name(q, self.q_names, m.q0, "coordinate")
         if q.shape != (m.n_q,):
             raise ArgumentError(f"q: expected {m.n_q} values ({', '.join(self.q_names)}), got shape {q.shape}")
+        if self.chart.tangent:
+            m.check_quaternions(q, "the operating point")
+            q = m.normalize_quaternions(q.copy())
         p = m.parameter_values(params)
         w = m.input_values(inputs)
         known_u = self.model_u_names
@@ -270,9 +161,8 @@ class Linearizer:
             return
         if self._full is None:
             self._full = compile_program(self.equations.full_program, ["A", "b"])
-        A = self._full(float(t), q, np.zeros(len(self.model_u_names)), p, w)[0][self._permanent_rows()]
-        dep = [self.model_u_names.index(str(s)) for s in self.equations.u_dependent]
-        sv = np.linalg.svd(A[:, dep], compute_uv=False)
+        A = self._full(float(t), q, np.zeros(len(self.model_u_names)), p, w)[0]
+        sv = np.linalg.svd(A[np.ix_(self._perm_rows, self._dep_cols)], compute_uv=False)
         if not sv[-1] > 1e-10 * max(1.0, sv[0]):
             raise KaneError(f"operating point: the constraints cannot be solved for the dependent speeds "
                             f"{', '.join(self._dependent_names())} here (their block of the constraint rows is "
@@ -330,25 +220,26 @@ class Linearizer:
                             f"{self.holonomic_names[k]!r}: residual {C[k]:.6g} (tolerance {tol:g}); assemble a "
                             "consistent configuration first (kane.assemble)")
 
-    def dependent_coordinates(self, values, dependent_q=None) -> list[int]:
-        """Indices of the coordinates the holonomic constraints determine: the named ones, or those of the
-        largest pivots of dC/dq (QR with column pivoting) at the operating point."""
+    def dependent_coordinates(self, Cq, dependent_q=None) -> list[int]:
+        """Indices in the chart (:attr:`chart`) of the coordinates the holonomic constraints determine: the named
+        ones, or those of the largest pivots of dC/dx (QR with column pivoting) at the operating point; ``Cq`` the
+        holonomic rows' dC/dx (m, n_c)."""
         m = len(self.holonomic_rows)
+        names = self.chart.names
         if not m:
             if dependent_q:
                 raise ArgumentError(f"dependent coordinates {', '.join(dependent_q)} given, but the model has no "
                                     "permanent configuration constraint")
             return []
-        Cq = values[jacobian_name("C", "q")][list(self.holonomic_rows)]
         if dependent_q is not None:
-            names = list(dependent_q)
-            unknown = [n for n in names if n not in self.q_names]
+            given = list(dependent_q)
+            unknown = [n for n in given if n not in names]
             if unknown:
-                raise ArgumentError(f"unknown coordinate(s) {', '.join(unknown)}; known: {', '.join(self.q_names)}")
-            if len(names) != m:
-                raise ArgumentError(f"{len(names)} dependent coordinates given ({', '.join(names)}); the "
+                raise ArgumentError(f"unknown coordinate(s) {', '.join(unknown)}; known: {', '.join(names)}")
+            if len(given) != m:
+                raise ArgumentError(f"{len(given)} dependent coordinates given ({', '.join(given)}); the "
                                     f"configuration constraints determine {m}")
-            return [self.q_names.index(n) for n in names]
+            return [names.index(n) for n in given]
         _, R, piv = sla.qr(Cq, pivoting=True, mode="economic")
         if abs(R[m - 1, m - 1]) <= 1e-10 * max(1.0, abs(R[0, 0])):
             raise KaneError(f"operating point: the configuration constraints {', '.join(set(self.holonomic_names))} "
@@ -356,98 +247,178 @@ class Linearizer:
         return sorted(int(k) for k in piv[:m])
 
     def at(self, q, u, t: float = 0.0, params=None, inputs=None, *, dependent_q=None, tol: float = 1e-9,
-           warn: bool = True) -> Linearization:
+           warn: bool = True, ignorable=None) -> Linearization:
         """The :class:`Linearization` at (t, q, u): see :func:`linearize`."""
         q, u, p, w = self.arguments(q, u, params, inputs)
-        return self.from_arrays(t, q, u, p, w, dependent_q=dependent_q, tol=tol, warn=warn)
+        return self.from_arrays(t, q, u, p, w, dependent_q=dependent_q, tol=tol, warn=warn, ignorable=ignorable)
 
-    def from_arrays(self, t, q, u, p, w, *, dependent_q=None, tol=1e-9, warn=True, values=None) -> Linearization:
-        """As :meth:`at` for checked arrays (q (n_q,), u (p,), params, inputs in model order)."""
-        self.check_dependent_block(t, q, p, w)
-        v = self.evaluate(t, q, u, p, w) if values is None else values
-        self.check_configuration(v, tol * max(1.0, float(np.max(np.abs(q), initial=0.0))))
-        dep = self.dependent_coordinates(v, dependent_q)
-        ind = [k for k in range(len(q)) if k not in dep]
-        P = np.zeros((len(q), len(ind)))
+    def _parts(self, q, u, v, dep, E=None):
+        """(P (n_c, n_i), ind, udot, g_x (p, n_c), x' (n_c,), dx'/dx, dx'/du, E) at an evaluated point (E the
+        chart's dq/dx there when known)."""
+        ch, n_c = self.chart, len(self.chart.names)
+        ind = [k for k in range(n_c) if k not in dep]
+        P = np.zeros((n_c, len(ind)))
         P[ind, np.arange(len(ind))] = 1.0
+        if E is None and ch.tangent:
+            E = ch.E(q)
         if dep:
             Cq = v[jacobian_name("C", "q")][list(self.holonomic_rows)]
+            Cq = Cq @ E if E is not None else Cq
             Cd, Ci = Cq[:, dep], Cq[:, ind]
             if np.linalg.cond(Cd) > 1e12:
                 raise KaneError(f"operating point: the configuration constraints do not determine the coordinates "
-                                f"{', '.join(self.q_names[k] for k in dep)} here (dC/dq_dep is singular); name other "
+                                f"{', '.join(ch.names[k] for k in dep)} here (dC/dq_dep is singular); name other "
                                 "dependent coordinates")
             P[dep] = -np.linalg.solve(Cd, Ci)
         M, f = v["M"], v["f"]
         n_p = len(u)
         udot = np.linalg.solve(M, f)
         dM = v[jacobian_name("M", "q")].reshape(n_p, n_p, len(q))
-        g_q = np.linalg.solve(M, v[jacobian_name("f", "q")] - np.einsum("ijk,j->ik", dM, udot))
+        g_x = np.linalg.solve(M, v[jacobian_name("f", "q")] - np.einsum("ijk,j->ik", dM, udot))
+        qd, qd_q, qd_u = v["qdot"], v[jacobian_name("qdot", "q")], v[jacobian_name("qdot", "u")]
+        if E is None:
+            return P, ind, udot, g_x, qd, qd_q, qd_u, E
+        return (P, ind, udot, g_x @ E) + ch.rates(q, qd, qd_q, qd_u, E) + (E,)
+
+    def _random_points(self, q, u, p, w, vary_parameters: bool):
+        """Two random generic states around (q, u) (random quaternions), with the parameters and inputs perturbed
+        when ``vary_parameters``: [(q, u, p, w, evaluated program)]."""
+        rng = np.random.default_rng(20260)
+        out = []
+        for _ in range(2):
+            qr = q + 0.3 * rng.standard_normal(len(q))
+            for _, idx in self.model.quaternion_indices():
+                e = rng.standard_normal(4)
+                qr[idx] = e / np.linalg.norm(e)
+            ur = u + rng.standard_normal(len(u))
+            pr, wr = p, w
+            if vary_parameters:
+                pr = p * (1 + 0.2 * rng.standard_normal(len(p))) + 0.2 * rng.standard_normal(len(p)) * (p == 0)
+                wr = w + 0.2 * rng.standard_normal(len(w))
+            out.append((qr, ur, pr, wr, self.evaluate(0.7, qr, ur, pr, wr)))
+        return out
+
+    def structure(self, dep, q, u, p, w) -> Structure:
+        """The :class:`Structure` for these dependent chart coordinates: the cyclic coordinates found once at two
+        random generic states with random parameters and inputs (they do not depend on the parameters' values);
+        the rotational symmetries at two random generic states with these parameters and inputs (a symmetry may
+        hold at some values only: an axisymmetric body, no gravity), found once per parameter set."""
+        key = tuple(dep)
+        with self._lock:
+            relevant = self._relevant.get(key)
+            if relevant is None:
+                pattern = None
+                for qr, ur, _, _, v in self._random_points(q, u, p, w, True):
+                    try:
+                        P, ind, _, g_x, _, h_x, h_u, _ = self._parts(qr, ur, v, dep)
+                        g_u = np.linalg.solve(v["M"], v[jacobian_name("f", "u")])
+                    except (KaneError, np.linalg.LinAlgError):
+                        continue
+                    A = np.block([[h_x[ind] @ P, h_u[ind]], [g_x @ P, g_u]])
+                    big = np.abs(A) > 1e-12 * max(1.0, float(np.max(np.abs(A), initial=0.0)))
+                    pattern = big if pattern is None else pattern | big
+                n_i = len(self.chart.names) - len(dep)
+                rel = relevant_states(pattern, n_i) if pattern is not None else set(range(n_i + len(u)))
+                relevant = self._relevant[key] = (tuple(sorted(rel)), pattern)
+            skey = (key, p.tobytes(), w.tobytes())
+            hit = self._structures.get(skey)
+            if hit is None:
+                syms = ()
+                if self.chart.tangent:
+                    syms = rotation_symmetries(self, [(qr, ur, v) for qr, ur, _, _, v in
+                                                      self._random_points(q, u, p, w, False)])
+                gens = tuple(chart_generator(self.model, self.chart, s, self.u_names, self.model_u_names)
+                             for s in syms)
+                if len(self._structures) > 256:  # a long parameter sweep: forget the older parameter sets
+                    self._structures = {}
+                hit = self._structures[skey] = Structure(relevant[0], syms, gens, relevant[1])
+            return hit
+
+    def from_arrays(self, t, q, u, p, w, *, dependent_q=None, tol=1e-9, warn=True, values=None,
+                    ignorable=None) -> Linearization:
+        """As :meth:`at` for checked arrays (q (n_q,), u (p,), params, inputs in model order)."""
+        self.check_dependent_block(t, q, p, w)
+        v = self.evaluate(t, q, u, p, w) if values is None else values
+        self.check_configuration(v, tol * max(1.0, float(np.max(np.abs(q), initial=0.0))))
+        ch = self.chart
+        E = ch.E(q) if ch.tangent else None
+        if self.holonomic_rows:
+            Cq = v[jacobian_name("C", "q")][list(self.holonomic_rows)]
+            dep = self.dependent_coordinates(Cq @ E if E is not None else Cq, dependent_q)
+        else:
+            dep = self.dependent_coordinates(None, dependent_q)
+        P, ind, udot, g_x, xdot, h_x, h_u, E = self._parts(q, u, v, dep, E)
+        M = v["M"]
+        n_p = len(u)
         g_u = np.linalg.solve(M, v[jacobian_name("f", "u")])
         g_r = np.linalg.solve(M, v[jacobian_name("f", "inputs")]).reshape(n_p, -1)
-        h_q, h_u = v[jacobian_name("qdot", "q")][ind], v[jacobian_name("qdot", "u")][ind]
-        h_r = v[jacobian_name("qdot", "inputs")][ind].reshape(len(ind), -1)
-        A = np.block([[h_q @ P, h_u], [g_q @ P, g_u]])
+        qd_r = v[jacobian_name("qdot", "inputs")].reshape(len(q), -1)
+        h_r = (ch.rate_map(q) @ qd_r if ch.tangent else qd_r)[ind]
+        A = np.block([[h_x[ind] @ P, h_u[ind]], [g_x @ P, g_u]])
         B = np.vstack([h_r, g_r])
-        coords = tuple(self.q_names[k] for k in ind)
+        coords = tuple(ch.names[k] for k in ind)
         states = coords + self.u_names
-        rates = np.concatenate([v["qdot"][ind], udot])
-        relevant = _relevant_states(A, len(ind))
-        cyclic = tuple(states[k] for k in range(len(ind)) if k not in relevant)
-        keep = sorted(relevant)
-        residual = rates[keep]
+        rates = np.concatenate([xdot[ind], udot])
+        st = self.structure(dep, q, u, p, w)
+        if ignorable is not None:
+            st = named_structure(st, ignorable, coords, tuple(ch.names[k] for k in dep), len(states))
+        n_i = len(ind)
+        sel = ind + list(range(len(ch.names), len(ch.names) + n_p))
+        Pfull = np.zeros((len(ch.names) + n_p, n_i + n_p))
+        Pfull[:len(ch.names), :n_i], Pfull[len(ch.names):, n_i:] = P, np.eye(n_p)
+        gens = []
+        for at in st.generators:
+            val, D = at(q, u)
+            gens.append((val[sel], D[sel] @ Pfull))
         scale = max(1.0, float(np.max(np.abs(rates), initial=0.0)))
-        lin = Linearization(A, B, states, self.input_names, coords, self.u_names,
-                            tuple(self.q_names[k] for k in dep), cyclic, rates, residual,
-                            tuple(states[k] for k in keep), bool(np.max(np.abs(residual), initial=0.0) <= tol * scale),
-                            float(t), q, u, p, w, M)
+        qt = quotient(A, B, rates, st.relevant, n_i, gens, tol, scale)
+        lin = Linearization(qt.A_full, B, states, self.input_names, coords, self.u_names,
+                            tuple(ch.names[k] for k in dep), tuple(states[k] for k in qt.dropped), rates,
+                            qt.residual, tuple(states[k] for k in qt.states), qt.steady, float(t), q, u, p, w, M,
+                            tuple(f"{s.label}: {s}" for s in st.symmetries),
+                            tuple((st.symmetries[k].label, float(c)) for k, c in zip(qt.used, qt.frame_rates)), qt)
         if warn and not lin.steady:
-            warnings.warn(_not_steady_text(lin), NotSteadyWarning, stacklevel=3)
+            warnings.warn(not_steady_text(lin), NotSteadyWarning, stacklevel=3)
         return lin
-
 
     def parameter_jacobian(self, values, lin: Linearization) -> np.ndarray:
         """d x'/d params (n_x, n_params) at the point of ``lin`` (``values`` from :meth:`evaluate` there), the
         dependent coordinates following the parameters through C(q, params) = 0. Needs ``parameters=True``."""
         if "params" not in self.groups:
             raise KaneError("parameter derivatives need Linearizer(equations, parameters=True)")
-        v, nq, n_p = values, len(lin.q), len(lin.u)
-        dep = [self.q_names.index(n) for n in lin.dependent_coordinates]
-        ind = [self.q_names.index(n) for n in lin.coordinate_names]
-        n_par = len(lin.params)
-        dq = np.zeros((nq, n_par))
+        v, ch = values, self.chart
+        n_c, n_p, n_par = len(ch.names), len(lin.u), len(lin.params)
+        dep = [ch.names.index(n) for n in lin.dependent_coordinates]
+        P, ind, udot, g_x, _, h_x, _, _ = self._parts(lin.q, lin.u, v, dep)
+        dx = np.zeros((n_c, n_par))
         if dep:
             rows = list(self.holonomic_rows)
             Cq = v[jacobian_name("C", "q")][rows]
-            dq[dep] = -np.linalg.solve(Cq[:, dep], v[jacobian_name("C", "params")][rows])
+            Cq = Cq @ ch.E(lin.q) if ch.tangent else Cq
+            dx[dep] = -np.linalg.solve(Cq[:, dep], v[jacobian_name("C", "params")][rows])
         M = v["M"]
-        udot = np.linalg.solve(M, v["f"])
-        dMq = v[jacobian_name("M", "q")].reshape(n_p, n_p, nq)
         dMp = v[jacobian_name("M", "params")].reshape(n_p, n_p, n_par)
-        g_q = np.linalg.solve(M, v[jacobian_name("f", "q")] - np.einsum("ijk,j->ik", dMq, udot))
         g_p = np.linalg.solve(M, v[jacobian_name("f", "params")] - np.einsum("ijk,j->ik", dMp, udot))
-        h = v[jacobian_name("qdot", "q")][ind] @ dq + v[jacobian_name("qdot", "params")][ind]
-        return np.vstack([h, g_q @ dq + g_p])
+        qd_p = v[jacobian_name("qdot", "params")]
+        h = h_x @ dx + (ch.rate_map(lin.q) @ qd_p if ch.tangent else qd_p)
+        return np.vstack([h[ind], g_x @ dx + g_p])
 
 
-def _relevant_states(A, n_coords) -> set:
-    """The states the speeds' rates depend on, directly or through other states (the speeds themselves
-    included); the coordinates outside are cyclic."""
-    tol = 1e-12 * max(1.0, float(np.max(np.abs(A), initial=0.0)))
-    dep = np.abs(A) > tol
-    relevant = set(range(n_coords, A.shape[0]))
-    frontier = list(relevant)
-    while frontier:
-        i = frontier.pop()
-        for j in np.flatnonzero(dep[i]):
-            if int(j) not in relevant:
-                relevant.add(int(j))
-                frontier.append(int(j))
-    return relevant
+def _check_equations(equations) -> None:
+    """Refuse anything but derived :class:`kane.Equations`, naming it and why."""
+    if isinstance(equations, Equations):
+        return
+    kind = type(equations).__name__
+    if hasattr(equations, "contacts") or "Terrain" in kind:
+        raise KaneError(f"linearize: {kind} holds surface contacts whose contact points are solved numerically at "
+                        "every step (Newton on the surfaces' parameters, Baumgarte-stabilized), so it has no "
+                        "program of M, f and the constraints to differentiate exactly; linearize kane.derive(...) "
+                        "equations (a contact on a plane as a rolling constraint), or difference its rhs numerically")
+    raise KaneError(f"linearize: expected derived equations (kane.derive(...), a kane.Equations), got {kind}")
 
 
 def linearize(equations, q, u, t: float = 0.0, params=None, inputs=None, *, dependent_q=None, tol: float = 1e-9,
-              warn: bool = True) -> Linearization:
+              warn: bool = True, ignorable=None) -> Linearization:
     """Linearize the equations of motion about (t, q, u): x' = A x + B r, x = (independent q, independent u).
 
     q: every coordinate of the model (n_q,) or a mapping name -> value (the rest from q0); it must satisfy the
@@ -455,10 +426,13 @@ def linearize(equations, q, u, t: float = 0.0, params=None, inputs=None, *, depe
     residual). u: the independent speeds (p,), every speed of the model (checked against the motion constraints),
     or a mapping. params, inputs: as for :class:`kane.Dynamics`. dependent_q: names of the coordinates the
     configuration constraints eliminate (default: chosen by pivoting at the operating point). A point that is not a
-    steady motion gives a :class:`NotSteadyWarning` (``warn=False`` silences it) and ``steady=False``. For many
-    points of one model, keep a :class:`Linearizer`: it compiles the derivatives once.
+    steady motion gives a :class:`NotSteadyWarning` (``warn=False`` silences it) and ``steady=False``.
+    ignorable: the names of the cyclic coordinates and symmetries (``<joint>.turn_<axis>``, ``<joint>.spin_<axis>``)
+    to take out, instead of all those found (each is checked: a :class:`KaneError` names one the equations do
+    depend on). For many points of one model, keep a :class:`Linearizer`: it compiles the derivatives once.
     """
-    return linearizer(equations).at(q, u, t, params, inputs, dependent_q=dependent_q, tol=tol, warn=warn)
+    return linearizer(equations).at(q, u, t, params, inputs, dependent_q=dependent_q, tol=tol, warn=warn,
+                                    ignorable=ignorable)
 
 
 _LINEARIZERS: dict = {}  # id(equations) -> (weak reference to the equations, Linearizer)
@@ -467,6 +441,7 @@ _LINEARIZERS: dict = {}  # id(equations) -> (weak reference to the equations, Li
 def linearizer(equations, parameters: bool = False) -> Linearizer:
     """The :class:`Linearizer` of ``equations`` (with parameter derivatives when ``parameters``), compiled once
     and kept as long as the equations live."""
+    _check_equations(equations)
     key = (id(equations), parameters)
     hit = _LINEARIZERS.get(key)
     if hit is not None and hit[0]() is equations:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, KaneError
 from .linearize import linearizer
 from .steady import steady_motion
 
@@ -83,11 +83,12 @@ class EigenSweep:
 class _Point:
     """Eigenvalues of the (reduced) A at one value of the swept name."""
 
-    def __init__(self, equations, name, q, u, t, params, inputs, steady, reduced, dependent_q):
+    def __init__(self, equations, name, q, u, t, params, inputs, steady, reduced, dependent_q, ignorable=None):
         self.lz = linearizer(equations)
         lz = self.lz
         self.q, self.u, self.p, self.w = lz.arguments(q, u, params, inputs)
         self.t, self.steady, self.reduced, self.dependent_q = t, tuple(steady or ()), reduced, dependent_q
+        self.ignorable = ignorable
         self.equations = equations
         for group, known in (("q", lz.q_names), ("u", lz.u_names), ("params", lz.param_names),
                              ("inputs", lz.input_names)):
@@ -104,12 +105,12 @@ class _Point:
         arrays[self.group][self.index] = value
         if self.steady:
             sm = steady_motion(self.equations, arrays["q"], arrays["u"], self.steady, self.t, arrays["params"],
-                               arrays["inputs"], dependent_q=self.dependent_q)
+                               arrays["inputs"], dependent_q=self.dependent_q, ignorable=self.ignorable)
             self.q, self.u = sm.q, sm.u  # continuation: the next point starts here
             lin = sm.linearization
         else:
             lin = self.lz.at(arrays["q"], arrays["u"], self.t, arrays["params"], arrays["inputs"],
-                             dependent_q=self.dependent_q, warn=False)
+                             dependent_q=self.dependent_q, warn=False, ignorable=self.ignorable)
         return lin.reduced() if self.reduced else lin
 
     def batch(self, values) -> list:
@@ -123,7 +124,7 @@ class _Point:
         out = []
         for k, v in enumerate(self.lz.evaluate_batch(self.t, tiled["q"], tiled["u"], p, w)):
             lin = self.lz.from_arrays(self.t, tiled["q"][k], tiled["u"][k], tiled["params"][k], tiled["inputs"][k],
-                                      dependent_q=self.dependent_q, warn=False, values=v)
+                                      dependent_q=self.dependent_q, warn=False, values=v, ignorable=self.ignorable)
             lin = lin.reduced() if self.reduced else lin
             out.append((lin.eigenvalues(), lin.state_names))
         return out
@@ -135,21 +136,25 @@ class _Point:
 
 def eigenvalue_sweep(equations, name: str, values, q, u, t: float = 0.0, params=None, inputs=None, *,
                      steady=None, reduced: bool = True, dependent_q=None, threshold: float = 1e-8,
-                     xtol: float = 1e-12, batch: bool = False) -> EigenSweep:
+                     xtol: float = 1e-12, batch: bool = False, ignorable=None) -> EigenSweep:
     """Eigenvalues of A along ``values`` (N,) of ``name`` with everything else at (t, q, u, params, inputs) as for
     :func:`kane.analysis.linearize`; ``steady``: names of unknowns solved at every value to make it a steady motion;
     ``reduced``: of A without the cyclic coordinates (their eigenvalues are zero). A point is unstable when the
     largest real part exceeds ``threshold`` times max(1, the largest |eigenvalue|); each change between two
     neighbouring values is refined to ``xtol`` (absolute, in the swept quantity's units). ``batch``: evaluate all
     values in one vectorized call (without ``steady``); it compiles a second program once, which pays off for long
-    or repeated sweeps of one model."""
+    or repeated sweeps of one model. ``ignorable``: as for :func:`kane.analysis.linearize`."""
     values = np.asarray(values, dtype=float).reshape(-1)
     if values.size < 2 or not np.all(np.isfinite(values)):
         raise ArgumentError(f"sweep of {name!r}: expected at least two finite values, got {values!r}")
-    point = _Point(equations, str(name), q, u, t, params, inputs, steady, reduced, dependent_q)
+    point = _Point(equations, str(name), q, u, t, params, inputs, steady, reduced, dependent_q, ignorable)
     results = point.batch(values) if batch and not point.steady else [point.eigenvalues(v) for v in values]
-    eig = np.array([lam for lam, _ in results])
     states = results[0][1]
+    for v, (lam, names) in zip(values, results):
+        if names != states:
+            raise KaneError(f"sweep of {name!r}: the states that stay put at {name} = {v:g} ({', '.join(names)}) "
+                            f"differ from those at {values[0]:g} ({', '.join(states)}); sweep a narrower range")
+    eig = np.array([lam for lam, _ in results])
     growth = eig.real.max(axis=1)
     tol = threshold * np.maximum(1.0, np.abs(eig).max(axis=1))
     unstable = growth > tol

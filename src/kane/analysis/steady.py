@@ -40,11 +40,12 @@ class SteadyMotion:
 
 
 def assemble_dependent(lz: Linearizer, t, q, u, p, w, dependent_q=None, max_iterations: int = 30):
-    """(q, values): q (n_q,) with its dependent coordinates moved onto C(q) = 0 by Newton's method, and the
-    evaluated program there (see :meth:`Linearizer.evaluate`); a :class:`KaneError` names the constraint that
-    cannot be met."""
+    """(q, values): q (n_q,) with its dependent coordinates (chart coordinates of :attr:`Linearizer.chart`) moved
+    onto C(q) = 0 by Newton's method, and the evaluated program there (see :meth:`Linearizer.evaluate`); a
+    :class:`KaneError` names the constraint that cannot be met."""
     q = np.array(q, dtype=float)
     rows = list(lz.holonomic_rows)
+    ch = lz.chart
     for _ in range(max_iterations):
         v = lz.evaluate(t, q, u, p, w)
         if not rows:
@@ -52,8 +53,10 @@ def assemble_dependent(lz: Linearizer, t, q, u, p, w, dependent_q=None, max_iter
         C = v["C"][rows]
         if np.max(np.abs(C)) <= 1e-14 * max(1.0, float(np.max(np.abs(q)))):
             return q, v
-        dep = lz.dependent_coordinates(v, dependent_q)
-        q[dep] -= np.linalg.lstsq(v[jacobian_name("C", "q")][np.ix_(rows, dep)], C, rcond=None)[0]
+        Cq = v[jacobian_name("C", "q")][rows]
+        Cq = Cq @ ch.E(q) if ch.tangent else Cq
+        dep = lz.dependent_coordinates(Cq, dependent_q)
+        q = ch.retract_many(q, dep, -np.linalg.lstsq(Cq[:, dep], C, rcond=None)[0])
         if not np.all(np.isfinite(q)):
             break
     k = int(np.argmax(np.abs(C)))
@@ -62,28 +65,31 @@ def assemble_dependent(lz: Linearizer, t, q, u, p, w, dependent_q=None, max_iter
 
 
 def _locate(lz: Linearizer, names):
-    """(group, index) of every unknown: 'q' (model coordinate), 'u' (independent speed), 'params', 'inputs'."""
+    """(group, index) of every unknown: 'q' (chart coordinate), 'u' (independent speed), 'params', 'inputs'."""
     out = []
     for n in names:
-        for group, known in (("q", lz.q_names), ("u", lz.u_names), ("params", lz.param_names),
+        for group, known in (("q", lz.chart.names), ("u", lz.u_names), ("params", lz.param_names),
                              ("inputs", lz.input_names)):
             if n in known:
                 out.append((group, known.index(n)))
                 break
         else:
-            raise ArgumentError(f"unknown {n!r}: expected a coordinate ({', '.join(lz.q_names)}), an independent "
+            raise ArgumentError(f"unknown {n!r}: expected a coordinate ({', '.join(lz.chart.names)}), an independent "
                                 f"speed ({', '.join(lz.u_names)}), a parameter ({', '.join(lz.param_names) or 'none'})"
                                 f" or an input ({', '.join(lz.input_names) or 'none'})")
     return out
 
 
 def steady_motion(equations, q, u, unknowns, t: float = 0.0, params=None, inputs=None, *, dependent_q=None,
-                  tol: float = 1e-12, max_iterations: int = 50) -> SteadyMotion:
+                  tol: float = 1e-12, max_iterations: int = 50, ignorable=None) -> SteadyMotion:
     """Solve for the ``unknowns`` (names) that make (t, q, u) a steady motion; q, u, params, inputs as for
     :func:`kane.analysis.linearize` give the other values and the starting guess (the dependent coordinates are
-    assembled first). The equations are the rates of the states the dynamics depends on (at the starting guess);
-    Newton's method, least squares when they outnumber the unknowns, stops when the largest rate is below
-    ``tol`` times max(1, the largest rate of any state), or when the steps stall below 1e-14 relative. Raises a
+    assembled first). The equations are the residual of :class:`Linearization` (the rates of the states that stay put,
+    the motion along cyclic coordinates and symmetries taken out: a relative equilibrium solves them);
+    Newton's method, least squares when they outnumber the unknowns (a quaternion's unknowns are its rotation
+    vector ``<joint>.rx/ry/rz``, reported as the turn from the start), stops when the largest rate is below
+    ``tol`` times max(1, the largest rate of any state), or when the steps stall below 1e-14 relative (ignorable:
+    as for :func:`kane.analysis.linearize`). Raises a
     :class:`KaneError` naming the largest remaining rate if it does not converge."""
     names = tuple(str(n) for n in unknowns)
     probe = linearizer(equations)
@@ -93,11 +99,12 @@ def steady_motion(equations, q, u, unknowns, t: float = 0.0, params=None, inputs
     u, p, w = u.copy(), p.copy(), w.copy()
     arrays = {"q": None, "u": u, "params": p, "inputs": w}
     fixed_rows = None
+    moved: dict = {}  # chart index -> how far a coordinate unknown moved (a rotation vector's turn, for a quaternion)
     scale_r = 1.0
     for it in range(max_iterations + 1):
         q, v = assemble_dependent(lz, t, q, u, p, w, dependent_q)
         arrays["q"] = q
-        lin = lz.from_arrays(t, q, u, p, w, dependent_q=dependent_q, warn=False, values=v)
+        lin = lz.from_arrays(t, q, u, p, w, dependent_q=dependent_q, warn=False, values=v, ignorable=ignorable)
         if fixed_rows is None:  # the equations and the dependent coordinates of the starting guess throughout
             fixed_rows = lin.residual_names
             dependent_q = lin.dependent_coordinates if lin.dependent_coordinates else dependent_q
@@ -106,41 +113,50 @@ def steady_motion(equations, q, u, unknowns, t: float = 0.0, params=None, inputs
                 raise ArgumentError(f"steady motion: {', '.join(bad)} follow(s) from the configuration constraints; "
                                     "choose unknowns among the independent coordinates "
                                     f"({', '.join(lin.coordinate_names)})")
-        rows = [lin.state_names.index(n) for n in fixed_rows]
-        r = lin.rates[rows]
+        if lin.residual_names != tuple(fixed_rows):
+            raise KaneError(f"steady motion: the states that stay put changed during the solve (from "
+                            f"{', '.join(fixed_rows)} to {', '.join(lin.residual_names)}); start nearer the solution")
+        r = lin.residual
         scale_r = max(1.0, float(np.max(np.abs(lin.rates), initial=0.0)))
         if np.max(np.abs(r), initial=0.0) <= tol * scale_r or not where:
             break
         if it == max_iterations:
             break
         cols = []
-        Lp = lz.parameter_jacobian(v, lin) if "params" in lz.groups else None
-        n_i = len(lin.coordinate_names)
+        qt = lin.quotient
+        Lp = qt.residual_map @ lz.parameter_jacobian(v, lin) if "params" in lz.groups else None
+        RB, RA = qt.residual_map @ lin.B, qt.residual_jacobian
         for (g, k), n in zip(where, names):
             if g == "q":
-                cols.append(lin.A[rows, lin.state_names.index(n)])
+                cols.append(RA[:, lin.state_names.index(n)])
             elif g == "u":
-                cols.append(lin.A[rows, n_i + k])
+                cols.append(RA[:, lin.n_coordinates + k])
             elif g == "inputs":
-                cols.append(lin.B[rows, k])
+                cols.append(RB[:, k])
             else:
-                cols.append(Lp[rows, k])
+                cols.append(Lp[:, k])
         J = np.column_stack(cols)
         step = -np.linalg.lstsq(J, r, rcond=None)[0]
         for (g, k), dz in zip(where, step):
-            arrays[g][k] += dz
-        z = np.array([arrays[g][k] for g, k in where])
-        if not np.all(np.isfinite(z)):
+            if g == "q":
+                q = lz.chart.retract(q, k, dz)
+                moved[k] = moved.get(k, 0.0) + float(dz)
+            else:
+                arrays[g][k] += dz
+        z = np.array([arrays[g][k] for g, k in where if g != "q"])
+        if not np.all(np.isfinite(z)) or not np.all(np.isfinite(q)):
             break
-        if np.max(np.abs(step)) <= 1e-14 * max(1.0, float(np.max(np.abs(z)))) and np.max(np.abs(r)) <= 1e-9 * scale_r:
+        if np.max(np.abs(step)) <= 1e-14 * max(1.0, float(np.max(np.abs(z), initial=0.0))) and \
+                np.max(np.abs(r)) <= 1e-9 * scale_r:
             q, v = assemble_dependent(lz, t, q, u, p, w, dependent_q)
-            lin = lz.from_arrays(t, q, u, p, w, dependent_q=dependent_q, warn=False, values=v)
-            r = lin.rates[rows]
+            lin = lz.from_arrays(t, q, u, p, w, dependent_q=dependent_q, warn=False, values=v, ignorable=ignorable)
+            r = lin.residual
             break
     worst = int(np.argmax(np.abs(r))) if len(r) else 0
     if len(r) and not np.max(np.abs(r)) <= max(tol, 1e-9) * scale_r:
         raise KaneError(f"steady motion: Newton's method on {', '.join(names) or 'nothing'} did not converge: "
                         f"{fixed_rows[worst]}' = {r[worst]:.3g} after {it} iterations; try another starting guess or "
                         "other unknowns")
-    values = {n: float(arrays[g][k]) for (g, k), n in zip(where, names)}
+    values = {n: (float(lin.q[lz.q_names.index(n)]) if n in lz.q_names else moved.get(k, 0.0)) if g == "q"
+              else float(arrays[g][k]) for (g, k), n in zip(where, names)}
     return SteadyMotion(float(t), q, u, p, w, names, values, r, tuple(fixed_rows), it, lin)
