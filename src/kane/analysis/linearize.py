@@ -92,29 +92,12 @@ class Linearizer:
         self._structures: dict = {}  # (dependent chart indices, parameters, inputs) -> Structure
 
     def _drop_redundant_holonomic(self, eqs) -> None:
-        """Where ``derive(..., redundant="drop")`` dropped constraint rows, keep the holonomic rows that are
-        independent at a random generic configuration (those of constraints with no dropped row first) and record
-        the others in :attr:`dropped_rows`: the linearizer no longer sees them."""
-        m = self.model
+        """Where ``derive(..., redundant="drop")`` dropped constraint rows, keep the holonomic rows that the
+        equations keep (:attr:`Equations.kept_holonomic`, the rows assembly and projection solve) and record the
+        others in :attr:`dropped_rows`: the linearizer no longer sees them."""
+        kept = set(eqs.kept_holonomic)
         rows, names = list(self.holonomic_rows), list(self.holonomic_names)
-        if not rows:
-            return
-        kept_a = set(self._perm_rows)
-        touched = {n for n, b in eqs.constraint_layout.items() if any(r not in kept_a for r in range(b.rows.start,
-                                                                                                   b.rows.stop))}
-        rng = np.random.default_rng(20261)
-        q = np.array(m.q0, dtype=float) + 0.3 * rng.standard_normal(m.n_q)
-        m.normalize_quaternions(q)
-        v = self.evaluate(0.3, q, np.zeros(len(self.u_names)), m.parameter_values(None), m.input_values(None))
-        Cq = v[jacobian_name("C", "q")]
-        order = sorted(range(len(rows)), key=lambda k: names[k] in touched)
-        keep: list = []
-        for k in order:
-            trial = Cq[[rows[j] for j in keep + [k]]]
-            sv = np.linalg.svd(trial, compute_uv=False)
-            if sv[-1] > 1e-9 * max(1.0, sv[0]):
-                keep.append(k)
-        keep.sort()
+        keep = [k for k in range(len(rows)) if rows[k] in kept]
         block_start = {n: b.holonomic.start for n, b in eqs.constraint_layout.items() if b.holonomic is not None}
         self.dropped_rows = tuple(f"{names[k]!r} configuration row {rows[k] - block_start[names[k]]}"
                                   for k in range(len(rows)) if k not in keep)
