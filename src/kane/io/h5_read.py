@@ -14,17 +14,19 @@ or attribute. :func:`printable` escapes control characters of text read from a f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import h5py
 import numpy as np
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, KaneError
 
 __all__ = ["HDF5LayoutError", "MAX_READ_BYTES", "MAX_ATTR_BYTES", "dataset", "read_rows", "text_attr", "json_attr",
-           "name_list", "printable", "format_of"]
+           "name_list", "printable", "format_of",
+           "unreadable_as_layout_error"]
 
 MAX_READ_BYTES = 2 << 30  # one slice read from a dataset [bytes]: 2 GiB (a run of 10^7 samples of 26 states)
 MAX_ATTR_BYTES = 16 << 20  # one attribute [bytes]
@@ -129,12 +131,25 @@ def text_attr(attrs: h5py.AttributeManager, name: str, path, default: str | None
     raise HDF5LayoutError(path, f"attribute {name}", f"a {type(value).__name__} (expected text)")
 
 
-def format_of(attrs: h5py.AttributeManager) -> str | None:
-    """The ``format`` attribute of a file when it is text, else None (never an error)."""
+def format_of(f: h5py.Group) -> str | None:
+    """The ``format`` attribute of the file ``f`` when it is text, else None (never an error: a file whose root
+    cannot be read has no format)."""
     try:
-        return text_attr(attrs, "format", "", default="") or None
-    except HDF5LayoutError:
+        return text_attr(f.attrs, "format", "", default="") or None
+    except (HDF5LayoutError, OSError, KeyError, ValueError, TypeError, RuntimeError):
         return None
+
+
+@contextlib.contextmanager
+def unreadable_as_layout_error(path, item: str = "file structure") -> Iterator[None]:
+    """Within the block, what h5py raises for a damaged file (an unreadable object header, a bad checksum)
+    becomes an :class:`HDF5LayoutError` naming ``path`` (and ``item``, where the reader has no better name)."""
+    try:
+        yield
+    except (OSError, KeyError, ValueError, RuntimeError) as exc:
+        if isinstance(exc, KaneError):
+            raise
+        raise HDF5LayoutError(path, item, f"cannot be read ({type(exc).__name__}: {exc})") from None
 
 
 def json_attr(attrs: h5py.AttributeManager, name: str, path, kind: type, default=None):

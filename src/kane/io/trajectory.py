@@ -36,7 +36,8 @@ from typing import Any
 import h5py
 import numpy as np
 
-from .h5_read import MAX_READ_BYTES, HDF5LayoutError, dataset, format_of, name_list, printable, read_rows, text_attr
+from .h5_read import MAX_READ_BYTES, HDF5LayoutError, dataset, format_of, name_list, printable, read_rows, text_attr, \
+    unreadable_as_layout_error
 from .output_path import OutputLock, TrajectoryFileError, check_output_path
 from .trajectory_file import PARTIAL_SUFFIX, h5open, jsonl_records, params_of, pick_file, stats_fields
 
@@ -410,10 +411,10 @@ def load_trajectory(path: str | os.PathLike, *, max_bytes: int = MAX_READ_BYTES)
     if p.is_dir() or not h5py.is_hdf5(p):
         raise TrajectoryFileError(f"{p} is not an HDF5 file (kane reads the .h5 trajectory files written by "
                                   f"kane simulate)")
-    with h5open(p, "r") as f:
-        if format_of(f.attrs) != _FORMAT:
+    with h5open(p, "r") as f, unreadable_as_layout_error(p):
+        if format_of(f) != _FORMAT:
             raise TrajectoryFileError(f"{p} is an HDF5 file but not a kane trajectory (attribute 'format' is "
-                                      f"{printable(repr(format_of(f.attrs)))}, expected {_FORMAT!r})")
+                                      f"{printable(repr(format_of(f)))}, expected {_FORMAT!r})")
         return _read(f, p, max_bytes)
 
 

@@ -16,7 +16,8 @@ import h5py
 import numpy as np
 
 from ..errors import ArgumentError
-from ..io.h5_read import HDF5LayoutError, dataset, format_of, name_list, printable, read_rows, text_attr
+from ..io.h5_read import HDF5LayoutError, dataset, format_of, name_list, printable, read_rows, text_attr, \
+    unreadable_as_layout_error
 from .log import _WIDTH, LOG_FORMAT, POSE_FIELDS
 from .stats import DeadlineStats, DeadlineSummary
 
@@ -132,8 +133,8 @@ def is_realtime_log(path) -> bool:
     """Whether ``path`` is an HDF5 file whose format attribute says it is a real-time log (no error otherwise)."""
     try:
         with h5py.File(path, "r") as f:
-            return format_of(f.attrs) == LOG_FORMAT
-    except (OSError, ValueError, TypeError, RuntimeError):
+            return format_of(f) == LOG_FORMAT
+    except (OSError, KeyError, ValueError, TypeError, RuntimeError):
         return False
 
 
@@ -204,8 +205,8 @@ def read_log_columns(path, names, *, role: str = "realtime log") -> tuple[dict, 
         f = h5py.File(path, "r")
     except OSError as exc:
         raise ArgumentError(f"{where}: not a readable HDF5 file ({printable(exc)})") from None
-    with f:
-        fmt = format_of(f.attrs)
+    with f, unreadable_as_layout_error(path):
+        fmt = format_of(f)
         if fmt != LOG_FORMAT:
             raise ArgumentError(f"{where}: not a log of kane realtime (format attribute {printable(repr(fmt))}, "
                                 f"expected {LOG_FORMAT!r}); give a file written by kane realtime -o")
