@@ -120,3 +120,16 @@ def test_sigint_in_the_first_second_of_kane_simulate_exits_130_without_a_traceba
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1, stderr
     assert "interrupted" in stderr and not out.exists()
+
+
+def test_sigint_while_kane_simulate_derives_exits_130_without_a_traceback(tmp_path):
+    out = tmp_path / "deriving.h5"
+    proc = subprocess.Popen([str(KANE), "simulate", str(WRIST), "-o", str(out)], env={**ENV, "KANE_CACHE_DIR":
+                            str(tmp_path / "cache")}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lock = Path(f"{out}.lock")
+    _wait_for(lambda: lock.exists() and lock.read_text().strip(), proc=proc)  # loaded: it derives and compiles now
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1, stderr
+    assert "interrupted" in stderr and not out.exists()
