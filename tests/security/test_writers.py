@@ -133,3 +133,15 @@ def test_sigint_while_kane_simulate_derives_exits_130_without_a_traceback(tmp_pa
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr and len(stderr.strip().splitlines()) == 1, stderr
     assert "interrupted" in stderr and not out.exists()
+
+
+def test_a_writer_dropped_unclosed_lets_its_path_go(tmp_path):
+    path = tmp_path / "dropped.h5"
+    w = TrajectoryWriter(path)
+    w.open(q_names=("x",), u_names=("v",))
+    w.cycle = w  # unreachable only to the cycle collector, as a simulator dropped after an exception can be
+    del w
+    again = TrajectoryWriter(path)
+    again.open(q_names=("x",), u_names=("v",))
+    again.append(0.5, np.array([1.0]), np.array([0.0]))
+    assert again.close() == path and load_trajectory(path).t.tolist() == [0.5]

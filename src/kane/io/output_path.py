@@ -12,12 +12,13 @@ a claim a writer of the same path in this process then adopts), so a second run 
 from __future__ import annotations
 
 import fcntl
+import gc
 import os
 import socket
 import threading
 import weakref
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import KaneError
@@ -93,16 +94,20 @@ class OutputLock:
         """The lock of ``path``: adopted from a claim of this process, or taken; :class:`OutputBusyError` when
         another run (or another writer of this process) holds it."""
         key = _key(path)
-        with _GUARD:
-            held = _HELD.get(key)
-            if held is not None and held._fd is not None:
+        for attempt in range(2):
+            with _GUARD:
+                held = _HELD.get(key)
+                if held is None or held._fd is None:
+                    lock = cls(path, cls._take(Path(path)), claim)
+                    _HELD[key] = lock
+                    return lock
                 if held.claimed and not claim:
                     held.claimed = False
                     return held
-                raise OutputBusyError(path, os.getpid(), socket.gethostname())
-            lock = cls(path, cls._take(Path(path)), claim)
-            _HELD[key] = lock
-            return lock
+            del held
+            if attempt == 0:
+                gc.collect()  # a writer of this process dropped unclosed (in a reference cycle) lets its path go
+        raise OutputBusyError(path, os.getpid(), socket.gethostname())
 
     @staticmethod
     def _take(path: Path) -> int:

@@ -405,8 +405,9 @@ def load_trajectory(path: str | os.PathLike, *, max_bytes: int = MAX_READ_BYTES)
     ``path`` does not exist) it is read instead: a run that is still going or was killed, every sample up to its
     last flush, with status "incomplete"; ``Trajectory.source`` names the file read. The layout is checked before
     anything is read, and no dataset is read beyond ``max_bytes`` [bytes]. Raises :class:`TrajectoryFileError`
-    for a missing file, a file that is not HDF5 or not a kane trajectory, and its subclass-free sibling
-    :class:`~kane.io.h5_read.HDF5LayoutError` naming the file and the dataset or attribute at fault."""
+    for a missing file, a file that is not HDF5 or not a kane trajectory, and
+    :class:`~kane.io.h5_read.HDF5LayoutError` (a KaneError) naming the file and the dataset or attribute at
+    fault for any other layout."""
     p = pick_file(path)
     if p.is_dir() or not h5py.is_hdf5(p):
         raise TrajectoryFileError(f"{p} is not an HDF5 file (kane reads the .h5 trajectory files written by "
@@ -440,8 +441,9 @@ def _read(f: h5py.File, p: Path, max_bytes: int) -> Trajectory:
     n = max(0, min(lengths))
     n_bytes = [max(0, int(committed[k])) if committed.size == 3 else None for k in (1, 2)]
     data = {name: read_rows(ds, n, p, max_bytes=max_bytes) for name, ds in series.items()}
-    events = [EventRecord(float(e["t"]), e["name"], e["kind"], e.get("data", {})) for e in
-              jsonl_records(f, "events_jsonl", n_bytes[0], p, {"t": (int, float), "name": str, "kind": str, "data": dict})]
+    event_fields = {"t": (int, float), "name": str, "kind": str, "data": dict}
+    events = [EventRecord(float(e["t"]), e["name"], e["kind"], e.get("data", {}))
+              for e in jsonl_records(f, "events_jsonl", n_bytes[0], p, event_fields)]
     starts = jsonl_records(f, "modes_jsonl", n_bytes[1], p, {"t": (int, float), "mode": str})
     t = data["t"]
     t_last = float(t[-1]) if n else math.nan
@@ -449,6 +451,7 @@ def _read(f: h5py.File, p: Path, max_bytes: int) -> Trajectory:
              for k, s in enumerate(starts)]
     status = "incomplete" if p.name.endswith(PARTIAL_SUFFIX) else text_attr(a, "status", p, "?")
     return Trajectory(t=t, q=data["q"], u=data["u"], energy=data.get("energy"), events=events, modes=modes,
-                      residuals={k: data[f"residuals/{k}"] for k in residual_names}, stats=Stats(**stats_fields(f, p, Stats.__dataclass_fields__)),
+                      residuals={k: data[f"residuals/{k}"] for k in residual_names},
+                      stats=Stats(**stats_fields(f, p, Stats.__dataclass_fields__)),
                       q_names=q_names, u_names=u_names, description=text_attr(a, "description", p, ""),
                       params=params_of(f, p), status=status, source=str(p))

@@ -184,7 +184,8 @@ def _events(f, path) -> list[LogEvent]:
 
 def _steps(f, path) -> PlantSteps:
     g, widths = f["dynamics"], {"q": _width("q", f, path), "u": _width("u", f, path)}
-    cols = {k: dataset(g, k, path, ndim=2 if k in widths else 1, width=widths.get(k)) for k in ("t", "q", "u", "energy")}
+    cols = {k: dataset(g, k, path, ndim=2 if k in widths else 1, width=widths.get(k))
+            for k in ("t", "q", "u", "energy")}
     m = min(ds.shape[0] for ds in cols.values())
     return PlantSteps(*(read_rows(cols[k], m, path) for k in ("t", "q", "u", "energy")))
 
