@@ -49,6 +49,10 @@ def test_a_second_writer_of_the_same_path_refuses_in_this_process(tmp_path):
     with claim(path):  # the kane command's claim is adopted by its own writer, once
         Trajectory(t=[0.0, 1.0], q=[[0.0], [1.0]], u=[[1.0], [1.0]]).save(path)
     assert load_trajectory(path).n_samples == 2
+    nested = tmp_path / "new" / "dir" / "run.h5"  # the command claims a path whose directory is not there yet
+    with claim(nested):
+        Trajectory(t=[0.0], q=[[0.0]], u=[[0.0]]).save(nested)
+    assert sorted(p.name for p in nested.parent.iterdir()) == ["run.h5"]
 
 
 def test_two_kane_simulate_on_the_same_path_the_second_refuses_and_the_first_completes(tmp_path):

@@ -112,8 +112,17 @@ class OutputLock:
     @staticmethod
     def _take(path: Path) -> int:
         lock_path = Path(str(path) + LOCK_SUFFIX)
+        try:
+            lock_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TrajectoryFileError(f"cannot create the directory of output file {path}: "
+                                      f"{exc.strerror or exc}") from exc
         while True:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise TrajectoryFileError(f"cannot create the lock file {lock_path} of output file {path}: "
+                                          f"{exc.strerror or exc}") from exc
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
