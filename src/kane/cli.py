@@ -382,7 +382,8 @@ def info(run):
 
     RUN may be a run that was interrupted, killed or is still going: then its RUN.partial file is read when
     it is newer than RUN (or RUN is missing), and the status says how far it got. A log of `kane realtime` gets
-    its deadline summary, counts and modes."""
+    its deadline summary, counts and modes; a sweep's results file its runs, parameters and metrics. The file's
+    layout is checked before it is read, and its text is printed with control characters and markup escaped."""
     from .viz.file_info import describe_file
     described = describe_file(run)
     console = _console()
