@@ -14,8 +14,8 @@ prints a one-paragraph message and exits with status 2 (Ctrl-C or SIGTERM: 130).
 from __future__ import annotations
 
 import functools
-import math
 import runpy
+import signal
 import time
 from dataclasses import fields, replace
 from pathlib import Path
@@ -33,6 +33,8 @@ from .io.model_surfaces import refuse_contacts
 from .switching.command import mode_change_rows, switching_simulation
 from .switching.model_table import switching_note
 from .model.system import System
+from .io.h5_read import printable
+from .io.output_path import claim
 from .io.trajectory import check_output_path
 from .simulate import Method, Simulator, SimulationError, TrajectoryWriter, load_trajectory, make_projection
 from .simulate.run_limits import DEFAULT_MAX_STEPS, interrupt_signals, interrupted_status
@@ -49,7 +51,7 @@ _METHODS = [m.value for m in Method]
 
 
 def _console(stderr: bool = False) -> Console:
-    console = Console(stderr=stderr, highlight=False)
+    console = Console(stderr=stderr, highlight=False, emoji=False)
     if not console.is_terminal:
         console.width = 120
     return console
@@ -66,6 +68,7 @@ def _errors(fn):
             text = str(exc).strip() or type(exc).__name__
             if not isinstance(exc, SimulationError):
                 text = " ".join(text.split())
+            text = "\n".join(printable(line) for line in text.split("\n"))
             _console(stderr=True).print(f"error: {text}", markup=False, soft_wrap=True)
             raise click.exceptions.Exit(EXIT_ERROR) from None
 
@@ -123,6 +126,9 @@ def main():
     it to an HDF5 file, plot the run and inspect it. Errors in a model print one paragraph naming the file,
     table and key, and exit with status 2.
     """
+    handler = signal.getsignal(signal.SIGINT)
+    if getattr(handler, "kane_startup", False) and click.get_current_context().invoked_subcommand != "simulate":
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # the commands' own Ctrl-C handling from here
 
 
 # ---- derive ------------------------------------------------------------------------------------------------
@@ -239,7 +245,7 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
     start = time.perf_counter()
     console, err = _console(), _console(stderr=True)
     path = check_output_path(output or f"{Path(model).stem}.h5")
-    with interrupt_signals() as signals:
+    with claim(path), interrupt_signals() as signals:  # one run per output path: a second one refuses here
         try:
             lm, dyn, sim, writer, s = _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent,
                                              project, max_steps, max_wall_time, err)
@@ -361,22 +367,11 @@ def plot(run, output):
     """Plot a run (an HDF5 file from `kane simulate`): coordinates, speeds, energy and residuals against time,
     with events marked; a sweep's results file (`kane sweep`): metric maps and histograms; or a log of `kane
     realtime`: hand and point, coupler force, energies, compute time and lateness per period, histograms."""
-    from .realtime.log_reader import is_realtime_log
-    from .viz.plots import plot_trajectory
-    from .viz.sweep_plot import is_sweep_file, plot_sweep
-    if is_sweep_file(run):  # a sweep's results: metric maps and histograms (kane.viz.sweep_plot)
-        return _console().print(f"wrote {plot_sweep(run, output).path}", markup=False)
-    if is_realtime_log(run):  # kane realtime's log: motion, force, energy and deadlines (kane.viz.realtime_plot)
-        from .viz.realtime_plot import plot_realtime_log
-        return _console().print(f"wrote {plot_realtime_log(run, output).path}", markup=False)
-    traj = load_trajectory(run)
-    out = Path(output) if output else Path(run).with_suffix(".png")
-    plot_trajectory(traj, out)
-    note = traj.unfinished_note(run)
-    if note:
-        _console(stderr=True).print(f"note: {note}", markup=False, soft_wrap=True)
-    _console().print(f"wrote {out}", markup=False)
-
+    from .viz.file_info import plot_file
+    written = plot_file(run, output)
+    if written.note:
+        _console(stderr=True).print(f"note: {printable(written.note)}", markup=False, soft_wrap=True)
+    _console().print(f"wrote {printable(written.path)}", markup=False)
 
 
 @main.command(short_help="Describe a run: model, status, samples, statistics, parameters.")
@@ -387,44 +382,34 @@ def info(run):
 
     RUN may be a run that was interrupted, killed or is still going: then its RUN.partial file is read when
     it is newer than RUN (or RUN is missing), and the status says how far it got. A log of `kane realtime` gets
-    its deadline summary, counts and modes."""
-    from .realtime.log_reader import is_realtime_log, load_realtime_log
-    from .sweep import describe, is_sweep_file
+    its deadline summary, counts and modes; a sweep's results file its runs, parameters and metrics. The file's
+    layout is checked before it is read, and its text is printed with control characters and markup escaped."""
+    from .viz.file_info import describe_file
+    described = describe_file(run)
     console = _console()
-    if is_sweep_file(run):  # a sweep's results: points, done/failed, failures' reasons, warnings (kane.sweep)
-        return click.echo(describe(run))
-    if is_realtime_log(run):
-        table = Table(title=escape(str(run)), title_justify="left", show_header=False)
-        for k, v in load_realtime_log(run).summary_rows():
-            table.add_row(escape(k), escape(v))
-        return console.print(table)
-    traj = load_trajectory(run)
-    st = traj.stats
-    table = Table(title=escape(str(run)), title_justify="left", show_header=False)
-    table.add_column(style="bold")
-    table.add_column()
-    span = f"{traj.t[0]:g} to {traj.t[-1]:g} s" if traj.n_samples else "(none)"
-    rows = [("file", traj.source), ("model", traj.description or "(unnamed)"),
-            ("status", traj.unfinished_note(run) or traj.status),
-            ("samples", f"{traj.n_samples}, t = {span}"), ("method", st.method or "?"),
-            ("function evaluations", str(st.n_fev)),
-            ("steps", f"{st.n_accepted} accepted, {st.n_rejected if st.n_rejected is not None else '?'} rejected"),
-            ("wall time", f"{st.wall_time_s:.3f} s"),
-            (f"coordinates ({len(traj.q_names)})", ", ".join(traj.q_names)),
-            (f"speeds ({len(traj.u_names)})", ", ".join(traj.u_names)),
-            ("energy", "recorded" if traj.energy is not None else "not recorded"),
-            ("residuals", ", ".join(traj.residuals) or "(none)"),
-            ("events", str(len(traj.events))), ("modes", ", ".join(m for _, _, m in traj.modes) or "(none)")]
-    for k, v in rows:
-        table.add_row(escape(k), escape(v))
-    console.print(table)
-    if traj.params:
+    console.print(_table(str(run), described.rows))
+    if described.params:
         pt = Table(title="parameters", title_justify="left")
         pt.add_column("name")
         pt.add_column("value", justify="right")
-        for k, v in traj.params.items():
-            pt.add_row(k, f"{v:g}" if math.isfinite(v) else str(v))
+        for k, v in described.params:
+            pt.add_row(_text(k), _text(v))
         console.print(pt)
+
+
+def _text(value) -> str:
+    """Text read from a file, safe to print: control characters escaped (kane.io.h5_read.printable), then Rich
+    markup ("[link=...]" is printed as written)."""
+    return escape(printable(value))
+
+
+def _table(title: str, rows) -> Table:
+    table = Table(title=_text(title), title_justify="left", show_header=False)
+    table.add_column(style="bold")
+    table.add_column()
+    for k, v in rows:
+        table.add_row(_text(k), _text(v))
+    return table
 
 
 @main.command(short_help="Linearize about a state; eigenvalues; steady motions; stability along a sweep.")

@@ -172,16 +172,21 @@ def test_a_newer_partial_file_is_never_hidden_by_an_older_complete_one(tmp_path)
     path = tmp_path / "run.h5"
     _sample_trajectory().save(path)  # an earlier complete run: 41 samples
     w = _open_writer(path, 7)  # a later run of the same name, killed after 5 flushed samples
-    old = path.stat().st_mtime_ns
-    os.utime(path, ns=(old - 10**9, old - 10**9))
+    previous = Path(str(path) + ".previous")  # the earlier run is set aside when the later one starts
+    assert not path.exists() and load_trajectory(previous).n_samples == 41
+    future = path.stat().st_mtime_ns if path.exists() else previous.stat().st_mtime_ns + 10**10
+    os.utime(previous, ns=(future, future))  # whatever its clock says, it is no longer read for run.h5
     tr = load_trajectory(path)
     assert (tr.status, tr.n_samples, tr.source) == ("incomplete", 5, str(path) + ".partial")
     partial = Path(str(path) + ".partial")
     t_partial = partial.stat().st_mtime_ns
-    os.utime(partial, ns=(t_partial - 10**10, t_partial - 10**10))  # now a stale partial file beside a newer run
+    os.utime(partial, ns=(t_partial - 10**10, t_partial - 10**10))  # a stale partial file beside a newer run
+    _sample_trajectory().save(tmp_path / "copy.h5")
+    os.replace(tmp_path / "copy.h5", path)  # (put there by hand: a run of the same name would wait for the lock)
     back = load_trajectory(path)
     assert (back.status, back.n_samples, back.source) == ("completed", 41, str(path))
     w.close()
+    assert load_trajectory(path).n_samples == 7 and not previous.exists()  # the later run completed
 
 
 def test_a_flush_cut_short_is_written_again_without_duplicates(tmp_path, monkeypatch):
@@ -234,7 +239,7 @@ def test_output_paths_are_checked_before_anything_is_written(tmp_path, where, wo
 
 
 def test_the_writer_goes_on_while_another_process_reads_the_file(tmp_path, monkeypatch):
-    import kane.io.trajectory as trajectory_module
+    import kane.io.trajectory_file as trajectory_module  # where h5open waits
 
     monkeypatch.setattr(trajectory_module, "_LOCK_WAIT_S", 0.2)
     w = _open_writer(tmp_path / "read.h5", 0, flush_every=2)

@@ -11,7 +11,10 @@ File layout (HDF5 in the 1.8 file format, readable by plain ``h5py.File(path, "r
   flush (readers of a crashed file trust nothing beyond it; a flush cut short is written again at the same
   offsets, so an interrupted flush never duplicates or loses a sample). Files of version 1 have shape (1,).
 
-A :class:`TrajectoryWriter` writes to ``path + '.partial'`` and renames it to ``path`` (os.replace) on close.
+A :class:`TrajectoryWriter` writes to ``path + '.partial'`` and renames it to ``path`` (os.replace) on close;
+one writer per path (:class:`kane.io.output_path.OutputLock`: a second run refuses at start), and an older
+complete ``path`` is renamed to ``path + '.previous'`` when a run starts (removed when it completes), so a run
+killed with SIGKILL leaves its partial file as the only one of that name to read.
 The partial file is closed between flushes (each flush opens it, appends, and closes it), so a run killed with
 SIGKILL leaves a consistent file holding every sample of its last flush. The datasets grow ahead of the samples
 (a reserve of at least a quarter, allocated at once and filled with NaN, cut off on close), so most flushes
@@ -33,74 +36,18 @@ from typing import Any
 import h5py
 import numpy as np
 
-from kane.errors import KaneError
+from .h5_read import MAX_READ_BYTES, HDF5LayoutError, dataset, format_of, name_list, printable, read_rows, text_attr, \
+    unreadable_as_layout_error
+from .output_path import OutputLock, TrajectoryFileError, check_output_path
+from .trajectory_file import PARTIAL_SUFFIX, h5open, jsonl_records, params_of, pick_file, stats_fields
 
 __all__ = ["Stats", "EventRecord", "Trajectory", "TrajectoryWriter", "load_trajectory", "PARTIAL_SUFFIX",
-           "TrajectoryFileError", "check_output_path"]
+           "PREVIOUS_SUFFIX", "TrajectoryFileError", "check_output_path"]
 
-PARTIAL_SUFFIX = ".partial"
+PREVIOUS_SUFFIX = ".previous"
 _FORMAT = "kane.trajectory"
 _VERSION = 2
 _LIBVER = ("v108", "v108")  # superblock version 2: no "open for write" flag, so a killed writer's file opens plainly
-_VIRTUAL_ROOTS = ("/proc", "/sys", "/dev")
-_LOCK_WAIT_S = 5.0
-
-
-class TrajectoryFileError(KaneError, OSError):
-    """A trajectory file cannot be read or written: missing, not HDF5, not a kane trajectory, or an output path
-    that is a directory, lies in a read-only or virtual directory. The message names the path."""
-
-
-def check_output_path(path: str | os.PathLike) -> Path:
-    """Check that a trajectory can be written to ``path`` (and its ``.partial`` file) before any work is done:
-    not a directory, not under /proc, /sys or /dev, no file where a directory is needed, the directory writable.
-    Returns ``path`` as a Path; raises :class:`TrajectoryFileError` in plain words."""
-    p = Path(path).expanduser()
-    full = Path(os.path.abspath(p))
-    for root in map(Path, _VIRTUAL_ROOTS):
-        if full == root or root in full.parents:
-            raise TrajectoryFileError(f"output file {p}: {root} is a virtual file system of the operating "
-                                      f"system, not a place for files; choose a path in an ordinary directory")
-    for candidate in (full, Path(str(full) + PARTIAL_SUFFIX)):
-        if candidate.is_dir():
-            raise TrajectoryFileError(f"output file {candidate} is a directory; give a file name such as "
-                                      f"{candidate / 'run.h5'}")
-        if candidate.exists() and not candidate.is_file():
-            raise TrajectoryFileError(f"output file {candidate} exists and is not a regular file")
-    parent = full.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise TrajectoryFileError(f"output file {p}: {parent} is a file, not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise TrajectoryFileError(f"output file {p}: cannot write in directory {parent} (permission denied)")
-    return p
-
-
-def _h5open(path: Path, mode: str, options: dict | None = None) -> h5py.File:
-    """Open an HDF5 file, waiting up to 5 s while another process holds its lock (a reader or a flushing
-    writer), then without the lock, noting so in ``options`` (the writer's, kept between flushes, so that a
-    reader holding the file for long delays one flush only); a version-1 file of a killed SWMR writer is read in
-    SWMR mode. In plain words when it cannot be opened."""
-    deadline = time.monotonic() + _LOCK_WAIT_S
-    options = {} if options is None else options
-    while True:
-        try:
-            return h5py.File(path, mode, **options)
-        except OSError as exc:
-            text = str(exc)
-            if " lock" in text.lower() and "locking" not in options:  # not "sblock" of a truncated file
-                if time.monotonic() > deadline:
-                    options["locking"] = False
-                time.sleep(0.02)
-                continue
-            if mode == "r" and "already open for write" in text and "swmr" not in options:
-                options["swmr"] = True
-                continue
-            what = "read" if mode == "r" else "write"
-            reason = "no such file or directory" if isinstance(exc, FileNotFoundError) else \
-                "permission denied" if isinstance(exc, PermissionError) else text
-            raise TrajectoryFileError(f"cannot {what} trajectory file {path}: {reason}") from exc
 
 
 @dataclass(frozen=True)
@@ -281,6 +228,7 @@ class TrajectoryWriter:
             raise ValueError(f"flush_every must be >= 1 sample, got {flush_every!r}")
         self.path = Path(path)
         self.partial_path = Path(str(self.path) + PARTIAL_SUFFIX)
+        self.previous_path = Path(str(self.path) + PREVIOUS_SUFFIX)
         self.flush_every = int(flush_every)
         self.flush_seconds = float(flush_seconds)
         self.n_written = 0
@@ -318,8 +266,15 @@ class TrajectoryWriter:
         except OSError as exc:
             raise TrajectoryFileError(f"cannot create the directory of output file {self.path}: "
                                       f"{exc.strerror or exc}") from exc
-        with _h5open(self.partial_path, "w", self._h5options) as f:
-            self._create_layout(f, description, params, method)
+        self._lock = OutputLock.acquire(self.path)
+        try:
+            with h5open(self.partial_path, "w", self._h5options) as f:
+                self._create_layout(f, description, params, method)
+            if self.path.is_file():  # an earlier run's: kept aside until this one completes, never read for it
+                os.replace(self.path, self.previous_path)
+        except BaseException:
+            self._lock.release()
+            raise
         self._opened = True
         self._last_flush = time.monotonic()
 
@@ -358,7 +313,7 @@ class TrajectoryWriter:
         self.flush()
         t = np.asarray(t, dtype=float)
         res = [np.asarray((residuals or {})[name], dtype=float) for name in self.residual_names]
-        with _h5open(self.partial_path, "r+", self._h5options) as f:
+        with h5open(self.partial_path, "r+", self._h5options) as f:
             committed = self._commit(f, t, np.asarray(q, dtype=float), np.asarray(u, dtype=float), energy, res)
         self._committed = committed
         self.n_written += t.shape[0]
@@ -415,7 +370,7 @@ class TrajectoryWriter:
         u = np.array([r[2] for r in rows], dtype=float).reshape(k, len(self.u_names))
         energy = [np.nan if r[3] is None else r[3] for r in rows] if self.has_energy else None
         res = np.array([r[4] for r in rows], dtype=float).reshape(k, len(self.residual_names)).T
-        with _h5open(self.partial_path, "r+", self._h5options) as f:
+        with h5open(self.partial_path, "r+", self._h5options) as f:
             committed = self._commit(f, t, q, u, energy, list(res))
             f.attrs.update(dict(attrs or {}))
         self._committed = committed
@@ -429,10 +384,12 @@ class TrajectoryWriter:
         """Flush, record ``status`` and ``stats``, cut the datasets to their length and rename the partial file
         to ``path``; returns ``path``."""
         self.flush({"status": str(status), "stats": json.dumps(asdict(stats or Stats()), default=_json_default)})
-        with _h5open(self.partial_path, "r+", self._h5options) as f:
+        with h5open(self.partial_path, "r+", self._h5options) as f:
             self._trim(f)
         os.replace(self.partial_path, self.path)
+        self.previous_path.unlink(missing_ok=True)
         self.closed = True
+        self._lock.release()
         return self.path
 
     def __enter__(self) -> TrajectoryWriter:
@@ -443,69 +400,58 @@ class TrajectoryWriter:
             self.close("completed" if exc is None else f"failed: {type(exc).__name__}: {exc}")
 
 
-def _jsonl(raw: np.ndarray) -> list[dict]:
-    out = []
-    for line in bytes(raw).split(b"\n"):
-        if line.strip():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue
-    return out
-
-
-def _pick_file(path: str | os.PathLike) -> Path:
-    """``path``, or ``path + '.partial'`` when only that exists or it is newer (a later run killed or going)."""
-    p = Path(path)
-    if p.name.endswith(PARTIAL_SUFFIX):
-        candidates = [p]
-    else:
-        candidates = [c for c in (p, Path(str(p) + PARTIAL_SUFFIX)) if c.is_file()]
-    if not candidates or not candidates[0].exists():
-        raise TrajectoryFileError(f"no trajectory file {p}" + ("" if p.name.endswith(PARTIAL_SUFFIX) else
-                                                               f" (nor {p}{PARTIAL_SUFFIX} of a run in progress)"))
-    return max(candidates, key=lambda c: (c.stat().st_mtime_ns, c.name.endswith(PARTIAL_SUFFIX)))
-
-
-def load_trajectory(path: str | os.PathLike) -> Trajectory:
-    """Read a trajectory file. If ``path + '.partial'`` exists and is newer than ``path`` (or ``path`` does not
-    exist) it is read instead: a run that is still going or was killed, every sample up to its last flush, with
-    status "incomplete"; ``Trajectory.source`` names the file read. Raises :class:`TrajectoryFileError` for a
-    missing file, a file that is not HDF5, or an HDF5 file that is not a kane trajectory."""
-    p = _pick_file(path)
-    partial = p.name.endswith(PARTIAL_SUFFIX)
+def load_trajectory(path: str | os.PathLike, *, max_bytes: int = MAX_READ_BYTES) -> Trajectory:
+    """Read a trajectory file (or assembly frames). If ``path + '.partial'`` exists and is newer than ``path`` (or
+    ``path`` does not exist) it is read instead: a run that is still going or was killed, every sample up to its
+    last flush, with status "incomplete"; ``Trajectory.source`` names the file read. The layout is checked before
+    anything is read, and no dataset is read beyond ``max_bytes`` [bytes]. Raises :class:`TrajectoryFileError`
+    for a missing file, a file that is not HDF5 or not a kane trajectory, and
+    :class:`~kane.io.h5_read.HDF5LayoutError` (a KaneError) naming the file and the dataset or attribute at
+    fault for any other layout."""
+    p = pick_file(path)
     if p.is_dir() or not h5py.is_hdf5(p):
         raise TrajectoryFileError(f"{p} is not an HDF5 file (kane reads the .h5 trajectory files written by "
                                   f"kane simulate)")
-    with _h5open(p, "r") as f:
-        if f.attrs.get("format") != _FORMAT:
+    with h5open(p, "r") as f, unreadable_as_layout_error(p):
+        if format_of(f) != _FORMAT:
             raise TrajectoryFileError(f"{p} is an HDF5 file but not a kane trajectory (attribute 'format' is "
-                                      f"{f.attrs.get('format')!r}, expected {_FORMAT!r})")
-        a = f.attrs
-        residual_names = json.loads(a["residual_names"])
-        lengths = [f["t"].shape[0], f["q"].shape[0], f["u"].shape[0]]
-        lengths += [f["residuals"][k].shape[0] for k in residual_names]
-        if "energy" in f:
-            lengths.append(f["energy"].shape[0])
-        committed = f["n_committed"][:] if "n_committed" in f else np.zeros(0, dtype=np.int64)
-        if committed.size:
-            lengths.append(int(committed[0]))
-        n = min(lengths)
-        n_bytes = [int(committed[k]) if committed.size == 3 else None for k in (1, 2)]
-        t = f["t"][:n]
-        q = f["q"][:n]
-        u = f["u"][:n]
-        energy = f["energy"][:n] if "energy" in f else None
-        residuals = {k: f["residuals"][k][:n] for k in residual_names}
-        events = [EventRecord(float(e["t"]), e["name"], e["kind"], e.get("data", {}))
-                  for e in _jsonl(f["events_jsonl"][: n_bytes[0]])]
-        starts = _jsonl(f["modes_jsonl"][: n_bytes[1]])
-        stats = Stats.from_dict(json.loads(a["stats"])) if "stats" in a else Stats(method=str(a["method"]))
-        status = "incomplete" if partial else str(a["status"])
-        t_last = float(t[-1]) if n else math.nan
-        modes = [(float(s["t"]), float(starts[k + 1]["t"]) if k + 1 < len(starts) else t_last, s["mode"])
-                 for k, s in enumerate(starts)]
-        return Trajectory(t=t, q=q, u=u, energy=energy, residuals=residuals, events=events, modes=modes,
-                          stats=stats, q_names=tuple(json.loads(a["q_names"])), u_names=tuple(json.loads(a["u_names"])),
-                          description=str(a["description"]), params=json.loads(a["params"]), status=status,
-                          source=str(p))
+                                      f"{printable(repr(format_of(f)))}, expected {_FORMAT!r})")
+        return _read(f, p, max_bytes)
+
+
+def _read(f: h5py.File, p: Path, max_bytes: int) -> Trajectory:
+    a = f.attrs
+    q_names, u_names = name_list(a, "q_names", p), name_list(a, "u_names", p)
+    residual_names = name_list(a, "residual_names", p, default=[])
+    if residual_names and not isinstance(f.get("residuals", getlink=True), h5py.HardLink):
+        raise HDF5LayoutError(p, "residuals", "missing or a link (expected a group of datasets)")
+    for name in residual_names:
+        if not name or "/" in name or name == ".":
+            raise HDF5LayoutError(p, "attribute residual_names", f"{printable(repr(name))} cannot name a dataset")
+    series = {"t": dataset(f, "t", p, ndim=1), "q": dataset(f, "q", p, ndim=2, width=len(q_names)),
+              "u": dataset(f, "u", p, ndim=2, width=len(u_names)),
+              **{f"residuals/{k}": dataset(f, f"residuals/{k}", p, ndim=1) for k in residual_names}}
+    energy = dataset(f, "energy", p, ndim=1, required=False)
+    if energy is not None:
+        series["energy"] = energy
+    committed_ds = dataset(f, "n_committed", p, ndim=1, kinds="iu", required=False)
+    committed = np.zeros(0, dtype=np.int64) if committed_ds is None else \
+        read_rows(committed_ds, 3, p, dtype=np.int64)
+    lengths = [ds.shape[0] for ds in series.values()] + ([int(committed[0])] if committed.size else [])
+    n = max(0, min(lengths))
+    n_bytes = [max(0, int(committed[k])) if committed.size == 3 else None for k in (1, 2)]
+    data = {name: read_rows(ds, n, p, max_bytes=max_bytes) for name, ds in series.items()}
+    event_fields = {"t": (int, float), "name": str, "kind": str, "data": dict}
+    events = [EventRecord(float(e["t"]), e["name"], e["kind"], e.get("data", {}))
+              for e in jsonl_records(f, "events_jsonl", n_bytes[0], p, event_fields)]
+    starts = jsonl_records(f, "modes_jsonl", n_bytes[1], p, {"t": (int, float), "mode": str})
+    t = data["t"]
+    t_last = float(t[-1]) if n else math.nan
+    modes = [(float(s["t"]), float(starts[k + 1]["t"]) if k + 1 < len(starts) else t_last, s["mode"])
+             for k, s in enumerate(starts)]
+    status = "incomplete" if p.name.endswith(PARTIAL_SUFFIX) else text_attr(a, "status", p, "?")
+    return Trajectory(t=t, q=data["q"], u=data["u"], energy=data.get("energy"), events=events, modes=modes,
+                      residuals={k: data[f"residuals/{k}"] for k in residual_names},
+                      stats=Stats(**stats_fields(f, p, Stats.__dataclass_fields__)),
+                      q_names=q_names, u_names=u_names, description=text_attr(a, "description", p, ""),
+                      params=params_of(f, p), status=status, source=str(p))

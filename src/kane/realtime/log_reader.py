@@ -16,13 +16,21 @@ import h5py
 import numpy as np
 
 from ..errors import ArgumentError
-from .log import LOG_FORMAT, POSE_FIELDS
+from ..io.h5_read import HDF5LayoutError, dataset, format_of, name_list, printable, read_rows, text_attr, \
+    unreadable_as_layout_error
+from .log import _WIDTH, LOG_FORMAT, POSE_FIELDS
 from .stats import DeadlineStats, DeadlineSummary
 
 __all__ = ["LogEvent", "PlantSteps", "RealtimeRecord", "is_realtime_log", "read_log_columns", "load_realtime_log"]
 
 _COLUMNS = ("t", "hand_position", "hand_velocity", "point_position", "point_velocity", "force", "power",
             "port_energy", "spring_energy", "energy", "q", "u", "compute_time", "lateness", "sample_status", "mode")
+_SHAPE = {**_WIDTH, "energy": 1}  # row widths of the columns (q and u: by their names)
+_INTEGER = ("sample_status", "mode")
+_MAX_INDEX = 32767  # the mode column is int16
+_MAX_EVENTS = 10_000_000
+_TEXT_ATTRS = ("status", "stats", "counts", "modes", "q_names", "u_names")
+_SUMMARY = tuple(DeadlineSummary.__dataclass_fields__)
 
 
 @dataclass(frozen=True)
@@ -125,69 +133,146 @@ def is_realtime_log(path) -> bool:
     """Whether ``path`` is an HDF5 file whose format attribute says it is a real-time log (no error otherwise)."""
     try:
         with h5py.File(path, "r") as f:
-            return f.attrs.get("format") == LOG_FORMAT
-    except OSError:
+            return format_of(f) == LOG_FORMAT
+    except (OSError, KeyError, ValueError, TypeError, RuntimeError):
         return False
+
+
+def _width(name: str, f, path) -> int | None:
+    """The row width of column ``name`` (None: a scalar column), q and u by their names."""
+    if name in ("q", "u"):
+        return len(name_list(f.attrs, f"{name}_names", path, default=[]))
+    return None if _SHAPE.get(name, 1) == 1 else _SHAPE[name]
+
+
+def _column(f, name: str, n: int, path) -> np.ndarray:
+    width = _width(name, f, path)
+    ds = dataset(f, name, path, ndim=1 if width is None else 2, width=width)
+    if ds.shape[0] < n:
+        raise HDF5LayoutError(path, name, f"{ds.shape[0]} rows, fewer than the {n} committed (n_committed)")
+    values = read_rows(ds, n, path, dtype=np.int64 if name in _INTEGER else float)
+    if name in _INTEGER and values.size and not (0 <= values.min() and values.max() <= _MAX_INDEX):
+        raise HDF5LayoutError(path, name, f"values from {values.min()} to {values.max()} (expected 0 to {_MAX_INDEX})")
+    return values
+
+
+def _texts(g, name: str, n: int, path) -> list[str]:
+    ds = dataset(g, name, path, ndim=1, kinds="OSU")
+    if ds.shape[0] != n or n > _MAX_EVENTS:
+        raise HDF5LayoutError(path, ds.name, f"{ds.shape[0]} rows (expected {n}, at most {_MAX_EVENTS})")
+    try:
+        return [str(v) for v in ds.asstr(errors="replace")[:]]
+    except (OSError, ValueError, TypeError) as exc:
+        raise HDF5LayoutError(path, ds.name, f"cannot be read as text ({exc})") from None
+
+
+def _events(f, path) -> list[LogEvent]:
+    g = f["events"]
+    t = read_rows(dataset(g, "t", path, ndim=1), _MAX_EVENTS, path)
+    kinds, names, data = (_texts(g, k, t.shape[0], path) for k in ("kind", "constraint", "data"))
+    out = []
+    for k, (tk, kind, name, text) in enumerate(zip(t, kinds, names, data)):
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            value = None
+        if not isinstance(value, dict):
+            raise HDF5LayoutError(path, "events/data", f"row {k} is not a JSON object")
+        out.append(LogEvent(float(tk), kind, name, value))
+    return out
+
+
+def _steps(f, path) -> PlantSteps:
+    g, widths = f["dynamics"], {"q": _width("q", f, path), "u": _width("u", f, path)}
+    cols = {k: dataset(g, k, path, ndim=2 if k in widths else 1, width=widths.get(k))
+            for k in ("t", "q", "u", "energy")}
+    m = min(ds.shape[0] for ds in cols.values())
+    return PlantSteps(*(read_rows(cols[k], m, path) for k in ("t", "q", "u", "energy")))
+
+
+def _group(f, name: str, path) -> bool:
+    link = f.get(name, getlink=True)
+    if link is not None and not (isinstance(link, h5py.HardLink) and isinstance(f[name], h5py.Group)):
+        raise HDF5LayoutError(path, name, "is not a group stored in the file")
+    return link is not None
 
 
 def read_log_columns(path, names, *, role: str = "realtime log") -> tuple[dict, dict]:
     """(attributes, {name: the committed rows}) of the datasets ``names`` of the real-time log ``path``. A file that
-    is not such a log, lacks one of them or holds no row raises ArgumentError naming ``role`` and the file."""
-    where = f"{role} {str(path)!r}"
+    is not such a log, lacks one of them or holds no row raises ArgumentError naming ``role`` and the file; a
+    dataset of another layout (dtype, shape, a size beyond the read limit) :class:`HDF5LayoutError` naming it."""
+    where = f"{role} {printable(repr(str(path)))}"
     try:
         f = h5py.File(path, "r")
     except OSError as exc:
-        raise ArgumentError(f"{where}: not a readable HDF5 file ({exc})") from None
-    with f:
-        fmt = f.attrs.get("format")
+        raise ArgumentError(f"{where}: not a readable HDF5 file ({printable(exc)})") from None
+    with f, unreadable_as_layout_error(path):
+        fmt = format_of(f)
         if fmt != LOG_FORMAT:
-            raise ArgumentError(f"{where}: not a log of kane realtime (format attribute {fmt!r}, expected "
-                                f"{LOG_FORMAT!r}); give a file written by kane realtime -o")
-        missing = [k for k in ("n_committed", *names) if k not in f]
+            raise ArgumentError(f"{where}: not a log of kane realtime (format attribute {printable(repr(fmt))}, "
+                                f"expected {LOG_FORMAT!r}); give a file written by kane realtime -o")
+        missing = [k for k in ("n_committed", *names) if f.get(k, getlink=True) is None]
         if missing:
             raise ArgumentError(f"{where}: no dataset {', '.join(missing)}")
-        n = int(f["n_committed"][0])
+        n = int(read_rows(dataset(f, "n_committed", path, ndim=1, kinds="iu"), 1, path, dtype=np.int64)[:1].sum())
         if n < 1:
-            raise ArgumentError(f"{where}: no period was recorded (status {f.attrs.get('status', '?')!r})")
-        attrs = dict(f.attrs, datasets=tuple(f))
-        columns = {name: f[name][:n] for name in names}
-        if "events" in f:
-            g = f["events"]
-            attrs["events"] = [LogEvent(float(t), k, c, json.loads(d)) for t, k, c, d in
-                               zip(g["t"][:], g["kind"].asstr()[:], g["constraint"].asstr()[:], g["data"].asstr()[:])]
-        if "dynamics" in f:
-            g = f["dynamics"]
-            attrs["steps"] = PlantSteps(g["t"][:], g["q"][:], g["u"][:], g["energy"][:])
+            raise ArgumentError(f"{where}: no period was recorded (status "
+                                f"{printable(repr(text_attr(f.attrs, 'status', path, '?')))})")
+        attrs = {k: text_attr(f.attrs, k, path, "") for k in _TEXT_ATTRS if k in f.attrs}
+        attrs["datasets"] = tuple(f)
+        columns = {name: _column(f, name, n, path) for name in names}
+        if _group(f, "events", path):
+            attrs["events"] = _events(f, path)
+        if _group(f, "dynamics", path):
+            attrs["steps"] = _steps(f, path)
     return attrs, columns
 
 
-def _json(attrs, key, default):
+def _json(attrs, key, kind, path):
     text = attrs.get(key)
-    return default if text is None else json.loads(text)
+    try:
+        value = kind() if text is None else json.loads(text)
+    except (ValueError, RecursionError):
+        value = None
+    if not isinstance(value, kind):
+        raise HDF5LayoutError(path, f"attribute {key}", f"not a JSON {'list' if kind is list else 'object'}")
+    return value
+
+
+def _deadlines(stats: dict, path) -> DeadlineSummary:
+    try:
+        values = {k: (int if k in ("periods", "missed") else float)(stats[k]) for k in _SUMMARY if k != "jitter_counts"}
+        jitter = tuple(int(c) for c in stats["jitter_counts"])
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        raise HDF5LayoutError(path, "attribute stats", f"not a deadline summary ({type(exc).__name__}: "
+                              f"{printable(exc)}; expected numbers {', '.join(_SUMMARY)})") from None
+    return DeadlineSummary(**values, jitter_counts=jitter)
 
 
 def load_realtime_log(path) -> RealtimeRecord:
     """The log ``path`` written by :class:`kane.realtime.RealtimeLoop` (or ``kane realtime -o``), or its partial
-    file (``.partial``) left by a run that was killed, read back as a :class:`RealtimeRecord`."""
+    file (``.partial``) left by a run that was killed, read back as a :class:`RealtimeRecord`; its layout checked
+    (:class:`HDF5LayoutError` naming the file and the dataset or attribute)."""
     attrs, c = read_log_columns(path, _COLUMNS)
     if "torque" in attrs["datasets"]:  # a full pose coupled
         c.update(read_log_columns(path, POSE_FIELDS)[1])
         for name in ("hand_orientation", "body_orientation"):
             c[name] = c[name].reshape(-1, 3, 3)
-    status = str(attrs.get("status", "?"))
-    stats = _json(attrs, "stats", {})
+    status = attrs.get("status", "?")
+    stats = _json(attrs, "stats", dict, path)
     finished = status != "running"
     if finished and stats:
-        deadlines = DeadlineSummary(**{**stats, "jitter_counts": tuple(stats["jitter_counts"])})
+        deadlines = _deadlines(stats, path)
     else:  # not closed: the summary of the rows, the period from their times
         steps = np.diff(c["t"])
         period = float(np.median(steps)) if steps.size else float("nan")
         deadlines = DeadlineStats.from_rows(period, c["lateness"], c["compute_time"]).summary()
         status = "unfinished: the run did not close its log (a partial file)"
-    modes = tuple(_json(attrs, "modes", []))
+    modes = tuple(str(m) for m in _json(attrs, "modes", list, path))
     n_modes = int(c["mode"].max()) + 1
     if len(modes) < n_modes:  # a partial file: the names are written at the close
         modes = modes + tuple(f"mode {k}" for k in range(len(modes), n_modes))
-    return RealtimeRecord(Path(path), status, finished, tuple(_json(attrs, "q_names", [])),
-                          tuple(_json(attrs, "u_names", [])), modes, tuple(attrs.get("events", ())), deadlines,
-                          _json(attrs, "counts", {}), attrs.get("steps"), **{k: np.asarray(v) for k, v in c.items()})
+    names = [tuple(str(v) for v in _json(attrs, f"{k}_names", list, path)) for k in "qu"]
+    return RealtimeRecord(Path(path), status, finished, *names, modes, tuple(attrs.get("events", ())), deadlines,
+                          _json(attrs, "counts", dict, path), attrs.get("steps"),
+                          **{k: np.asarray(v) for k, v in c.items()})
