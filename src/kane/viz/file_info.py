@@ -82,17 +82,12 @@ def _sweep_reader(path) -> Iterator[None]:
 
 def _sweep_rows(path) -> tuple[tuple[str, str], ...]:
     """The sweep package's description (:func:`kane.sweep.describe`: points, done and failed runs with the
-    failures' reasons, warnings) as rows: a line "name: value" starts a row, an indented line continues it."""
+    failures' reasons, warnings) as rows: a line "name: value" is a row, an indented line a row of its own under it
+    (the rows are printed with newlines escaped, so a row holds one line)."""
     with _sweep_reader(path):
         text = describe(path)
-    rows: list[list[str]] = []
-    for line in text.splitlines():
-        if line.startswith(" ") and rows:
-            rows[-1][1] += "\n" + line.strip()
-        else:
-            name, _, value = line.partition(": ")
-            rows.append([name, value])
-    return tuple((name, value) for name, value in rows)
+    return tuple(("", line.strip()) if line.startswith(" ") else tuple(line.partition(": ")[::2])
+                 for line in text.splitlines())
 
 
 def describe_file(path) -> FileInfo:
