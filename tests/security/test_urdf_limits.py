@@ -5,6 +5,7 @@ files up to a size limit checked before reading."""
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from pathlib import Path
 
@@ -179,3 +180,29 @@ def test_a_fifo_is_not_opened(site):
     os.mkfifo(site / "model" / "meshes" / "pipe.stl")  # reading it would block forever
     shapes, said = _shapes(_urdf(site / "model" / "r.urdf", "meshes/pipe.stl"))
     assert shapes == () and "not a regular file" in said[0]
+
+
+# ---- fuzzing (bench/fuzz_urdf.py; 5,000 files in a recorded run) ----------------------------------------------
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import fuzz_urdf  # noqa: E402
+
+
+def test_200_hostile_urdfs_end_ok_or_in_a_kane_error_naming_the_file():
+    result = fuzz_urdf.fuzz(200, seed=20261127, workers=2, limit_s=20.0)
+    assert result.files == 200
+    assert {k: result.counts[k] for k in fuzz_urdf.FAILURES} == dict.fromkeys(fuzz_urdf.FAILURES, 0), result.examples
+    assert result.counts["ok"] >= 40 and result.counts["KaneError"] >= 80  # the mutations reach past the parser
+
+
+def test_a_mesh_read_from_outside_would_be_counted(tmp_path, monkeypatch):
+    """The fuzzer's escape check is live: with the folder check switched off, the planted mesh is read and seen."""
+    import kane.viz.visuals as visuals
+
+    model = fuzz_urdf._site(tmp_path)
+    path = _urdf(model / "escape.urdf", "../outside/secret.stl")
+    assert fuzz_urdf.check_file(path, "error") == ("ok", "")
+    unchecked = visuals.load_mesh
+    monkeypatch.setattr(visuals, "load_mesh", lambda file, scale, roots=None, max_bytes=0: unchecked(file, scale))
+    outcome, detail = fuzz_urdf.check_file(path, "error")
+    assert outcome == "escape" and "secret.stl" in detail
