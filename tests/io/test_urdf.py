@@ -299,7 +299,8 @@ def test_a_2000_link_chain_loads_with_every_number_and_name_checked():
     entry = robot.system._joints[1500]  # root_joint first: joint j1499 places link l1500
     assert entry.name == "j1499" and entry.q_names == ("q_j1499",)
     assert [float(x) for x in entry.r_parent_F] == list(xyz[1499])
-    assert [float(x) for x in entry.joint.axis] == pytest.approx(np.array(axis[1499]) / np.linalg.norm(axis[1499]), abs=1e-15)
+    unit = np.array(axis[1499]) / np.linalg.norm(axis[1499])
+    assert [float(x) for x in entry.joint.axis] == pytest.approx(unit, abs=1e-15)
     body = robot.system._bodies["l1500"]
     assert float(body.mass) == mass[1500] and float(body.inertia[2, 2]) == 0.025 * mass[1500]
     s = robot.system

@@ -182,6 +182,40 @@ def test_a_fifo_is_not_opened(site):
     assert shapes == () and "not a regular file" in said[0]
 
 
+TOML = """
+[[bodies]]
+name = "B"
+mass = 1.0
+inertia = [1, 1, 1]
+[[joints]]
+type = "prismatic"
+parent = "ground"
+child = "B"
+axis = "x"
+[[visuals]]
+body = "B"
+shape = "mesh"
+file = "{file}"
+"""
+
+
+@pytest.mark.parametrize("file, drawn", [("meshes/in.stl", True), ("../outside/secret.stl", False),
+                                         ("{site}/outside/secret.stl", False)])
+def test_a_model_files_meshes_follow_the_same_rule(site, file, drawn):
+    from kane.io.model_file import parse_model
+    from kane.viz.visuals import model_visuals
+
+    loaded = parse_model(TOML.format(file=file.format(site=site)), path=str(site / "model" / "m.toml"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        shapes = model_visuals(loaded)
+    if drawn:
+        _drawn(shapes)
+    else:
+        assert shapes == () and "lies outside the folders meshes are read from" in str(caught[0].message)
+        _drawn(model_visuals(loaded, mesh_roots=[site / "outside"]))
+
+
 # ---- fuzzing (bench/fuzz_urdf.py; 5,000 files in a recorded run) ----------------------------------------------
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 

@@ -47,8 +47,8 @@ from ..io.xml_safe import parse_xml, read_xml_text
 from ..spatial import rotation_rpy, rotation_to_quaternion
 from .scene import PALETTE, BodyShape, ShapeKind, default_shapes
 
-__all__ = ["VisualWarning", "SHAPES", "MAX_MESH_BYTES", "load_mesh", "model_visuals", "urdf_visuals", "shape_mesh", "system_visuals",
-           "body_shapes", "loaded_shapes"]
+__all__ = ["VisualWarning", "SHAPES", "MAX_MESH_BYTES", "load_mesh", "model_visuals", "urdf_visuals", "shape_mesh",
+           "system_visuals", "body_shapes", "loaded_shapes"]
 
 SHAPES = {"box": ({"size"}, set()), "cylinder": ({"radius", "length"}, set()), "sphere": ({"radius"}, set()),
           "capsule": ({"radius", "length"}, set()), "mesh": ({"file"}, {"size"})}
