@@ -106,14 +106,13 @@ def _numbers(elem, attr, n, where, what, default=None):
         if default is None:
             raise ModelError(f"{where}: {what}: missing attribute {attr!r}; expected {n} number(s)")
         return np.array(default, dtype=float)
-    parts = raw.replace(",", " ").split()
-    try:
-        vals = np.array([float(p) for p in parts], dtype=float)
+    try:  # plain floats checked one by one: numpy's checks cost more than the parse for three numbers
+        vals = [float(p) for p in raw.replace(",", " ").split()]
     except ValueError:
         raise ModelError(f"{where}: {what} {attr}={raw!r}: expected {n} number(s)") from None
-    if vals.shape != (n,) or not np.all(np.isfinite(vals)):
+    if len(vals) != n or not all(map(math.isfinite, vals)):
         raise ModelError(f"{where}: {what} {attr}={raw!r}: expected {n} finite number(s)")
-    return vals
+    return np.array(vals)
 
 
 def _snap(a):

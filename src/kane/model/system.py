@@ -104,12 +104,13 @@ class System:
         since the last call: a new name is checked in constant time, not by a pass over every joint (a
         10,000-link URDF loads in linear time)."""
         seen, joints, symbols = self.__dict__.get("_names_seen", (0, set(), set()))
-        if seen > len(self._joints):
+        n = len(self._joints)  # what is added below, also if another thread appends meanwhile (adding is idempotent)
+        if seen > n:
             seen, joints, symbols = 0, set(), set()
-        for e in self._joints[seen:]:
+        for e in self._joints[seen:n]:
             joints.add(e.name)
             symbols.update(e.q_names + e.u_names)
-        self.__dict__["_names_seen"] = (len(self._joints), joints, symbols)
+        self.__dict__["_names_seen"] = (n, joints, symbols)
         return joints, symbols
 
     # ---- bodies and joints ---------------------------------------------------------------------------------

@@ -3,12 +3,17 @@ rotation matrices and inertia tensors, with errors that name the field (``what``
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import sympy as sp
 
 from ..errors import ModelError
 
 __all__ = ["_vec", "_scalar", "_real", "_rotation", "_inertia", "check_rotation"]
+
+
+_ZERO = sp.ImmutableMatrix(3, 1, [0, 0, 0])
 
 
 def _vec(value, what: str) -> sp.ImmutableMatrix:
@@ -18,10 +23,16 @@ def _vec(value, what: str) -> sp.ImmutableMatrix:
         raise ModelError(f"{what}: expected a 3-vector, got {value!r}") from None
     if len(items) != 3:
         raise ModelError(f"{what}: expected a 3-vector, got {len(items)} components")
+    if all(type(v) is int and v == 0 for v in items):
+        return _ZERO  # the origin, as every joint's default child point: one shared immutable vector
     return sp.ImmutableMatrix(3, 1, [_scalar(v, what) for v in items])
 
 
 def _scalar(value, what: str) -> sp.Expr:
+    if type(value) is float and math.isfinite(value):  # the common case, as sympify makes it, without its lookups
+        return sp.Float(value)
+    if type(value) is int:
+        return sp.Integer(value)
     if isinstance(value, (str, bytes)):
         raise ModelError(f"{what}: got the string {value!r}; expected a number or a sympy expression "
                          "(model files parse their expressions with kane.io)")
