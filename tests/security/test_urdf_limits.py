@@ -5,6 +5,7 @@ files up to a size limit checked before reading."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -180,6 +181,19 @@ def test_a_fifo_is_not_opened(site):
     os.mkfifo(site / "model" / "meshes" / "pipe.stl")  # reading it would block forever
     shapes, said = _shapes(_urdf(site / "model" / "r.urdf", "meshes/pipe.stl"))
     assert shapes == () and "not a regular file" in said[0]
+
+
+@pytest.mark.parametrize("geometry, message", [
+    ('<cylinder length="0.5"/>', "<cylinder radius>: missing; expected 1 finite number"),
+    ('<box/>', "<box size>: missing; expected 3 finite numbers"),
+    ('<sphere radius="nan"/>', "<sphere radius>: expected 1 finite numbers, got 'nan'"),
+])
+def test_a_visual_missing_its_numbers_is_refused_naming_the_file(tmp_path, geometry, message):
+    """Found by bench/fuzz_urdf.py (a raw TypeError before): the message names the file, link and attribute."""
+    path = tmp_path / "v.urdf"
+    path.write_text(f'<robot name="r"><link name="base"><visual><geometry>{geometry}</geometry></visual></link></robot>')
+    with pytest.raises(kane.ModelError, match=re.escape(f"{path}: link 'base' <visual> {message}")):
+        urdf_visuals(path)
 
 
 TOML = """

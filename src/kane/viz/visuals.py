@@ -198,6 +198,8 @@ def _resolve(filename: str, urdf_dir: Path, mesh_roots) -> tuple[Path | None, tu
 
 
 def _floats(text, n, where, default):
+    if text is None and default is None:
+        raise ModelError(f"{where}: missing; expected {n} finite number{'s' if n > 1 else ''}")
     if text is None:
         return default
     try:
