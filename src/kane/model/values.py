@@ -73,7 +73,7 @@ def _rotation(value, what: str) -> sp.ImmutableMatrix:
     if R.shape != (3, 3):
         raise ModelError(f"{what}: expected a 3x3 rotation matrix")
     if all(e.is_number for e in R):
-        check_rotation(np.array(R.evalf(), dtype=float), what)
+        check_rotation(np.array(R, dtype=float), what)  # float() of each number, as evalf, without a new matrix
     return R
 
 
