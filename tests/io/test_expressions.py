@@ -355,3 +355,23 @@ def test_parse_number_refuses_non_numbers(value, fragment):
         parse_number(value, SYMBOLS, source="model.toml", where="body 'arm', key 'mass'")
     assert str(info.value).startswith("model.toml, body 'arm', key 'mass': expression ")
     assert fragment in str(info.value)
+
+
+# ---------------------------------------------------------------- names as written (NFKC folding)
+
+@pytest.mark.parametrize("written, read, codepoint", [
+    ("\uff4d", "m", "U+FF4D"),  # fullwidth m
+    ("\ufb01", "fi", "U+FB01"),  # the ligature fi
+    ("\u00b5", "\u03bc", "U+00B5"),  # micro sign -> Greek mu
+    ("e\u0301", "\u00e9", "U+0301"),  # decomposed e-acute: NFKC composes it
+])
+def test_a_name_the_parser_would_fold_is_refused_naming_the_character(written, read, codepoint):
+    import re
+    import unicodedata
+
+    assert unicodedata.normalize("NFKC", written) == read  # what the parser would have read
+    with pytest.raises(ExpressionError, match=re.escape(codepoint)) as info:
+        parse_expression(f"1 + {written}", {read: sympy.Symbol(read), written: sympy.Symbol(written)},
+                         source="m.toml", where="key 'k'")
+    assert f"{written!r} would stand for {read!r}" in str(info.value) and "column 5" in str(info.value)
+    assert kane.io.expressions.folding_problem(read) is None

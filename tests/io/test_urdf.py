@@ -275,3 +275,38 @@ def test_talos_arm_with_its_fixed_mimics_agrees_with_pinocchio():
         expected = pin.aba(pm, pd, q, v, np.zeros(7))
         np.testing.assert_allclose(np.asarray(dyn.udot(0.0, q_kane, u_kane))[order], expected, rtol=1e-10,
                                    atol=1e-10)
+
+
+def _chain(n, seed=7):
+    """A serial chain of n revolute joints with seeded, varied masses, inertias, origins and axes (as the bench)."""
+    rng = np.random.default_rng(seed)
+    mass, xyz, axis = (rng.uniform(0.5, 2, n + 1).tolist(), rng.uniform(-0.2, 0.2, (n, 3)).tolist(),
+                       rng.normal(size=(n, 3)).tolist())
+    links = "".join(f'<link name="l{i}"><inertial><mass value="{mass[i]!r}"/><inertia ixx="{0.01 * mass[i]!r}" '
+                    f'iyy="{0.02 * mass[i]!r}" izz="{0.025 * mass[i]!r}"/></inertial></link>' for i in range(n + 1))
+    joints = "".join(f'<joint name="j{i}" type="revolute"><parent link="l{i}"/><child link="l{i + 1}"/>'
+                     f'<origin xyz="{" ".join(map(repr, xyz[i]))}"/><axis xyz="{" ".join(map(repr, axis[i]))}"/>'
+                     "</joint>" for i in range(n))
+    return f'<robot name="chain">{links}{joints}</robot>', mass, xyz, axis
+
+
+def test_a_2000_link_chain_loads_with_every_number_and_name_checked():
+    """Loading is linear in the links (bench/bench_urdf.py times 1k/4k/10k): new names are checked against sets,
+    and the checks still refuse what they refused."""
+    text, mass, xyz, axis = _chain(2000)
+    robot = parse_urdf(text)
+    assert len(robot.links) == 2001 and robot.links[1500] == "l1500"
+    entry = robot.system._joints[1500]  # root_joint first: joint j1499 places link l1500
+    assert entry.name == "j1499" and entry.q_names == ("q_j1499",)
+    assert [float(x) for x in entry.r_parent_F] == list(xyz[1499])
+    unit = np.array(axis[1499]) / np.linalg.norm(axis[1499])
+    assert [float(x) for x in entry.joint.axis] == pytest.approx(unit, abs=1e-15)
+    body = robot.system._bodies["l1500"]
+    assert float(body.mass) == mass[1500] and float(body.inertia[2, 2]) == 0.025 * mass[1500]
+    s = robot.system
+    with pytest.raises(kane.ModelError, match="'q_j7' is already used"):
+        s.add_joint("l2000", "l3", kane.joints.Revolute("z"), name="again", coordinates=["q_j7"], speeds=["u_x"])
+    with pytest.raises(kane.ModelError, match="joint name 'j1999' is used twice"):
+        s.add_joint("l2000", "l3", kane.joints.Revolute("z"), name="j1999")
+    with pytest.raises(kane.ModelError, match="'u_j1999' is already used"):
+        s.parameter("u_j1999", 1.0)

@@ -154,6 +154,7 @@ def test_urdf_visuals_with_materials_origins_and_a_missing_mesh(tmp_path):
     path = tmp_path / "arm_pkg" / "urdf" / "arm.urdf"
     path.parent.mkdir(parents=True)
     path.write_text(URDF)
+    (tmp_path / "arm_pkg" / "package.xml").write_text("<package/>")  # a ROS package: package:// finds it
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         base, arm, stand_in = urdf_visuals(path)

@@ -7,6 +7,11 @@ whitelist: real number literals, names looked up in a caller-supplied mapping (p
 :data:`FUNCTION_NAMES` named directly. Everything else raises :class:`ExpressionError`, whose message names the
 file, the field, the column and what was expected. Sizes are bounded (text length, nesting depth, exponents,
 exact numbers, arguments that sympy would simplify) so that a hostile file cannot keep sympy busy for hours.
+
+Names are compared as written. Python's parser folds identifiers to their NFKC form, so that a fullwidth "ｍ"
+would silently be read as the parameter "m" and a math-bold "𝐬𝐢𝐧" as the function sin: every name whose
+written characters are not the ones the parser reads is refused, naming the character
+(:func:`folding_problem`). Names that NFKC leaves as they are (Greek "θ", accented letters) are read as usual.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import ast
 import difflib
 import itertools
 import math
+import unicodedata
 from collections.abc import Mapping
 
 import sympy
@@ -22,7 +28,7 @@ import sympy
 from kane.errors import ModelError
 from kane.model.model import float_value
 
-__all__ = ["ExpressionError", "FUNCTION_NAMES", "parse_expression", "parse_number"]
+__all__ = ["ExpressionError", "FUNCTION_NAMES", "folding_problem", "parse_expression", "parse_number"]
 
 MAX_LENGTH = 10_000
 MAX_DEPTH = 100
@@ -111,6 +117,16 @@ class _Parser:
             column = len(self.lines[line - 1].encode("utf-8")[:byte_col].decode("utf-8", "replace")) + 1
         return ExpressionError(detail, text=self.text, source=self.source, where=self.where,
                                line=line, column=column, fragment=fragment)
+
+    def check_names_as_written(self, tree: ast.AST) -> None:
+        """Refuse a name whose written characters differ from the identifier the parser read (NFKC folding)."""
+        raw = [line.encode("utf-8") for line in self.lines]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.lineno == node.end_lineno:
+                written = raw[node.lineno - 1][node.col_offset:node.end_col_offset].decode("utf-8", "replace")
+                if written != node.id:
+                    raise self.error(f"the name {written!r} is not read as written: "
+                                     f"{folding_problem(written) or 'it changes when parsed'}", node)
 
     def operator_error(self, detail: str, node: ast.BinOp) -> ExpressionError:
         """An error located at the operator of ``node`` (found between its operands), else at the node."""
@@ -257,6 +273,20 @@ class _Parser:
         return function(*args, evaluate=self.calls <= MAX_EVALUATED_CALLS and _is_small(args, limit))
 
 
+def folding_problem(name: str) -> str | None:
+    """What is wrong with ``name`` as written: the first character at which Unicode compatibility folding (NFKC,
+    as Python's parser applies to identifiers) changes it, and the name it becomes; None when NFKC leaves it as
+    it is."""
+    if name.isascii() or unicodedata.normalize("NFKC", name) == name:
+        return None
+    folded = unicodedata.normalize("NFKC", name)
+    at = next(i for i in range(1, len(name) + 1) if unicodedata.normalize("NFKC", name[:i]) != name[:i]) - 1
+    bad = name[at]
+    return (f"the character {bad!r} (U+{ord(bad):04X} {unicodedata.name(bad, 'unnamed')}) is folded by Python's "
+            f"parser (NFKC), so {name!r} would stand for {folded!r}; names are compared as written: use "
+            f"{folded!r} if that is meant, or other characters")
+
+
 def _is_small(args: list[sympy.Expr], limit: int) -> bool:
     """Whether the arguments have at most ``limit`` tree nodes in all (counting stops past the limit)."""
     nodes = (node for arg in args for node in sympy.preorder_traversal(arg))
@@ -338,6 +368,8 @@ def parse_expression(text: str | int | float, symbols: Mapping[str, sympy.Basic]
     except (ValueError, RecursionError, MemoryError) as exc:
         raise parser.error(f"the expression cannot be parsed ({type(exc).__name__}): it is nested too "
                            "deeply, too long or contains forbidden characters") from None
+    if not stripped.isascii():
+        parser.check_names_as_written(tree)
     expr = parser.build(tree.body, 1)
     if expr.has(*_NOT_FINITE):
         raise parser.error("the value is infinite, undefined or not real; expected a finite real expression")

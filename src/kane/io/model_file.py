@@ -68,6 +68,7 @@ import sympy as sp
 from ..errors import ArgumentError, DerivationError, ModelError
 from ..model.system import System
 from ..symbolic.derive import derive
+from .expressions import folding_problem
 from .input_schedule import InputSchedule
 from .model_context import Ctx, Loader, ModelFileError, SimulationSettings, type_name
 from .model_tables import (EXTENSION_TABLES, TOP_TABLES, add_bodies, add_constraint, add_joints, add_load, model_defaults,
@@ -211,6 +212,12 @@ def parse_model(text: str, path="<string>") -> LoadedModel:
     system = System(name)
 
     pctx = Ctx(L, "parameters", doc.get("parameters", {}))
+    ictx = Ctx(L, "inputs", doc.get("inputs", {}))
+    for ctx in (pctx, ictx):  # names are compared as written: "ｍ" is not a second "m" (nor the same one)
+        for key in ctx.data:
+            problem = folding_problem(key) if isinstance(key, str) else None
+            if problem:
+                raise ctx.error(key, f"the name is not read as written: {problem}")
     for key in pctx.data:
         with pctx.guard(key):
             value = pctx.number(key, L.scope())
@@ -219,7 +226,6 @@ def parse_model(text: str, path="<string>") -> LoadedModel:
     if "gravity" in mctx.data:
         system.gravity = mctx.vector("gravity", L.scope())
 
-    ictx = Ctx(L, "inputs", doc.get("inputs", {}))
     raw_laws = []
     for key, value in ictx.data.items():
         if isinstance(value, str):  # a schedule, parsed once the coordinates and speeds are known

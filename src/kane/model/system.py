@@ -95,11 +95,23 @@ class System:
     def _check_new_name(self, name, what):
         if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
             raise ModelError(f"{what} name {name!r}: expected an identifier not starting with '_'")
-        taken = set(self._params) | set(self._inputs) | {"t", "stretch", "stretch_rate"}
-        for e in self._joints:
-            taken |= set(e.q_names) | set(e.u_names)
-        if name in taken:
+        if name in self._params or name in self._inputs or name in ("t", "stretch", "stretch_rate") or (
+                name in self._joint_names()[1]):
             raise ModelError(f"{what} name {name!r} is already used by another symbol of system {self.name!r}")
+
+    def _joint_names(self) -> tuple[set, set]:
+        """(names of the joints, names of their coordinates and speeds), brought up to date with the joints added
+        since the last call: a new name is checked in constant time, not by a pass over every joint (a
+        10,000-link URDF loads in linear time)."""
+        seen, joints, symbols = self.__dict__.get("_names_seen", (0, set(), set()))
+        n = len(self._joints)  # what is added below, also if another thread appends meanwhile (adding is idempotent)
+        if seen > n:
+            seen, joints, symbols = 0, set(), set()
+        for e in self._joints[seen:n]:
+            joints.add(e.name)
+            symbols.update(e.q_names + e.u_names)
+        self.__dict__["_names_seen"] = (n, joints, symbols)
+        return joints, symbols
 
     # ---- bodies and joints ---------------------------------------------------------------------------------
     def add_body(self, name: str, mass, com=(0, 0, 0), inertia=(0, 0, 0)) -> str:
@@ -158,7 +170,7 @@ class System:
         if not isinstance(joint, J.Joint):
             raise ModelError(f"joint {name or child!r}: expected a kane.joints joint object, got {joint!r}")
         name = name or f"{parent}_{child}"
-        if any(e.name == name for e in self._joints):
+        if name in self._joint_names()[0]:
             raise ModelError(f"joint name {name!r} is used twice")
         what = f"joint {name!r}"
         suffixes = joint.coordinate_suffixes()

@@ -3,12 +3,17 @@ rotation matrices and inertia tensors, with errors that name the field (``what``
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import sympy as sp
 
 from ..errors import ModelError
 
 __all__ = ["_vec", "_scalar", "_real", "_rotation", "_inertia", "check_rotation"]
+
+
+_ZERO = sp.ImmutableMatrix(3, 1, [0, 0, 0])
 
 
 def _vec(value, what: str) -> sp.ImmutableMatrix:
@@ -18,10 +23,16 @@ def _vec(value, what: str) -> sp.ImmutableMatrix:
         raise ModelError(f"{what}: expected a 3-vector, got {value!r}") from None
     if len(items) != 3:
         raise ModelError(f"{what}: expected a 3-vector, got {len(items)} components")
-    return sp.ImmutableMatrix([_scalar(v, what) for v in items])
+    if all(type(v) is int and v == 0 for v in items):
+        return _ZERO  # the origin, as every joint's default child point: one shared immutable vector
+    return sp.ImmutableMatrix(3, 1, [_scalar(v, what) for v in items])
 
 
 def _scalar(value, what: str) -> sp.Expr:
+    if type(value) is float and math.isfinite(value):  # the common case, as sympify makes it, without its lookups
+        return sp.Float(value)
+    if type(value) is int:
+        return sp.Integer(value)
     if isinstance(value, (str, bytes)):
         raise ModelError(f"{what}: got the string {value!r}; expected a number or a sympy expression "
                          "(model files parse their expressions with kane.io)")
@@ -43,15 +54,27 @@ def _real(value, what: str) -> float:
     return float(value)
 
 
+_IDENTITY = sp.ImmutableMatrix(sp.eye(3))  # immutable: one shared by every frame without a rotation
+
+
+def _matrix3(value, what: str) -> sp.ImmutableMatrix:
+    """``value`` as an immutable matrix; three rows of three entries are built from the flat list of their checked
+    entries (sympy builds a matrix from nested lists several times slower)."""
+    if not isinstance(value, sp.MatrixBase) and len(value) == 3 and all(
+            hasattr(row, "__len__") and not isinstance(row, (str, bytes)) and len(row) == 3 for row in value):
+        return sp.ImmutableMatrix(3, 3, [_scalar(x, what) for row in value for x in row])
+    return sp.ImmutableMatrix(value)
+
+
 def _rotation(value, what: str) -> sp.ImmutableMatrix:
     if value is None:
-        return sp.ImmutableMatrix(sp.eye(3))
-    R = sp.Matrix(value)
+        return _IDENTITY
+    R = _matrix3(value, what)
     if R.shape != (3, 3):
         raise ModelError(f"{what}: expected a 3x3 rotation matrix")
     if all(e.is_number for e in R):
-        check_rotation(np.array(R.evalf(), dtype=float), what)
-    return sp.ImmutableMatrix(R)
+        check_rotation(np.array(R, dtype=float), what)  # float() of each number, as evalf, without a new matrix
+    return R
 
 
 def check_rotation(R: np.ndarray, what: str, where: str = "") -> None:
@@ -64,14 +87,15 @@ def check_rotation(R: np.ndarray, what: str, where: str = "") -> None:
 def _inertia(value, what: str) -> sp.ImmutableMatrix:
     items = list(value) if not isinstance(value, sp.MatrixBase) else value
     if isinstance(items, sp.MatrixBase) and items.shape == (3, 3):
-        I = sp.Matrix(items)
+        I = sp.ImmutableMatrix(items)
     elif len(items) == 6:
         ixx, iyy, izz, ixy, iyz, izx = (_scalar(v, what) for v in items)
-        I = sp.Matrix([[ixx, ixy, izx], [ixy, iyy, iyz], [izx, iyz, izz]])
+        I = sp.ImmutableMatrix(3, 3, [ixx, ixy, izx, ixy, iyy, iyz, izx, iyz, izz])
     elif len(items) == 3 and all(not hasattr(v, "__len__") for v in items):
-        I = sp.diag(*(_scalar(v, what) for v in items))
+        ixx, iyy, izz = (_scalar(v, what) for v in items)
+        I = sp.ImmutableMatrix(3, 3, [ixx, 0, 0, 0, iyy, 0, 0, 0, izz])
     else:
-        I = sp.Matrix(items)
+        I = _matrix3(items, what)
         if I.shape != (3, 3):
             raise ModelError(f"{what}: expected a 3x3 tensor, (Ixx, Iyy, Izz) or (Ixx, Iyy, Izz, Ixy, Iyz, Izx)")
     if I != I.T:
@@ -79,5 +103,5 @@ def _inertia(value, what: str) -> sp.ImmutableMatrix:
         if not all(e.is_number for e in diff) or max(abs(float(e)) for e in diff) > 1e-9 * max(
                 1.0, max(abs(float(e)) for e in I if e.is_number)):
             raise ModelError(f"{what}: the inertia tensor must be symmetric")
-        I = (I + I.T) / 2
-    return sp.ImmutableMatrix(I)
+        I = sp.ImmutableMatrix((I + I.T) / 2)
+    return I

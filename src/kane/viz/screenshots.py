@@ -85,10 +85,11 @@ def take_screenshots(run, out_dir, model=None, shots: int = 3, size=(1000, 700),
 
 
 def urdf_screenshots(urdf, out_dir, shots: int = 3, t_end: float = 1.0, size=(1000, 700),
-                     wait_s: float = 20.0) -> list:
+                     wait_s: float = 20.0, mesh_roots=()) -> list:
     """Screenshots of a robot read from the URDF file ``urdf`` (its ``<visual>`` meshes: :mod:`kane.viz.visuals`)
     falling from its zero pose under gravity for ``t_end`` [s]; the run is saved as ``<urdf stem>.h5`` in
-    ``out_dir``, the PNGs as ``<urdf stem>_view_<i>.png``. ``urdf`` may be "ur5": example-robot-data's UR5."""
+    ``out_dir``, the PNGs as ``<urdf stem>_view_<i>.png``. ``urdf`` may be "ur5": example-robot-data's UR5.
+    Meshes are read from the URDF's folder, its ROS package and ``mesh_roots`` only (:mod:`kane.viz.visuals`)."""
     import kane
     from ..io.model_file import LoadedModel
     from ..io.urdf import load_urdf
@@ -103,7 +104,8 @@ def urdf_screenshots(urdf, out_dir, shots: int = 3, t_end: float = 1.0, size=(10
     run = Path(out_dir) / f"{Path(urdf).stem}.h5"
     traj = kane.simulate(dyn, (0.0, t_end), q0, u0, output_dt=t_end / 50, path=run,
                          description=f"{loaded.name} ({urdf})")
-    return shoot(build_scene(equations, traj, loaded_shapes(loaded)), Path(urdf).stem, out_dir, shots, size, wait_s)
+    return shoot(build_scene(equations, traj, loaded_shapes(loaded, mesh_roots=mesh_roots)), Path(urdf).stem, out_dir,
+                 shots, size, wait_s)
 
 
 def shoot(scene, stem: str, out_dir, shots: int = 3, size=(1000, 700), wait_s: float = 20.0) -> list:
@@ -188,9 +190,12 @@ if __name__ == "__main__":
     parser.add_argument("--model", default=None)
     parser.add_argument("--urdf", default=None, help="a URDF file, or ur5 (example-robot-data's), instead of a run")
     parser.add_argument("--shots", type=int, default=3)
+    parser.add_argument("--mesh-root", action="append", default=[], metavar="DIR",
+                        help="a folder the URDF's meshes may also be read from (repeatable; by default only the "
+                             "URDF's folder and its ROS package)")
     args = parser.parse_args()
     if args.urdf:
-        written = urdf_screenshots(args.urdf, args.out, args.shots)
+        written = urdf_screenshots(args.urdf, args.out, args.shots, mesh_roots=args.mesh_root)
     else:
         written = take_screenshots(args.run, args.out, args.model, args.shots)
     for w in written:

@@ -19,29 +19,42 @@ Numbers may be expressions of the parameters. A body with no visual is drawn wit
 body's default shape with a :class:`VisualWarning` naming the file; for a URDF link, its ``<collision>`` mesh is
 tried first. COLLADA (.dae) visuals, as the UR5's, are read through pycollada (a dependency of kane); a URDF
 visual without a ``<material>`` takes its link's palette colour.
+
+Mesh files are data from the model's author: a model file's or URDF's meshes are read only from under the model's
+own folder or the folders the user allows (``mesh_roots``); a URDF's ``package://PKG/...`` only from a folder PKG
+that is (or lies directly in) one of ``mesh_roots``, or from the ROS package (a folder PKG holding a
+``package.xml``) the URDF itself lies in. Absolute paths, ``file://`` URLs, ``..`` and symbolic links that lead
+elsewhere, other URLs, files that are not regular files and files larger than ``max_mesh_bytes`` (default
+:data:`MAX_MESH_BYTES`, checked with ``os.stat`` before anything is read) are not opened: the mesh is skipped with
+a :class:`VisualWarning` that names the file, the reason and the option that allows it, and the body is drawn
+by its default shape (meshes are for display only; the dynamics never read them).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
+import urllib.parse
 import warnings
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import ModelError
+from ..io.xml_safe import parse_xml, read_xml_text
 from ..spatial import rotation_rpy, rotation_to_quaternion
 from .scene import PALETTE, BodyShape, ShapeKind, default_shapes
 
-__all__ = ["VisualWarning", "SHAPES", "load_mesh", "model_visuals", "urdf_visuals", "shape_mesh", "system_visuals",
-           "body_shapes", "loaded_shapes"]
+__all__ = ["VisualWarning", "SHAPES", "MAX_MESH_BYTES", "load_mesh", "model_visuals", "urdf_visuals", "shape_mesh",
+           "system_visuals", "body_shapes", "loaded_shapes"]
 
 SHAPES = {"box": ({"size"}, set()), "cylinder": ({"radius", "length"}, set()), "sphere": ({"radius"}, set()),
           "capsule": ({"radius", "length"}, set()), "mesh": ({"file"}, {"size"})}
 _COMMON = {"body", "shape", "position", "rotation", "color"}
 _GREY = (170, 170, 170)
+MAX_MESH_BYTES = 64 * 2**20  # [bytes]: a larger mesh file is skipped unread (max_mesh_bytes= changes it)
 
 
 class VisualWarning(UserWarning):
@@ -49,21 +62,42 @@ class VisualWarning(UserWarning):
     what is drawn instead."""
 
 
-def load_mesh(path, scale=(1.0, 1.0, 1.0)):
+def _skip(path, reason: str) -> None:
+    warnings.warn(f"visual mesh {path}: {reason}; drawing the body's default shape", VisualWarning, stacklevel=3)
+
+
+def load_mesh(path, scale=(1.0, 1.0, 1.0), *, roots=None, max_bytes: int = MAX_MESH_BYTES):
     """The mesh in file ``path`` (any format trimesh reads: STL, OBJ, PLY, GLB, DAE through pycollada...) scaled by
     ``scale`` (3,), as a ``trimesh.Trimesh``; None with a :class:`VisualWarning` naming the file when it is
-    missing or cannot be read."""
+    missing, cannot be read, lies outside every folder of ``roots`` (when given; symbolic links followed), is not
+    a regular file or has more than ``max_bytes`` bytes (checked before it is read)."""
     import trimesh
 
     path = Path(path)
-    if not path.is_file():
-        warnings.warn(f"visual mesh {path}: no such file; drawing the body's default shape", VisualWarning,
-                      stacklevel=2)
+    real = Path(os.path.realpath(path))
+    if roots is not None:
+        inside = [Path(os.path.realpath(r)) for r in roots]
+        if not any(real == r or r in real.parents for r in inside):
+            _skip(path, f"lies outside the folders meshes are read from ({', '.join(map(str, inside))}"
+                        f"{'' if real == path.absolute() else f'; it leads to {real}'}); pass mesh_roots=[...] "
+                        "to allow its folder")
+            return None
+    try:
+        info = os.stat(real)
+    except OSError:
+        _skip(path, "no such file")
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        _skip(path, "not a regular file")
+        return None
+    if info.st_size > max_bytes:
+        _skip(path, f"the file has {info.st_size} bytes, more than the limit of {max_bytes} (max_mesh_bytes=... "
+                    "raises it); not read")
         return None
     try:
         with warnings.catch_warnings():  # pycollada builds numpy.matrix objects: numpy's notice is not the user's
             warnings.filterwarnings("ignore", "the matrix subclass", PendingDeprecationWarning)
-            mesh = trimesh.load(str(path), force="mesh")
+            mesh = trimesh.load(str(real), force="mesh")
         if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
             raise ValueError("no triangles in it")
     except Exception as exc:  # trimesh raises many kinds (ImportError for a missing reader, ValueError, ...)
@@ -95,9 +129,10 @@ def _color(ctx, key="color"):
     raise ctx.error(key, f"expected [r, g, b] with each in 0-1, or '#rrggbb', got {value!r}")
 
 
-def model_visuals(loaded) -> tuple[BodyShape, ...]:
+def model_visuals(loaded, *, mesh_roots=(), max_mesh_bytes: int = MAX_MESH_BYTES) -> tuple[BodyShape, ...]:
     """The shapes of the ``[[visuals]]`` tables of ``loaded`` (a :class:`kane.io.model_file.LoadedModel`);
-    errors (a :class:`kane.io.model_file.ModelFileError`) name the file, the table, the key and the line."""
+    errors (a :class:`kane.io.model_file.ModelFileError`) name the file, the table, the key and the line. Meshes
+    are read from under the model file's folder or ``mesh_roots`` only, up to ``max_mesh_bytes`` (the module)."""
     bodies = {b.name for b in loaded.system.compile().bodies}
     out = []
     for i in range(len(loaded.tables.get("visuals", []))):
@@ -123,7 +158,7 @@ def model_visuals(loaded) -> tuple[BodyShape, ...]:
         elif shape == "mesh":
             base = loaded.path.parent if loaded.path is not None else Path(".")
             file = base / ctx.string("file")
-            mesh = load_mesh(file, vec["size"])
+            mesh = load_mesh(file, vec["size"], roots=(base, *mesh_roots), max_bytes=max_mesh_bytes)
             if mesh is not None:
                 out.append(_shape(body, ShapeKind.MESH, vec["size"], vec["position"], vec["rotation"], color,
                                   file, mesh))
@@ -134,23 +169,37 @@ def model_visuals(loaded) -> tuple[BodyShape, ...]:
     return tuple(out)
 
 
-def _resolve(filename: str, urdf_dir: Path) -> Path:
-    """A URDF mesh filename as a path: ``package://PKG/rest`` found in the nearest folder named PKG above the
-    URDF (as example-robot-data lays its robots out), ``file://`` absolute, anything else relative to the URDF."""
+def _resolve(filename: str, urdf_dir: Path, mesh_roots) -> tuple[Path | None, tuple, str]:
+    """(path, the folders it must lie under, why not found) of a URDF mesh filename: ``package://PKG/rest`` in a
+    folder PKG that is or lies in one of ``mesh_roots``, else in the ROS package PKG (a folder of that name holding
+    a package.xml) the URDF lies in; ``file://`` and plain paths (relative to the URDF) under the URDF's folder or
+    ``mesh_roots``; other URLs nowhere."""
+    roots = (urdf_dir, *mesh_roots)
     if filename.startswith("package://"):
         package, _, rest = filename[len("package://"):].partition("/")
+        for root in map(Path, mesh_roots):
+            for folder in (root, root / package):
+                if folder.name == package and folder.is_dir():
+                    return folder / rest, (folder,), ""
         for folder in (urdf_dir, *urdf_dir.parents):
-            if folder.name == package:
-                return folder / rest
-            if (folder / package).is_dir():
-                return folder / package / rest
-        return urdf_dir / rest
+            if folder.name == package and (folder / "package.xml").is_file():
+                return folder / rest, (folder,), ""
+        return None, (), (f"package {package!r} is not the ROS package (a folder {package!r} with a package.xml) "
+                          f"the URDF lies in, nor in mesh_roots; pass mesh_roots=[...] with the folder {package!r} "
+                          "or the one that holds it")
     if filename.startswith("file://"):
-        return Path(filename[len("file://"):])
-    return urdf_dir / filename
+        parsed = urllib.parse.urlparse(filename)
+        if parsed.netloc not in ("", "localhost"):
+            return None, (), f"a file URL on host {parsed.netloc!r}; expected a local file"
+        return Path(urllib.parse.unquote(parsed.path)), roots, ""
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", filename):
+        return None, (), "a URL; meshes are read from local files only"
+    return urdf_dir / filename, roots, ""
 
 
 def _floats(text, n, where, default):
+    if text is None and default is None:
+        raise ModelError(f"{where}: missing; expected {n} finite number{'s' if n > 1 else ''}")
     if text is None:
         return default
     try:
@@ -162,7 +211,7 @@ def _floats(text, n, where, default):
     return values
 
 
-def _urdf_geometry(el, link, where, urdf_dir, color):
+def _urdf_geometry(el, link, where, urdf_dir, color, mesh_roots=(), max_bytes=MAX_MESH_BYTES):
     """The BodyShape of one <visual> or <collision> element of ``link``, or None (a mesh unread, warned)."""
     origin = el.find("origin")
     xyz = _floats(None if origin is None else origin.get("xyz"), 3, f"{where}: link {link!r} <origin xyz>", [0, 0, 0])
@@ -182,22 +231,24 @@ def _urdf_geometry(el, link, where, urdf_dir, color):
         return _shape(link, kind, (2 * r, 2 * r, length), xyz, rpy, color)
     if shape.tag == "mesh":
         scale = _floats(shape.get("scale"), 3, f"{what} <mesh scale>", [1.0, 1.0, 1.0])
-        file = _resolve(shape.get("filename", ""), urdf_dir)
-        mesh = load_mesh(file, scale)
+        file, roots, why = _resolve(shape.get("filename", ""), urdf_dir, mesh_roots)
+        if file is None:
+            _skip(shape.get("filename", ""), why)
+            return None
+        mesh = load_mesh(file, scale, roots=roots, max_bytes=max_bytes)
         return None if mesh is None else _shape(link, ShapeKind.MESH, scale, xyz, rpy, color, file, mesh)
     raise ModelError(f"{what}: geometry <{shape.tag}>; expected box, cylinder, sphere, capsule or mesh")
 
 
-def urdf_visuals(path, renamed=None) -> tuple[BodyShape, ...]:
+def urdf_visuals(path, renamed=None, *, mesh_roots=(), max_mesh_bytes: int = MAX_MESH_BYTES) -> tuple[BodyShape, ...]:
     """The shapes of the ``<visual>`` elements of the URDF file ``path``, on the bodies named as the links (or
     as ``renamed``: link -> body, :attr:`kane.io.urdf.UrdfModel.renamed`); colours from ``<material>`` (inline
     or named at the top level; else the link's colour of :data:`kane.viz.scene.PALETTE`). A link whose visual
-    mesh cannot be read takes its ``<collision>`` geometry, else its default shape (warnings name the files)."""
+    mesh cannot be read takes its ``<collision>`` geometry, else its default shape (warnings name the files).
+    Meshes are read from the URDF's folder, its own ROS package and ``mesh_roots`` only, up to ``max_mesh_bytes``
+    (the module); the file is decoded as :func:`kane.io.urdf.load_urdf` decodes it."""
     path = Path(path)
-    try:
-        robot = ET.fromstring(path.read_text(encoding="utf-8"))
-    except (OSError, ET.ParseError) as exc:
-        raise ModelError(f"{path}: cannot read the URDF's visuals ({exc})") from None
+    robot = parse_xml(read_xml_text(path, kind="URDF"), str(path))
     renamed = renamed or {}
     palette = {}
     for m in robot.findall("material"):
@@ -218,10 +269,11 @@ def urdf_visuals(path, renamed=None) -> tuple[BodyShape, ...]:
     for k, link in enumerate(robot.findall("link")):
         name = link.get("name")
         for visual in link.findall("visual"):
-            shape = _urdf_geometry(visual, name, path, path.parent, color(visual, k))
+            shape = _urdf_geometry(visual, name, path, path.parent, color(visual, k), mesh_roots, max_mesh_bytes)
             if shape is None:
                 for collision in link.findall("collision"):
-                    shape = _urdf_geometry(collision, name, path, path.parent, color(visual, k))
+                    shape = _urdf_geometry(collision, name, path, path.parent, color(visual, k), mesh_roots,
+                                           max_mesh_bytes)
                     if shape is not None:
                         warnings.warn(f"{path}: link {name!r}: drawing its <collision> geometry "
                                       f"({shape.file or shape.kind.value}) for the visual it could not read",
@@ -250,9 +302,10 @@ def shape_mesh(shape: BodyShape):
     return np.asarray(mesh.vertices, dtype=np.float32), np.asarray(mesh.faces, dtype=np.uint32)
 
 
-def system_visuals(model) -> tuple[BodyShape, ...]:
-    """The shapes declared with :meth:`kane.System.add_visual` (``model.visuals``); a mesh that cannot be read is
-    left out with a :class:`VisualWarning` (its body then gets its default shape)."""
+def system_visuals(model, max_mesh_bytes: int = MAX_MESH_BYTES) -> tuple[BodyShape, ...]:
+    """The shapes declared with :meth:`kane.System.add_visual` (``model.visuals``); a mesh that cannot be read or
+    has more than ``max_mesh_bytes`` bytes is left out with a :class:`VisualWarning` (its body then gets its
+    default shape). The builder's own paths are the program's: they are not confined to a folder."""
     kinds = {"box": ShapeKind.BOX, "cylinder": ShapeKind.CYLINDER, "sphere": ShapeKind.SPHERE,
              "capsule": ShapeKind.CAPSULE, "mesh": ShapeKind.MESH}
     index = {b.name: i for i, b in enumerate(model.bodies)}
@@ -261,7 +314,7 @@ def system_visuals(model) -> tuple[BodyShape, ...]:
         color = PALETTE[index[v.body] % len(PALETTE)] if v.color is None else tuple(int(round(255 * c))
                                                                                     for c in v.color)
         if v.shape == "mesh":
-            mesh = load_mesh(Path(v.file), v.size)
+            mesh = load_mesh(Path(v.file), v.size, max_bytes=max_mesh_bytes)
             if mesh is not None:
                 out.append(_shape(v.body, ShapeKind.MESH, v.size, v.position, v.rotation, color, Path(v.file), mesh))
             continue
@@ -271,19 +324,20 @@ def system_visuals(model) -> tuple[BodyShape, ...]:
     return tuple(out)
 
 
-def body_shapes(model, visuals=(), params=None) -> tuple[BodyShape, ...]:
+def body_shapes(model, visuals=(), params=None, max_mesh_bytes: int = MAX_MESH_BYTES) -> tuple[BodyShape, ...]:
     """``visuals`` (BodyShapes), the model's own (:func:`system_visuals`) and the default shape
     (:func:`default_shapes`) of every body of ``model`` that has none of them."""
-    visuals = tuple(visuals) + system_visuals(model)
+    visuals = tuple(visuals) + system_visuals(model, max_mesh_bytes)
     drawn = {s.body for s in visuals}
     return tuple(visuals) + tuple(s for s in default_shapes(model, params) if s.body not in drawn)
 
 
-def loaded_shapes(loaded, params=None) -> tuple[BodyShape, ...]:
+def loaded_shapes(loaded, params=None, *, mesh_roots=(), max_mesh_bytes: int = MAX_MESH_BYTES) -> tuple[BodyShape, ...]:
     """Every body's shapes for ``loaded`` (a :class:`kane.io.model_file.LoadedModel`): its ``[[visuals]]``, the
     ``<visual>`` elements when it was read from a URDF file (``loaded.path`` ending in .urdf), defaults for the
-    rest."""
-    visuals = model_visuals(loaded)
+    rest; meshes only from the model's folder and ``mesh_roots``, up to ``max_mesh_bytes`` (the module)."""
+    limits = {"mesh_roots": tuple(mesh_roots), "max_mesh_bytes": max_mesh_bytes}
+    visuals = model_visuals(loaded, **limits)
     if loaded.path is not None and Path(loaded.path).suffix.lower() == ".urdf":
-        visuals += urdf_visuals(loaded.path)
-    return body_shapes(loaded.system.compile(), visuals, params)
+        visuals += urdf_visuals(loaded.path, **limits)
+    return body_shapes(loaded.system.compile(), visuals, params, max_mesh_bytes)
