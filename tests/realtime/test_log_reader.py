@@ -1,6 +1,8 @@
 """Reading a real-time log back (kane.realtime.log_reader): a log written row by row with known values, closed or
 left partial, read back to the last digit; its deadline summary from the rows equals the loop's own statistics."""
 
+from pathlib import Path
+
 import h5py
 import numpy as np
 import pytest
@@ -93,3 +95,16 @@ def test_files_that_are_not_logs_are_named(tmp_path):
         load_realtime_log(text)
     with pytest.raises(ArgumentError, match=r"not a log of kane realtime \(format attribute 'kane.trajectory'"):
         read_log_columns(other, ("t",))
+
+
+def test_a_second_log_of_the_same_path_refuses_until_the_first_closes(tmp_path):
+    from kane.io.output_path import OutputBusyError
+    path = tmp_path / "run.h5"
+    first = rt.RealtimeLog(path, ["a"], ["b"], flush_every=16)
+    with pytest.raises(OutputBusyError, match=r"run\.h5 is being written by another kane run"):
+        rt.RealtimeLog(tmp_path / "." / "run.h5", ["a"], ["b"], flush_every=16)
+    first.close("completed", {}, {})
+    assert not Path(f"{path}.lock").exists()
+    write_log(path)  # the path is free again: a new run writes it whole
+    rec = load_realtime_log(path)
+    assert rec.finished and len(rec.t) == N

@@ -47,6 +47,7 @@ import h5py
 import numpy as np
 
 from ..errors import KaneError
+from ..io.output_path import OutputLock
 from ..io.trajectory import PARTIAL_SUFFIX, _json_default, _series, check_output_path
 from . import log_writer
 from .log_writer import write_block
@@ -80,6 +81,7 @@ class RealtimeLog:
     def __init__(self, path, q_names, u_names, *, flush_every: int = 250, energy=None, process: bool = False,
                  pose: bool = False):
         self.path = check_output_path(path)
+        self._lock = OutputLock.acquire(self.path)  # one writer per path: a second run refuses here, naming this one
         self.partial = Path(str(self.path) + PARTIAL_SUFFIX)
         self.nq, self.nu = len(q_names), len(u_names)
         self.flush_every = block = max(1, int(flush_every))
@@ -118,6 +120,13 @@ class RealtimeLog:
             self._ring[:] = 0.0  # every page touched now, not at a period's first row in it
         else:
             self._ring = np.zeros(tuple(self._layout["shape"]))
+        try:
+            self._create_file(q_names, u_names)
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _create_file(self, q_names, u_names) -> None:
         if self.partial.exists():
             self.partial.unlink()
         with h5py.File(self.partial, "w", libver=_LIBVER) as f:
@@ -334,6 +343,7 @@ class RealtimeLog:
             if steps:
                 self._write_steps(f.create_group("dynamics"), steps)
         os.replace(self.partial, self.path)
+        self._lock.release()
         return self.path
 
 
