@@ -43,6 +43,14 @@ class Embedding(enum.Enum):
     SUBSTITUTION = "substitution"  # constrained partial velocities, then Kane's sums body by body (Eqs. 41-42)
 
 
+def _option(cls, value, name: str):
+    """``value`` as a member of the option enum ``cls`` of :func:`derive`; a ModelError names ``name`` otherwise."""
+    found = parse_enum(cls, value)
+    if found is None:
+        raise ModelError(f"derive: {name} must be one of {[r.value for r in cls]}, got {value!r}")
+    return found
+
+
 class Redundant(enum.Enum):
     """What ``derive`` does with permanent constraint rows that depend linearly on the others (a row that is a
     multiple of another, or zero at every configuration): refuse them (``ERROR``, the default: a
@@ -54,10 +62,7 @@ class Redundant(enum.Enum):
 
     @classmethod
     def parse(cls, value) -> Redundant:
-        found = parse_enum(cls, value)
-        if found is not None:
-            return found
-        raise ModelError(f"derive: redundant must be one of {[r.value for r in cls]}, got {value!r}")
+        return _option(cls, value, "redundant")
 
 
 class Immobile(enum.Enum):
@@ -71,10 +76,7 @@ class Immobile(enum.Enum):
 
     @classmethod
     def parse(cls, value) -> Immobile:
-        found = parse_enum(cls, value)
-        if found is not None:
-            return found
-        raise ModelError(f"derive: immobile must be one of {[r.value for r in cls]}, got {value!r}")
+        return _option(cls, value, "immobile")
 
 
 class RedundantConstraintWarning(UserWarning):
