@@ -82,7 +82,7 @@ def _sweep(path: Path) -> None:
 
     sf = SweepFile(path, "pendulum", ["m", "g"], ["max_x", "energy_drift"], (("grid", ["m", "g"]),))
     t = np.linspace(0, 1, 5)
-    sf.append([(f"k{i:02d}", "done" if i % 4 else "failed", "" if i % 4 else "diverged", [1.0 + i % 3, 9.0 + i // 3],
+    sf.append([(f"{i:064x}", "done" if i % 4 else "failed", "" if i % 4 else "diverged", [1.0 + i % 3, 9.0 + i // 3],
                 [0.1 * i, 1e-6 * i], (t, np.outer(t, [1, 2]), np.outer(t, [3]), t) if i == 1 else None)
                for i in range(9)], q_names=("x", "y"), u_names=("v",))
 
