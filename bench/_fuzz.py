@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
 
-__all__ = ["FuzzResult", "Task", "Limit", "run_pool", "common_arguments", "print_summary"]
+__all__ = ["FuzzResult", "Task", "Limit", "run_pool", "outcome_of", "common_arguments", "print_summary"]
 
 _CPU_POLL_S = 0.01  # how often the CPU time of the busy workers is read under a CPU-time limit [s]
 
@@ -82,6 +82,22 @@ class Limit:
         if self.cpu:
             return f"more than {self.seconds:g} s of CPU time (or {self.wall_factor * self.seconds:g} s)"
         return f"over {self.seconds:g} s"
+
+
+def outcome_of(exc: BaseException, stage: str, name: str | None) -> tuple[str, str]:
+    """How a checker judges an exception raised at ``stage`` while checking the file ``name`` (None: a stage of
+    the Python API, which names no file): ("KaneError" | "unnamed" (a KaneError not naming the file) | "raw" (any
+    other exception, with the innermost frame in kane), detail)."""
+    import traceback
+
+    from kane.errors import KaneError
+
+    if isinstance(exc, KaneError):
+        outcome = "unnamed" if name is not None and name not in str(exc) else "KaneError"
+        return outcome, f"{stage}: {type(exc).__name__}: {str(exc)[:300]}"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "kane" in f.filename]
+    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+    return "raw", f"{stage}: {type(exc).__name__} at {where}: {str(exc)[:200]}"
 
 
 def _cpu_seconds(pid: int) -> float:

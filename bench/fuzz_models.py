@@ -25,7 +25,7 @@ import time
 import tomllib
 from pathlib import Path
 
-from _fuzz import FuzzResult, Limit, Task, common_arguments, print_summary, run_pool
+from _fuzz import FuzzResult, Limit, Task, common_arguments, outcome_of, print_summary, run_pool
 
 __all__ = ["EXAMPLES", "FuzzResult", "mutate", "to_toml", "check_text", "fuzz", "main"]
 
@@ -186,11 +186,8 @@ def mutate(text: str, rng: random.Random, marker: str) -> str:
 def check_text(text: str, path: str, backend: str | None = None, full: bool = True) -> tuple[str, str]:
     """Load, derive, compile (``backend``: None for kane's default) and evaluate one model file's text (only
     load it unless ``full``): ("ok", "") or (outcome, detail)."""
-    import traceback
-
     import numpy as np
 
-    from kane.errors import KaneError
     from kane.io.model_file import parse_model
 
     stage = "load"
@@ -211,14 +208,8 @@ def check_text(text: str, path: str, backend: str | None = None, full: bool = Tr
             w = inputs(t_start, q0, u0) if inputs else None
             dyn.rhs(t_start, q0, u0, params=dict(lm.parameters), inputs=w)
         return "ok", ""
-    except KaneError as exc:
-        if stage != "evaluate" and Path(path).name not in str(exc):  # evaluation is the Python API, no file
-            return "unnamed", f"{stage}: {type(exc).__name__}: {str(exc)[:300]}"
-        return "KaneError", f"{stage}: {type(exc).__name__}: {str(exc)[:300]}"
-    except BaseException as exc:  # noqa: BLE001 - the point is to count every other exception
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if "kane" in f.filename]
-        where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
-        return "raw", f"{stage}: {type(exc).__name__} at {where}: {str(exc)[:200]}"
+    except BaseException as exc:  # noqa: BLE001 - the point is to count every exception
+        return outcome_of(exc, stage, None if stage == "evaluate" else Path(path).name)  # evaluate: the Python API
 
 
 def _texts(n: int, seed: int, marker: str, full_every: int = 1):

@@ -24,7 +24,7 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-from _fuzz import FuzzResult, Limit, Task, common_arguments, print_summary, run_pool
+from _fuzz import FuzzResult, Limit, Task, common_arguments, outcome_of, print_summary, run_pool
 
 __all__ = ["BASES", "FuzzResult", "mutate", "check_file", "fuzz", "main"]
 
@@ -177,10 +177,8 @@ def _site(root: Path) -> Path:
 
 def check_file(path: Path, mimic: str) -> tuple[str, str]:
     """Load one URDF file, draw its visuals, compile its system: ("ok", "") or (outcome, detail)."""
-    import traceback
     import warnings
 
-    from kane.errors import KaneError
     from kane.io.urdf import load_urdf
     from kane.viz.visuals import urdf_visuals
 
@@ -198,14 +196,8 @@ def check_file(path: Path, mimic: str) -> tuple[str, str]:
             stage = "compile"
             robot.system.compile()
         return "ok", ""
-    except KaneError as exc:
-        if path.name not in str(exc) and stage != "compile":  # compile is the System API: no file
-            return "unnamed", f"{stage}: {type(exc).__name__}: {str(exc)[:300]}"
-        return "KaneError", f"{stage}: {type(exc).__name__}: {str(exc)[:300]}"
-    except BaseException as exc:  # noqa: BLE001 - the point is to count every other exception
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if "kane" in f.filename]
-        where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
-        return "raw", f"{stage}: {type(exc).__name__} at {where}: {str(exc)[:200]}"
+    except BaseException as exc:  # noqa: BLE001 - the point is to count every exception
+        return outcome_of(exc, stage, None if stage == "compile" else path.name)  # compile: the System API
 
 
 def _tasks(n: int, seed: int):

@@ -80,3 +80,20 @@ def test_common_arguments():
     args = ap.parse_args(["--files", "7", "--keep", "out"])
     assert (args.files, args.seed, args.workers, args.limit, args.keep) == (7, 1, 2, 20.0, Path("out"))
     assert not hasattr(_fuzz.common_arguments(argparse.ArgumentParser(), 10.0, keep=False).parse_args([]), "keep")
+
+
+def test_outcome_of_an_exception():
+    from kane.errors import KaneError
+
+    def raised(exc):
+        try:
+            raise exc
+        except BaseException as caught:  # noqa: BLE001
+            return caught
+
+    named = raised(KaneError("model a.toml: field 'mass' must be positive"))
+    assert _fuzz.outcome_of(named, "load", "a.toml") == ("KaneError", "load: KaneError: " + str(named))
+    assert _fuzz.outcome_of(named, "load", "b.toml")[0] == "unnamed"
+    assert _fuzz.outcome_of(named, "evaluate", None)[0] == "KaneError"  # a stage of the Python API names no file
+    outcome, detail = _fuzz.outcome_of(raised(ValueError("bad")), "derive", "a.toml")
+    assert outcome == "raw" and detail.startswith("derive: ValueError at ") and detail.endswith(": bad")
