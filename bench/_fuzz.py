@@ -77,6 +77,11 @@ class Limit:
     cpu: bool = False
     wall_factor: float = 10.0
 
+    @property
+    def wall_s(self) -> float:
+        """The wall time [s] past which a task is a hang whatever its CPU time."""
+        return self.wall_factor * self.seconds if self.cpu else self.seconds
+
     def detail(self) -> str:
         """What a hang's example says."""
         if self.cpu:
@@ -139,9 +144,8 @@ class _Worker:
     def over(self, limit: Limit) -> bool:
         elapsed = time.perf_counter() - self.started
         if limit.cpu:
-            cpu_s = _cpu_seconds(self.proc.pid) - self.cpu0
-            return cpu_s > limit.seconds or elapsed > limit.wall_factor * limit.seconds
-        return elapsed >= limit.seconds
+            return _cpu_seconds(self.proc.pid) - self.cpu0 > limit.seconds or elapsed > limit.wall_s
+        return elapsed >= limit.wall_s
 
     def died(self) -> str:
         """What a crash's example says: the exit status (reaped first: it is None until then)."""
@@ -184,8 +188,7 @@ def run_pool(tasks: Iterable[Task], checker: Callable[[int], Callable[..., tuple
             w.give(next(tasks, None), limit)
         while any(w.task is not None for w in pool):
             busy = [w for w in pool if w.task is not None]
-            timeout = max(0.0, min(w.started for w in busy) + (limit.wall_factor if limit.cpu else 1.0)
-                          * limit.seconds - time.perf_counter())
+            timeout = max(0.0, min(w.started for w in busy) + limit.wall_s - time.perf_counter())
             ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy],
                          timeout=min(timeout, _CPU_POLL_S) if limit.cpu else timeout)
             for i, w in enumerate(pool):
