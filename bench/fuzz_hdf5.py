@@ -24,15 +24,14 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import multiprocessing
 import os
 import random
 import shutil
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import _fuzz
 import h5py
 import numpy as np
 
@@ -83,7 +82,7 @@ def _sweep(path: Path) -> None:
 
     sf = SweepFile(path, "pendulum", ["m", "g"], ["max_x", "energy_drift"], (("grid", ["m", "g"]),))
     t = np.linspace(0, 1, 5)
-    sf.append([(f"k{i:02d}", "done" if i % 4 else "failed", "" if i % 4 else "diverged", [1.0 + i % 3, 9.0 + i // 3],
+    sf.append([(f"{i:064x}", "done" if i % 4 else "failed", "" if i % 4 else "diverged", [1.0 + i % 3, 9.0 + i // 3],
                 [0.1 * i, 1e-6 * i], (t, np.outer(t, [1, 2]), np.outer(t, [3]), t) if i == 1 else None)
                for i in range(9)], q_names=("x", "y"), u_names=("v",))
 
@@ -246,40 +245,16 @@ def check_file(path: str, plot: bool, marker: str) -> tuple[str, str]:
     return outcome
 
 
-def _cpu_seconds(pid: int) -> float:
-    """CPU time [s] (user + system) of process ``pid`` so far (Linux /proc; 0 where it cannot be read)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return 0.0
-
-
-def _worker(conn, marker: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    while True:
-        job = conn.recv()
-        if job is None:
-            return
-        conn.send(check_file(job[0], job[1], marker))
-
-
 @dataclass
-class FuzzResult:
-    """``files`` checked, ``counts`` per outcome, the first ``examples`` of each failure, ``seconds`` of wall
-    time, ``mutations`` counted by kind, ``kinds`` the files per base kind."""
+class FuzzResult(_fuzz.FuzzResult):
+    """``files`` checked, ``counts`` per outcome, the first ``examples`` of each failure, ``wall_s`` (also
+    ``seconds``) of wall time, ``mutations`` counted by kind."""
 
-    files: int = 0
-    counts: collections.Counter = field(default_factory=collections.Counter)
-    examples: dict = field(default_factory=dict)
-    seconds: float = 0.0
     mutations: collections.Counter = field(default_factory=collections.Counter)
 
     @property
-    def rate(self) -> float:
-        return self.files / self.seconds if self.seconds else 0.0
+    def seconds(self) -> float:
+        return self.wall_s
 
 
 def fuzz(n: int, seed: int = 1, workers: int = 2, limit_s: float = 20.0, plot_every: int = 25,
@@ -291,79 +266,35 @@ def fuzz(n: int, seed: int = 1, workers: int = 2, limit_s: float = 20.0, plot_ev
 
     rng = random.Random(seed)
     result = FuzzResult()
-    start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="kane-fuzz-hdf5-") as tmp:
         tmp = Path(tmp)
         corpus = make_corpus(tmp / "corpus")
         marker = tmp / "EXECUTED"
         marker.with_suffix(".py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
-        ctx = multiprocessing.get_context("fork")
-        pool: list = [None] * workers
 
-        def start_worker(i):
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child, str(marker)), daemon=True)
-            proc.start()
-            pool[i] = (proc, parent)
+        def tasks():  # each made when a worker is free, in order: the same files for a seed
+            for k in range(n):
+                kind = rng.choice(list(corpus))
+                case = tmp / f"case{k:05d}_{kind}.h5"
+                result.mutations.update(m.split("(")[0] for m in mutate(corpus[kind], case, rng, marker))
+                yield _fuzz.Task(case.name, (str(case), k % plot_every == 0), path=case)
 
-        for i in range(workers):
-            start_worker(i)
-        def make_job(k):  # made when a worker is free, in order: the same files for a seed
-            kind = rng.choice(list(corpus))
-            case = tmp / f"case{k:05d}_{kind}.h5"
-            result.mutations.update(m.split("(")[0] for m in mutate(corpus[kind], case, rng, marker))
-            return str(case), k % plot_every == 0
+        def checker(slot):
+            import matplotlib
 
-        busy: dict[int, tuple] = {}
-        queue = collections.deque(range(n))
-        while queue or busy:
-            for i in range(workers):
-                if i not in busy and queue:
-                    job = make_job(queue.popleft())
-                    pool[i][1].send(job)
-                    busy[i] = (job, time.monotonic(), _cpu_seconds(pool[i][0].pid))
-            for i, (job, t0, cpu0) in list(busy.items()):
-                proc, conn = pool[i]
-                outcome = None
-                if conn.poll(0.01):
-                    try:
-                        outcome = conn.recv()
-                    except EOFError:
-                        outcome = ("crash", f"worker died (exit {proc.exitcode})")
-                elif not proc.is_alive():
-                    outcome = ("crash", f"worker died (exit {proc.exitcode})")
-                elif (_cpu_seconds(proc.pid) - cpu0 > limit_s or time.monotonic() - t0 > wall_factor * limit_s):
-                    proc.kill()
-                    outcome = ("hang", f"more than {limit_s:g} s of CPU time (or {wall_factor * limit_s:g} s)")
-                if outcome is None:
-                    continue
-                del busy[i]
-                if outcome[0] in ("crash", "hang"):
-                    proc.join()
-                    start_worker(i)
-                result.files += 1
-                result.counts[outcome[0]] += 1
-                if outcome[0] in FAILURES:
-                    result.examples.setdefault(outcome[0], []).append((Path(job[0]).name, outcome[1]))
-                    if keep is not None:
-                        keep.mkdir(parents=True, exist_ok=True)
-                        shutil.copyfile(job[0], keep / Path(job[0]).name)
-                Path(job[0]).unlink(missing_ok=True)
-        for proc, conn in pool:
-            conn.send(None)
-            proc.join(timeout=5)
-    result.seconds = time.perf_counter() - start
-    return result
+            matplotlib.use("Agg")
+            return lambda path, plot: check_file(path, plot, str(marker))
+
+        def remove(task):
+            task.path.unlink(missing_ok=True)
+
+        limit = _fuzz.Limit(limit_s, cpu=True, wall_factor=wall_factor)
+        return _fuzz.run_pool(tasks(), checker, workers, limit, keep, FAILURES, after=remove, result=result)
 
 
 def main(argv=None) -> FuzzResult:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--files", type=int, default=5000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--limit", type=float, default=20.0, help="per-file time limit [s]")
+    ap = _fuzz.common_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0]), limit_s=20.0)
     ap.add_argument("--plot-every", type=int, default=25, help="also run kane plot on every k-th file")
-    ap.add_argument("--keep", type=Path, help="directory for the failing files")
     args = ap.parse_args(argv)
     res = fuzz(args.files, args.seed, args.workers, args.limit, args.plot_every, args.keep)
     print(f"{res.files} files in {res.seconds:.1f} s ({res.rate:.1f} files/s), seed {args.seed}")

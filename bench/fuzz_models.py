@@ -16,18 +16,16 @@ files are written there to reproduce them).
 from __future__ import annotations
 
 import argparse
-import collections
 import math
-import multiprocessing
 import os
 import random
 import re
 import tempfile
 import time
 import tomllib
-from dataclasses import dataclass, field
-from multiprocessing.connection import wait
 from pathlib import Path
+
+from _fuzz import FuzzResult, Limit, Task, common_arguments, outcome_of, print_summary, run_pool
 
 __all__ = ["EXAMPLES", "FuzzResult", "mutate", "to_toml", "check_text", "fuzz", "main"]
 
@@ -185,28 +183,11 @@ def mutate(text: str, rng: random.Random, marker: str) -> str:
         return text
 
 
-@dataclass
-class FuzzResult:
-    """Counts by outcome (``ok``, ``KaneError`` and each of :data:`FAILURES`), examples of each failure
-    (file name, detail), the number of files and the wall time [s]."""
-
-    counts: collections.Counter = field(default_factory=collections.Counter)
-    examples: dict = field(default_factory=dict)
-    files: int = 0
-    wall_s: float = 0.0
-
-    def failures(self) -> int:
-        return sum(self.counts[k] for k in FAILURES)
-
-
 def check_text(text: str, path: str, backend: str | None = None, full: bool = True) -> tuple[str, str]:
     """Load, derive, compile (``backend``: None for kane's default) and evaluate one model file's text (only
     load it unless ``full``): ("ok", "") or (outcome, detail)."""
-    import traceback
-
     import numpy as np
 
-    from kane.errors import KaneError
     from kane.io.model_file import parse_model
 
     stage = "load"
@@ -227,37 +208,8 @@ def check_text(text: str, path: str, backend: str | None = None, full: bool = Tr
             w = inputs(t_start, q0, u0) if inputs else None
             dyn.rhs(t_start, q0, u0, params=dict(lm.parameters), inputs=w)
         return "ok", ""
-    except KaneError as exc:
-        if stage != "evaluate" and Path(path).name not in str(exc):  # evaluation is the Python API, no file
-            return "unnamed", f"{stage}: {type(exc).__name__}: {str(exc)[:300]}"
-        return "KaneError", f"{stage}: {type(exc).__name__}: {str(exc)[:300]}"
-    except BaseException as exc:  # noqa: BLE001 - the point is to count every other exception
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if "kane" in f.filename]
-        where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
-        return "raw", f"{stage}: {type(exc).__name__} at {where}: {str(exc)[:200]}"
-
-
-def _worker(conn, cwd, backend):
-    os.chdir(cwd)
-    while True:
-        task = conn.recv()
-        if task is None:
-            return
-        name, text, full = task
-        conn.send(check_text(text, name, backend, full))
-
-
-class _Worker:
-    def __init__(self, ctx, cwd, backend):
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker, args=(child, cwd, backend), daemon=True)
-        self.proc.start()
-        self.task, self.started = None, 0.0
-
-    def stop(self):
-        if self.proc.is_alive():
-            self.proc.kill()
-        self.proc.join()
+    except BaseException as exc:  # noqa: BLE001 - the point is to count every exception
+        return outcome_of(exc, stage, None if stage == "evaluate" else Path(path).name)  # evaluate: the Python API
 
 
 def _texts(n: int, seed: int, marker: str, full_every: int = 1):
@@ -273,84 +225,29 @@ def fuzz(n: int, seed: int = 1, workers: int = 2, limit_s: float = 10.0, keep: P
     """Run ``n`` mutated files (``seed`` fixes them) on ``workers`` processes, each file within ``limit_s`` [s],
     compiled with ``backend`` (None: kane's default); every ``full_every``-th file is loaded, derived, compiled
     and evaluated, the others only loaded."""
-    result = FuzzResult()
-    start = time.perf_counter()
-    ctx = multiprocessing.get_context("fork")
     with tempfile.TemporaryDirectory() as tmp:
         marker = os.path.join(tmp, "INJECTED")
-        tasks = _texts(n, seed, marker, full_every)
-        pool = [_Worker(ctx, tmp, backend) for _ in range(max(1, workers))]
+        tasks = (Task(name, (text, name, full), text=text) for name, text, full in _texts(n, seed, marker, full_every))
 
-        def record(outcome, name, text, detail):
-            result.counts[outcome] += 1
-            result.files += 1
-            if outcome in FAILURES:
-                result.examples.setdefault(outcome, []).append((name, detail))
-                if keep is not None:
-                    keep.mkdir(parents=True, exist_ok=True)
-                    (keep / name).write_text(text, encoding="utf-8")
+        def checker(slot):
+            os.chdir(tmp)
+            return lambda text, name, full: check_text(text, name, backend, full)
 
-        def check_marker(name, text):
+        def injected(task):
             if os.path.exists(marker):
                 os.remove(marker)
-                record("injection", name, text, "the marker file was created")
+                return "injection", "the marker file was created"
+            return None
 
-        def feed(w):
-            task = next(tasks, None)
-            w.task, w.started = task, time.perf_counter()
-            if task is not None:
-                w.conn.send(task)
-
-        for w in pool:
-            feed(w)
-        while any(w.task is not None for w in pool):
-            busy = [w for w in pool if w.task is not None]
-            deadline = min(w.started for w in busy) + limit_s
-            ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy],
-                         timeout=max(0.0, deadline - time.perf_counter()))
-            for i, w in enumerate(pool):
-                if w.task is None:
-                    continue
-                name, text, _ = w.task
-                if w.conn in ready and w.conn.poll():
-                    outcome, detail = w.conn.recv()
-                elif w.proc.sentinel in ready or not w.proc.is_alive():
-                    outcome, detail = "crash", f"exit code {w.proc.exitcode}"
-                elif time.perf_counter() - w.started >= limit_s:
-                    outcome, detail = "hang", f"over {limit_s:g} s"
-                else:
-                    continue
-                record(outcome, name, text, detail)
-                check_marker(name, text)
-                if outcome in ("crash", "hang"):
-                    w.stop()
-                    pool[i] = w = _Worker(ctx, tmp, backend)
-                feed(w)
-        for w in pool:
-            w.conn.send(None)
-            w.proc.join(timeout=5)
-            w.stop()
-    result.wall_s = time.perf_counter() - start
-    return result
+        return run_pool(tasks, checker, workers, Limit(limit_s), keep, FAILURES, after=injected)
 
 
 def main(argv=None) -> FuzzResult:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--files", type=int, default=5000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--limit", type=float, default=10.0, help="per-file time limit [s]")
-    ap.add_argument("--keep", type=Path, help="directory for the failing files")
+    ap = common_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0]), limit_s=10.0)
     ap.add_argument("--backend", choices=["c", "numba", "numpy"], help="compile with this backend")
     args = ap.parse_args(argv)
     r = fuzz(args.files, args.seed, args.workers, args.limit, args.keep, args.backend)
-    print(f"{r.files} files in {r.wall_s:.1f} s ({r.files / r.wall_s:.2f} files/s, {args.workers} workers)")
-    for k in ("ok", "KaneError", *FAILURES):
-        print(f"  {k:>10}: {r.counts[k]}")
-    for k, items in r.examples.items():
-        print(f"-- {k}")
-        for name, detail in items[:15]:
-            print(f"   {name}: {detail}")
+    print_summary(r, args.workers)
     return r
 
 

@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import argparse
 import codecs
-import collections
-import multiprocessing
 import os
 import random
 import re
 import sysconfig
 import tempfile
-import time
-from dataclasses import dataclass, field
-from multiprocessing.connection import wait
 from pathlib import Path
+
+from _fuzz import FuzzResult, Limit, Task, common_arguments, outcome_of, print_summary, run_pool
 
 __all__ = ["BASES", "FuzzResult", "mutate", "check_file", "fuzz", "main"]
 
@@ -180,10 +177,8 @@ def _site(root: Path) -> Path:
 
 def check_file(path: Path, mimic: str) -> tuple[str, str]:
     """Load one URDF file, draw its visuals, compile its system: ("ok", "") or (outcome, detail)."""
-    import traceback
     import warnings
 
-    from kane.errors import KaneError
     from kane.io.urdf import load_urdf
     from kane.viz.visuals import urdf_visuals
 
@@ -201,43 +196,8 @@ def check_file(path: Path, mimic: str) -> tuple[str, str]:
             stage = "compile"
             robot.system.compile()
         return "ok", ""
-    except KaneError as exc:
-        if path.name not in str(exc) and stage != "compile":  # compile is the System API: no file
-            return "unnamed", f"{stage}: {type(exc).__name__}: {str(exc)[:300]}"
-        return "KaneError", f"{stage}: {type(exc).__name__}: {str(exc)[:300]}"
-    except BaseException as exc:  # noqa: BLE001 - the point is to count every other exception
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if "kane" in f.filename]
-        where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
-        return "raw", f"{stage}: {type(exc).__name__} at {where}: {str(exc)[:200]}"
-
-
-def _worker(conn, root):
-    model = _site(Path(root))
-    while True:
-        task = conn.recv()
-        if task is None:
-            return
-        name, data, mimic = task
-        path = model / name
-        path.write_bytes(data)
-        try:
-            conn.send(check_file(path, mimic))
-        finally:
-            path.unlink()
-
-
-@dataclass
-class FuzzResult:
-    """Counts by outcome (``ok``, ``KaneError`` and each of :data:`FAILURES`), examples of each failure
-    (file name, detail), the number of files and the wall time [s]."""
-
-    counts: collections.Counter = field(default_factory=collections.Counter)
-    examples: dict = field(default_factory=dict)
-    files: int = 0
-    wall_s: float = 0.0
-
-    def failures(self) -> int:
-        return sum(self.counts[k] for k in FAILURES)
+    except BaseException as exc:  # noqa: BLE001 - the point is to count every exception
+        return outcome_of(exc, stage, None if stage == "compile" else path.name)  # compile: the System API
 
 
 def _tasks(n: int, seed: int):
@@ -255,75 +215,28 @@ def fuzz(n: int, seed: int = 1, workers: int = 2, limit_s: float = 10.0) -> Fuzz
     import kane.io.urdf  # noqa: F401
     import kane.viz.visuals  # noqa: F401
 
-    result = FuzzResult()
-    start = time.perf_counter()
-    ctx = multiprocessing.get_context("fork")
     with tempfile.TemporaryDirectory() as tmp:
-        tasks = _tasks(n, seed)
+        def checker(slot):
+            model = _site(Path(tmp) / f"w{slot}")
 
-        def spawn(k):
-            conn, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child, os.path.join(tmp, f"w{k}")), daemon=True)
-            proc.start()
-            return {"conn": conn, "proc": proc, "task": None, "started": 0.0, "k": k}
+            def check(name, data, mimic):
+                path = model / name
+                path.write_bytes(data)
+                try:
+                    return check_file(path, mimic)
+                finally:
+                    path.unlink()
+            return check
 
-        def feed(w):
-            w["task"], w["started"] = next(tasks, None), time.perf_counter()
-            if w["task"] is not None:
-                w["conn"].send(w["task"])
-
-        pool = [spawn(k) for k in range(max(1, workers))]
-        for w in pool:
-            feed(w)
-        while any(w["task"] is not None for w in pool):
-            busy = [w for w in pool if w["task"] is not None]
-            deadline = min(w["started"] for w in busy) + limit_s
-            ready = wait([w["conn"] for w in busy] + [w["proc"].sentinel for w in busy],
-                         timeout=max(0.0, deadline - time.perf_counter()))
-            for i, w in enumerate(pool):
-                if w["task"] is None:
-                    continue
-                if w["conn"] in ready and w["conn"].poll():
-                    outcome, detail = w["conn"].recv()
-                elif w["proc"].sentinel in ready or not w["proc"].is_alive():
-                    outcome, detail = "crash", f"exit code {w['proc'].exitcode}"
-                elif time.perf_counter() - w["started"] >= limit_s:
-                    outcome, detail = "hang", f"over {limit_s:g} s"
-                else:
-                    continue
-                result.counts[outcome] += 1
-                result.files += 1
-                if outcome in FAILURES:
-                    result.examples.setdefault(outcome, []).append((w["task"][0], detail))
-                if outcome in ("crash", "hang"):
-                    w["proc"].kill()
-                    w["proc"].join()
-                    pool[i] = w = spawn(w["k"])
-                feed(w)
-        for w in pool:
-            w["conn"].send(None)
-            w["proc"].join(timeout=5)
-            if w["proc"].is_alive():
-                w["proc"].kill()
-    result.wall_s = time.perf_counter() - start
-    return result
+        tasks = (Task(name, (name, data, mimic), text=data) for name, data, mimic in _tasks(n, seed))
+        return run_pool(tasks, checker, workers, Limit(limit_s), None, FAILURES)
 
 
 def main(argv=None) -> FuzzResult:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--files", type=int, default=5000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--limit", type=float, default=10.0, help="per-file time limit [s]")
+    ap = common_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0]), limit_s=10.0, keep=False)
     args = ap.parse_args(argv)
     r = fuzz(args.files, args.seed, args.workers, args.limit)
-    print(f"{r.files} files in {r.wall_s:.1f} s ({r.files / r.wall_s:.2f} files/s, {args.workers} workers)")
-    for k in ("ok", "KaneError", *FAILURES):
-        print(f"  {k:>10}: {r.counts[k]}")
-    for k, items in r.examples.items():
-        print(f"-- {k}")
-        for name, detail in items[:15]:
-            print(f"   {name}: {detail}")
+    print_summary(r, args.workers)
     return r
 
 

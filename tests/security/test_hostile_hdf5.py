@@ -131,7 +131,7 @@ def test_the_valid_files_read_back(corpus):
     assert traj.params == {"m": 1.0, "g": 9.81} and traj.events[0].data == {"x": 1.0}
     assert load_realtime_log(corpus["realtime"]).modes == ("free", "caster")
     rows = dict(describe_file(corpus["sweep"]).rows)
-    assert rows["runs"] == "9: 6 done, 3 failed" and rows["parameters (2)"] == "m, g"
+    assert rows["points"] == "9 (6 done, 3 failed)" and rows["parameters (2)"] == "m, g"
 
 
 def test_a_damaged_sweep_file_is_routed_to_the_sweep_reader_and_named(corpus, tmp_path):
