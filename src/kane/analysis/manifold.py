@@ -54,15 +54,22 @@ class Chart:
     blocks: tuple
     n_q: int
 
+    def __post_init__(self):
+        E0 = np.zeros((self.n_q, len(self.names)))  # dq/dx of the regular coordinates (read-only templates)
+        for k, c in self.regular:
+            E0[k, c] = 1.0
+        S0 = np.ascontiguousarray(E0.T)
+        E0.flags.writeable = S0.flags.writeable = False
+        object.__setattr__(self, "_E0", E0)
+        object.__setattr__(self, "_S0", S0)
+
     @property
     def tangent(self) -> bool:
         return bool(self.blocks)
 
     def E(self, q) -> np.ndarray:
         """dq/dx (n_q, n_c) at x = 0 (q = e (x) exp(dtheta/2) for each quaternion)."""
-        out = np.zeros((self.n_q, len(self.names)))
-        for k, c in self.regular:
-            out[k, c] = 1.0
+        out = self._E0.copy()
         for _, qi, ci in self.blocks:
             out[qi, ci] = 0.5 * _left(q[qi])[:, 1:]
         return out
@@ -70,11 +77,12 @@ class Chart:
     def rates(self, q, qdot, qdot_q, qdot_u, E):
         """(x' (n_c,), dx'/dx (n_c, n_c), dx'/du (n_c, p)) from q' (n_q,) and its Jacobians dq'/dq (n_q, n_q),
         dq'/du (n_q, p) at x = 0, E = :meth:`E` (the tangent rows: omega, its derivative and -[omega x] / 2)."""
-        n_c = len(self.names)
-        S = np.zeros((n_c, self.n_q))  # dx'/dq' at fixed q
-        extra = np.zeros((n_c, self.n_q))  # the tangent rows' explicit dependence on q
-        for k, c in self.regular:
-            S[c, k] = 1.0
+        return self.tangent_rates(q, qdot, qdot_q, qdot_u, E)[:3]
+
+    def tangent_rates(self, q, qdot, qdot_q, qdot_u, E):
+        """As :meth:`rates`, with :meth:`rate_map` (n_c, n_q) at q appended (formed once for both)."""
+        S = self._S0.copy()  # dx'/dq' at fixed q
+        extra = np.zeros(S.shape)  # the tangent rows' explicit dependence on q
         omegas = []
         for _, qi, ci in self.blocks:
             S[ci, qi] = 2.0 * _left(_CONJ @ q[qi])[1:, :]
@@ -84,13 +92,11 @@ class Chart:
         hx = (S @ qdot_q + extra) @ E
         for ci, w in omegas:
             hx[ci, ci] -= 0.5 * skew(w)
-        return xdot, hx, S @ qdot_u
+        return xdot, hx, S @ qdot_u, S
 
     def rate_map(self, q) -> np.ndarray:
         """dx'/dq' (n_c, n_q) at fixed q: for an input or parameter that moves q' (the chart rows of q')."""
-        S = np.zeros((len(self.names), self.n_q))
-        for k, c in self.regular:
-            S[c, k] = 1.0
+        S = self._S0.copy()
         for _, qi, ci in self.blocks:
             S[ci, qi] = 2.0 * _left(_CONJ @ q[qi])[1:, :]
         return S
