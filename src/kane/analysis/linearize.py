@@ -34,7 +34,7 @@ from ..mechanics.arguments import real_array
 from ..symbolic.derive import Equations
 from .manifold import chart_generator, chart_of, rotation_symmetries
 from .mechanical import MechanicalForm
-from .pointwise import StateLayout, lu_factors, lu_solve, pivoted_qr, state_matrix
+from .pointwise import StateLayout, ill_conditioned, lu_factors, lu_solve, pivoted_qr, state_matrix
 from .result import Linearization, Modes, NotSteadyWarning, not_steady_text
 from .relative import Structure, named_structure, quotient, relevant_states
 
@@ -275,12 +275,12 @@ class Linearizer:
             Cq = v[_CQ][self._holo_array]
             Cq = Cq @ E if E is not None else Cq
             Cd, Ci = Cq[:, dep], Cq[:, lay.ind_array]
-            if np.linalg.cond(Cd) > 1e12:
+            if ill_conditioned(Cd, 1e12):
                 raise KaneError(f"operating point: the configuration constraints do not determine the coordinates "
                                 f"{', '.join(ch.names[k] for k in dep)} here (dC/dq_dep is singular); name other "
                                 "dependent coordinates")
             P = P.copy()
-            P[dep] = -np.linalg.solve(Cd, Ci)
+            P[dep] = -lu_solve(lu_factors(Cd), Ci)
         lu = lu_factors(v["M"])
         udot = lu_solve(lu, v["f"])
         n_p = len(udot)

@@ -40,7 +40,10 @@ def _right(e) -> np.ndarray:
     return np.array([[w, -x, -y, -z], [x, w, z, -y], [y, -z, w, x], [z, y, -x, w]])
 
 
-_CONJ = np.diag([1.0, -1.0, -1.0, -1.0])
+def _omega_map(e) -> np.ndarray:
+    """(3, 4): omega = 2 vec(conj(e) (x) e') = _omega_map(e) @ e', the rows 1-3 of 2 _left(conj(e))."""
+    w, x, y, z = (2.0 * e).tolist()
+    return np.array(((-x, w, z, -y), (-y, -z, w, x), (-z, y, -x, w)))
 
 
 @dataclass(frozen=True)
@@ -85,8 +88,9 @@ class Chart:
         extra = np.zeros(S.shape)  # the tangent rows' explicit dependence on q
         omegas = []
         for _, qi, ci in self.blocks:
-            S[ci, qi] = 2.0 * _left(_CONJ @ q[qi])[1:, :]
-            extra[ci, qi] = 2.0 * _right(qdot[qi])[1:, :] @ _CONJ
+            S[ci, qi] = _omega_map(q[qi])
+            w, x, y, z = (2.0 * qdot[qi]).tolist()  # 2 _right(e')[1:] @ diag(1, -1, -1, -1)
+            extra[ci, qi] = ((x, -w, -z, y), (y, z, -w, -x), (z, -y, x, -w))
             omegas.append((ci, S[ci, qi] @ qdot[qi]))
         xdot = S @ qdot
         hx = (S @ qdot_q + extra) @ E
@@ -98,7 +102,7 @@ class Chart:
         """dx'/dq' (n_c, n_q) at fixed q: for an input or parameter that moves q' (the chart rows of q')."""
         S = self._S0.copy()
         for _, qi, ci in self.blocks:
-            S[ci, qi] = 2.0 * _left(_CONJ @ q[qi])[1:, :]
+            S[ci, qi] = _omega_map(q[qi])
         return S
 
     def retract(self, q, index: int, delta: float) -> np.ndarray:
@@ -259,8 +263,9 @@ def chart_generator(model, chart: Chart, sym: Symmetry, u_ind_names, model_u_nam
     pos = [c for k, c in chart.regular if qs <= k < qs + 3] if free else []
     if sym.side == "body":  # dtheta' = b + dtheta x b / 2
         D[ci, ci] = -0.5 * skew(a)
+    a_cross = skew(a)
     if pos:  # the free joint's position turns about a
-        D[np.ix_(pos, pos)] = skew(a)
+        D[np.ix_(pos, pos)] = a_cross
 
     def at(q, u):
         value = np.zeros(n_c + p)
@@ -268,14 +273,18 @@ def chart_generator(model, chart: Chart, sym: Symmetry, u_ind_names, model_u_nam
         if sym.side == "body":
             value[ci] = a
             return value, D
-        w, x, y, z = q[qi]  # n = R^T a in body axes: dtheta' = n - dtheta x n / 2
-        ev = np.array([x, y, z])
-        n = ((w * w - ev @ ev) * np.eye(3) + 2 * np.outer(ev, ev) + 2 * w * skew(ev)).T @ a
+        e = q[qi]  # n = R^T a in body axes, row a of R = (w^2 - |v|^2) I + 2 v v^T + 2 w [v x]
+        w, v = float(e[0]), e[1:]
+        c = w * w - float(v @ v)
+        x, y, z = v.tolist()
+        row = ((0.0, -z, y), (z, 0.0, -x), (-y, x, 0.0))[sym.axis]
+        two_va = 2 * (x, y, z)[sym.axis]
+        n = [((c if j == sym.axis else 0.0) + two_va * (x, y, z)[j]) + 2 * w * row[j] for j in range(3)]
         value[ci] = n
         Dq = D.copy()
         Dq[ci, ci] = 0.5 * skew(n)
         if pos:
-            value[pos] = skew(a) @ q[qs:qs + 3]
+            value[pos] = a_cross @ q[qs:qs + 3]
         return value, Dq
 
     return at

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
-__all__ = ["StateLayout", "lu_factors", "lu_solve", "pivoted_qr", "state_matrix"]
+__all__ = ["StateLayout", "ill_conditioned", "lu_factors", "lu_solve", "pivoted_qr", "state_matrix"]
 
 _GETRF, _GETRS, _GEQP3 = sla.get_lapack_funcs(("getrf", "getrs", "geqp3"), (np.zeros((1, 1)),))
 _QR_WORK: dict = {}  # shape (m, n) -> the optimal work size of geqp3 (as scipy.linalg.qr queries it)
@@ -32,6 +32,17 @@ def lu_solve(lu, b) -> np.ndarray:
     if lu is None or not b.size:
         return np.zeros(b.shape)
     return _GETRS(lu[0], lu[1], b)[0]
+
+
+def ill_conditioned(a, limit: float) -> bool:
+    """``np.linalg.cond(a) > limit`` for a square a (m, m), without the SVD for m = 1 (cond 1, or inf for 0 and
+    +-inf; a nan raises :class:`numpy.linalg.LinAlgError` as the SVD does)."""
+    if a.shape == (1, 1):
+        size = abs(float(a[0, 0]))
+        if size != size:
+            raise np.linalg.LinAlgError("SVD did not converge")
+        return size == 0.0 or size == np.inf
+    return bool(np.linalg.cond(a) > limit)
 
 
 def pivoted_qr(a):

@@ -131,18 +131,23 @@ def _pivots(V, candidates, tol):
     """(pivot rows, kept generator columns): one row per generator by elimination, largest entry first among
     ``candidates`` rows; a generator with nothing left is dependent on the earlier ones here and left out."""
     W = np.array(V, dtype=float)
+    n = W.shape[1]
+    limits = tol * np.maximum(1.0, np.max(np.abs(V), axis=0, initial=0.0))  # per generator
     rows, cols = [], []
-    for k in range(W.shape[1]):
-        col = W[:, k]
+    for k in range(n):
         free = [r for r in candidates if r not in rows]
         if not free:
             break
-        r = free[int(np.argmax(np.abs(col[free])))]
-        if abs(col[r]) <= tol * max(1.0, float(np.max(np.abs(V[:, k])))):
+        col = W[:, k]
+        size = np.abs(col[free])
+        i = int(size.argmax())
+        if size[i] <= limits[k]:
             continue
+        r = free[i]
         rows.append(r)
         cols.append(k)
-        W[:, k + 1:] -= np.outer(col / col[r], W[r, k + 1:])
+        if k + 1 < n:
+            W[:, k + 1:] -= (col / col[r])[:, None] * W[r, k + 1:]
     return rows, cols
 
 
@@ -160,13 +165,16 @@ def quotient(A, B, rates, keep, n_coords, generators, tol, scale) -> Quotient:
         Pi[np.arange(n_k), keep] = 1.0
         return Quotient(tuple(keep), tuple(k for k in range(n_x) if k not in keep), np.zeros(0), b, Pi, A, A, B, steady,
                         ())
-    V = np.column_stack([g[0][keep] for g in generators])
+    V = np.empty((n_k, len(generators)))
+    for j, g in enumerate(generators):
+        V[:, j] = g[0][keep]
     piv, used = _pivots(V, [i for i, s in enumerate(keep) if s < n_coords], 1e-9)
-    V = np.column_stack([generators[k][0][keep] for k in used]) if used else np.zeros((n_k, 0))
-    rest = [i for i in range(n_k) if i not in piv]
-    Q = np.hstack([V, np.eye(n_k)[:, rest]])
-    Qi = np.linalg.inv(Q) if used else np.eye(n_k)
     m = len(used)
+    rest = [i for i in range(n_k) if i not in piv]
+    Q = np.zeros((n_k, n_k))
+    Q[:, :m] = V[:, used]
+    Q[rest, range(m, n_k)] = 1.0
+    Qi = np.linalg.inv(Q) if used else np.eye(n_k)
     sol = Qi @ rates[keep]
     c, b = sol[:m], sol[m:]
     A_rel = A.copy()
