@@ -34,7 +34,8 @@ from ..mechanics.arguments import real_array
 from ..symbolic.derive import Equations
 from .manifold import chart_generator, chart_of, rotation_symmetries
 from .mechanical import MechanicalForm
-from .pointwise import StateLayout, ill_conditioned, lu_factors, lu_solve, pivoted_qr, state_matrix
+from .pointwise import (StateLayout, ill_conditioned, lu_factors, lu_solve, pivoted_qr, singular_values,
+                        state_matrix)
 from .result import Linearization, Modes, NotSteadyWarning, not_steady_text
 from .relative import Structure, named_structure, quotient, relevant_states
 
@@ -93,6 +94,7 @@ class Linearizer:
             self._drop_redundant_holonomic(eqs)
         self._dep_cols = [self.model_u_names.index(str(s)) for s in eqs.u_dependent]
         self._dep_block = np.ix_(self._perm_rows, self._dep_cols)
+        self._u_ind = [self.model_u_names.index(n) for n in self.u_names]
         self._holo_array = np.array(self.holonomic_rows, dtype=np.intp)
         self._quaternions = tuple(slice(idx[0], idx[0] + 4) for _, idx in model.quaternion_indices()
                                   if list(idx) == list(range(idx[0], idx[0] + 4)))
@@ -130,7 +132,7 @@ class Linearizer:
         known_u = self.model_u_names
         u0 = np.array(m.u0, dtype=float)
         if isinstance(u, Mapping) and all(str(k) in self.u_names for k in u):
-            u = _values_by_name(u, self.u_names, u0[[known_u.index(n) for n in self.u_names]], "speed")
+            u = _values_by_name(u, self.u_names, u0[self._u_ind], "speed")
         elif isinstance(u, Mapping):
             u = _values_by_name(u, known_u, u0, "speed")
         else:
@@ -166,7 +168,7 @@ class Linearizer:
         if self._full is None:
             self._full = compile_program(self.equations.full_program, ["A", "b"])
         A = self._full(float(t), q, np.zeros(len(self.model_u_names)), p, w)[0]
-        sv = np.linalg.svd(A[self._dep_block], compute_uv=False)
+        sv = singular_values(A[self._dep_block])
         if not sv[-1] > 1e-10 * max(1.0, sv[0]):
             raise KaneError(f"operating point: the constraints cannot be solved for the dependent speeds "
                             f"{', '.join(self._dependent_names())} here (their block of the constraint rows is "
@@ -194,8 +196,7 @@ class Linearizer:
             raise KaneError(f"operating point: the speeds violate motion constraint {worst[1]!r} (row {worst[2]}): "
                             f"residual {worst[0]:.3g}; give the independent speeds ({', '.join(self.u_names)}) alone "
                             "or speeds that satisfy the constraints")
-        idx = [self.model_u_names.index(n) for n in self.u_names]
-        return u_full[idx]
+        return u_full[self._u_ind]
 
     # ---- evaluation ----------------------------------------------------------------------------------------
     def evaluate(self, t, q, u, p, w) -> dict:
@@ -351,7 +352,7 @@ class Linearizer:
         """As :meth:`at` for checked arrays (q (n_q,), u (p,), params, inputs in model order)."""
         self.check_dependent_block(t, q, p, w)
         v = self.evaluate(t, q, u, p, w) if values is None else values
-        self.check_configuration(v, tol * max(1.0, float(np.max(np.abs(q), initial=0.0))))
+        self.check_configuration(v, tol * max(1.0, float(np.abs(q).max(initial=0.0))))
         ch = self.chart
         E = ch.E(q) if ch.tangent else None
         if self.holonomic_rows:
@@ -380,7 +381,7 @@ class Linearizer:
             for at in st.generators:
                 val, D = at(q, u)
                 gens.append((val[lay.sel], D[lay.sel] @ Pfull))
-        scale = max(1.0, float(np.max(np.abs(rates), initial=0.0)))
+        scale = max(1.0, float(np.abs(rates).max(initial=0.0)))
         qt = quotient(A, B, rates, st.relevant, n_i, gens, tol, scale)
         states = lay.states
         lin = Linearization(qt.A_full, B, states, self.input_names, lay.coords, self.u_names, lay.dep_names,

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
-__all__ = ["StateLayout", "ill_conditioned", "lu_factors", "lu_solve", "pivoted_qr", "state_matrix"]
+__all__ = ["StateLayout", "ill_conditioned", "lu_factors", "lu_solve", "pivoted_qr", "singular_values",
+           "state_matrix"]
 
-_GETRF, _GETRS, _GEQP3 = sla.get_lapack_funcs(("getrf", "getrs", "geqp3"), (np.zeros((1, 1)),))
+_GETRF, _GETRS, _GEQP3, _GESDD = sla.get_lapack_funcs(("getrf", "getrs", "geqp3", "gesdd"), (np.zeros((1, 1)),))
 _QR_WORK: dict = {}  # shape (m, n) -> the optimal work size of geqp3 (as scipy.linalg.qr queries it)
 
 
@@ -45,19 +46,33 @@ def ill_conditioned(a, limit: float) -> bool:
     return bool(np.linalg.cond(a) > limit)
 
 
+def singular_values(a) -> np.ndarray:
+    """The singular values of a (m, n), largest first (LAPACK gesdd without vectors, as
+    ``np.linalg.svd(a, compute_uv=False)``)."""
+    if not a.size or not np.isfinite(a).all():
+        return np.linalg.svd(a, compute_uv=False)
+    _, s, _, info = _GESDD(a, compute_uv=0, full_matrices=0)
+    if info != 0:
+        raise np.linalg.LinAlgError("SVD did not converge")
+    return s
+
+
 def pivoted_qr(a):
-    """(R's diagonal, column pivots) of the QR factorization with column pivoting of a (m, n), m <= n (LAPACK
-    geqp3 with the work size scipy.linalg.qr would query, so its pivots)."""
+    """(R's diagonal, the first m column pivots) of the QR factorization with column pivoting of a (m, n), m <= n
+    (LAPACK geqp3 with the work size scipy.linalg.qr would query, so its pivots; for m = 1 its first step)."""
     if not np.isfinite(a).all():  # scipy's message for NaN or inf
         _, R, piv = sla.qr(a, pivoting=True, mode="economic")
-        return np.diag(R), piv
+        return np.diag(R), piv[:len(a)]
+    if a.shape[0] == 1:  # geqp3's first pivot: the first column of largest norm |a_0j|; R_00 = a_0j
+        j = int(np.abs(a[0]).argmax())
+        return a[0, j:j + 1], np.array([j])
     lwork = _QR_WORK.get(a.shape)
     if lwork is None:
         lwork = _QR_WORK[a.shape] = int(_GEQP3(a, lwork=-1)[-2][0].real)
     qr, jpvt, _, _, info = _GEQP3(a, lwork=lwork)
     if info < 0:
         raise ValueError(f"illegal value in {-info}th argument of internal geqp3")
-    return np.diag(qr), jpvt - 1
+    return np.diag(qr), jpvt[:len(a)] - 1
 
 
 @dataclass(frozen=True)
@@ -88,8 +103,8 @@ class StateLayout:
         Pfull0[n_c:, n_i:] = np.eye(n_p)
         P0.flags.writeable = Pfull0.flags.writeable = False
         coords = tuple(names[k] for k in ind)
-        return StateLayout(list(dep), ind, np.array(ind, dtype=np.intp), P0, ind + list(range(n_c, n_c + n_p)), Pfull0,
-                       coords, coords + tuple(u_names), tuple(names[k] for k in dep))
+        return StateLayout(list(dep), ind, np.array(ind, dtype=np.intp), P0, ind + list(range(n_c, n_c + n_p)),
+                           Pfull0, coords, coords + tuple(u_names), tuple(names[k] for k in dep))
 
 
 def state_matrix(h_x, h_u, g_x, g_u, P, ind) -> np.ndarray:

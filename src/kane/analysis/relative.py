@@ -132,7 +132,7 @@ def _pivots(V, candidates, tol):
     ``candidates`` rows; a generator with nothing left is dependent on the earlier ones here and left out."""
     W = np.array(V, dtype=float)
     n = W.shape[1]
-    limits = tol * np.maximum(1.0, np.max(np.abs(V), axis=0, initial=0.0))  # per generator
+    limits = tol * np.maximum(1.0, np.abs(V).max(axis=0, initial=0.0))  # per generator
     rows, cols = [], []
     for k in range(n):
         free = [r for r in candidates if r not in rows]
@@ -160,30 +160,31 @@ def quotient(A, B, rates, keep, n_coords, generators, tol, scale) -> Quotient:
     n_k = len(keep)
     if not generators:  # the closed subsystem alone: a selection
         b = rates[keep]
-        steady = bool(np.max(np.abs(b), initial=0.0) <= tol * scale)
+        steady = bool(np.abs(b).max(initial=0.0) <= tol * scale)
         Pi = np.zeros((n_k, n_x))
         Pi[np.arange(n_k), keep] = 1.0
         return Quotient(tuple(keep), tuple(k for k in range(n_x) if k not in keep), np.zeros(0), b, Pi, A, A, B, steady,
                         ())
+    rows = np.array(keep, dtype=np.intp)
     V = np.empty((n_k, len(generators)))
     for j, g in enumerate(generators):
-        V[:, j] = g[0][keep]
+        V[:, j] = g[0][rows]
     piv, used = _pivots(V, [i for i, s in enumerate(keep) if s < n_coords], 1e-9)
     m = len(used)
     rest = [i for i in range(n_k) if i not in piv]
     Q = np.zeros((n_k, n_k))
     Q[:, :m] = V[:, used]
-    Q[rest, range(m, n_k)] = 1.0
+    Q[rest, np.arange(m, n_k)] = 1.0
     Qi = np.linalg.inv(Q) if used else np.eye(n_k)
-    sol = Qi @ rates[keep]
+    sol = Qi @ rates[rows]
     c, b = sol[:m], sol[m:]
     A_rel = A.copy()
     for ck, k in zip(c, used):
         A_rel -= ck * generators[k][1]
-    steady = bool(np.max(np.abs(b), initial=0.0) <= tol * scale)
+    steady = bool(np.abs(b).max(initial=0.0) <= tol * scale)
     A_full = A_rel if steady else A
     Pi = np.zeros((n_k - m, n_x))
-    Pi[:, keep] = Qi[m:]
+    Pi[:, rows] = Qi[m:]
     kept = tuple(keep[i] for i in rest)
     return Quotient(kept, tuple(k for k in range(n_x) if k not in kept), c, b, Pi, A_rel, A_full, B, steady,
                     tuple(used))
