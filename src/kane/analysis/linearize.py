@@ -96,8 +96,8 @@ class Linearizer:
         self._dep_block = np.ix_(self._perm_rows, self._dep_cols)
         self._u_ind = [self.model_u_names.index(n) for n in self.u_names]
         self._holo_array = np.array(self.holonomic_rows, dtype=np.intp)
-        self._quaternions = tuple(slice(idx[0], idx[0] + 4) for _, idx in model.quaternion_indices()
-                                  if list(idx) == list(range(idx[0], idx[0] + 4)))
+        # the quaternions' 4 consecutive components (chart_of refuses others)
+        self._quaternions = tuple(slice(idx[0], idx[0] + 4) for _, idx in model.quaternion_indices())
         self._lock = threading.Lock()
         self._layouts: dict = {}  # dependent chart indices -> StateLayout (each published by one assignment)
         self._relevant: dict = {}  # dependent chart indices -> (relevant states, dependence pattern)
@@ -148,7 +148,7 @@ class Linearizer:
         """A copy of q with its quaternions scaled to unit norm, after the model's check that they are unit
         quaternions (its refusal names the joint); the check's norms are reused when they pass."""
         norms = [float(np.sqrt(q[k].dot(q[k]))) for k in self._quaternions]
-        if len(norms) != len(self.model.quaternion_indices()) or not all(abs(n - 1.0) <= 1e-6 for n in norms):
+        if not all(abs(n - 1.0) <= 1e-6 for n in norms):
             self.model.check_quaternions(q, "the operating point")
             return self.model.normalize_quaternions(q.copy())
         q = q.copy()

@@ -86,7 +86,7 @@ class StateLayout:
     ind: list
     ind_array: np.ndarray
     P0: np.ndarray
-    sel: list
+    sel: np.ndarray
     Pfull0: np.ndarray
     coords: tuple
     states: tuple
@@ -103,7 +103,8 @@ class StateLayout:
         Pfull0[n_c:, n_i:] = np.eye(n_p)
         P0.flags.writeable = Pfull0.flags.writeable = False
         coords = tuple(names[k] for k in ind)
-        return StateLayout(list(dep), ind, np.array(ind, dtype=np.intp), P0, ind + list(range(n_c, n_c + n_p)),
+        return StateLayout(list(dep), ind, np.array(ind, dtype=np.intp), P0,
+                           np.array(ind + list(range(n_c, n_c + n_p)), dtype=np.intp),
                            Pfull0, coords, coords + tuple(u_names), tuple(names[k] for k in dep))
 
 
