@@ -265,17 +265,19 @@ class Linearizer:
             lay = self._layouts[key] = StateLayout.of(self.chart.names, key, self.u_names)
         return lay
 
-    def _parts(self, q, v, dep, E=None):
+    def _parts(self, q, v, dep, E=None, Cx=None):
         """(layout, P (n_c, n_i), udot, g_x (p, n_c), x' (n_c,), dx'/dx, dx'/du, E, LU factors of M, dx'/dq' at
-        fixed q (n_c, n_q) or None) at an evaluated point (E the chart's dq/dx there when known)."""
+        fixed q (n_c, n_q) or None) at an evaluated point (E the chart's dq/dx there and Cx the holonomic rows'
+        dC/dx when known)."""
         ch, lay = self.chart, self._layout(dep)
         if E is None and ch.tangent:
             E = ch.E(q)
         P = lay.P0
         if dep:
-            Cq = v[_CQ][self._holo_array]
-            Cq = Cq @ E if E is not None else Cq
-            Cd, Ci = Cq[:, dep], Cq[:, lay.ind_array]
+            if Cx is None:
+                Cx = v[_CQ][self._holo_array]
+                Cx = Cx @ E if E is not None else Cx
+            Cd, Ci = Cx[:, dep], Cx[:, lay.ind_array]
             if ill_conditioned(Cd, 1e12):
                 raise KaneError(f"operating point: the configuration constraints do not determine the coordinates "
                                 f"{', '.join(ch.names[k] for k in dep)} here (dC/dq_dep is singular); name other "
@@ -355,12 +357,12 @@ class Linearizer:
         self.check_configuration(v, tol * max(1.0, float(np.abs(q).max(initial=0.0))))
         ch = self.chart
         E = ch.E(q) if ch.tangent else None
+        Cx = None
         if self.holonomic_rows:
-            Cq = v[_CQ][self._holo_array]
-            dep = self.dependent_coordinates(Cq @ E if E is not None else Cq, dependent_q)
-        else:
-            dep = self.dependent_coordinates(None, dependent_q)
-        lay, P, udot, g_x, xdot, h_x, h_u, E, lu, S = self._parts(q, v, dep, E)
+            Cx = v[_CQ][self._holo_array]
+            Cx = Cx @ E if E is not None else Cx
+        dep = self.dependent_coordinates(Cx, dependent_q)
+        lay, P, udot, g_x, xdot, h_x, h_u, E, lu, S = self._parts(q, v, dep, E, Cx)
         n_p, ind = len(u), lay.ind_array
         n_i = len(ind)
         f_r = v[_FR].reshape(n_p, -1)
@@ -387,8 +389,8 @@ class Linearizer:
         lin = Linearization(qt.A_full, B, states, self.input_names, lay.coords, self.u_names, lay.dep_names,
                             tuple(states[k] for k in qt.dropped), rates, qt.residual,
                             tuple(states[k] for k in qt.states), qt.steady, float(t), q, u, p, w, v["M"],
-                            tuple(f"{s.label}: {s}" for s in st.symmetries),
-                            tuple((st.symmetries[k].label, float(c)) for k, c in zip(qt.used, qt.frame_rates)), qt)
+                            st.descriptions, tuple((st.labels[k], float(c)) for k, c in zip(qt.used, qt.frame_rates)),
+                            qt)
         if warn and not lin.steady:
             warnings.warn(not_steady_text(lin), NotSteadyWarning, stacklevel=3)
         return lin

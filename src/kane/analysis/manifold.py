@@ -88,10 +88,10 @@ class Chart:
         extra = np.zeros(S.shape)  # the tangent rows' explicit dependence on q
         omegas = []
         for _, qi, ci in self.blocks:
-            S[ci, qi] = _omega_map(q[qi])
+            S[ci, qi] = om = _omega_map(q[qi])
             w, x, y, z = (2.0 * qdot[qi]).tolist()  # 2 _right(e')[1:] @ diag(1, -1, -1, -1)
             extra[ci, qi] = ((x, -w, -z, y), (y, z, -w, -x), (z, -y, x, -w))
-            omegas.append((ci, S[ci, qi] @ qdot[qi]))
+            omegas.append((ci, om @ qdot[qi]))
         xdot = S @ qdot
         hx = (S @ qdot_q + extra) @ E
         for ci, w in omegas:

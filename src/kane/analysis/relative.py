@@ -15,6 +15,7 @@ closed subsystem of the others.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -33,6 +34,16 @@ class Structure:
     symmetries: tuple
     generators: tuple
     pattern: object = None
+
+    @cached_property
+    def descriptions(self) -> tuple:
+        """``"<label>: <what it turns>"`` per symmetry (formed once)."""
+        return tuple(f"{s.label}: {s}" for s in self.symmetries)
+
+    @cached_property
+    def labels(self) -> tuple:
+        """The symmetries' labels (formed once)."""
+        return tuple(s.label for s in self.symmetries)
 
 
 def relevant_states(pattern, n_coords) -> set:
@@ -132,21 +143,21 @@ def _pivots(V, candidates, tol):
     ``candidates`` rows; a generator with nothing left is dependent on the earlier ones here and left out."""
     W = np.array(V, dtype=float)
     n = W.shape[1]
-    limits = tol * np.maximum(1.0, np.abs(V).max(axis=0, initial=0.0))  # per generator
+    limits = (tol * np.maximum(1.0, np.abs(V).max(axis=0, initial=0.0))).tolist()  # per generator
     rows, cols = [], []
     for k in range(n):
         free = [r for r in candidates if r not in rows]
         if not free:
             break
-        col = W[:, k]
-        size = np.abs(col[free])
+        size = np.abs(W[free, k])
         i = int(size.argmax())
-        if size[i] <= limits[k]:
+        if float(size[i]) <= limits[k]:
             continue
         r = free[i]
         rows.append(r)
         cols.append(k)
         if k + 1 < n:
+            col = W[:, k]
             W[:, k + 1:] -= (col / col[r])[:, None] * W[r, k + 1:]
     return rows, cols
 
@@ -173,8 +184,9 @@ def quotient(A, B, rates, keep, n_coords, generators, tol, scale) -> Quotient:
     m = len(used)
     rest = [i for i in range(n_k) if i not in piv]
     Q = np.zeros((n_k, n_k))
-    Q[:, :m] = V[:, used]
-    Q[rest, np.arange(m, n_k)] = 1.0
+    Q[:, :m] = V if m == V.shape[1] else V[:, used]
+    for j, r in enumerate(rest, m):
+        Q[r, j] = 1.0
     Qi = np.linalg.inv(Q) if used else np.eye(n_k)
     sol = Qi @ rates[rows]
     c, b = sol[:m], sol[m:]
