@@ -25,7 +25,6 @@ import weakref
 from collections.abc import Mapping
 
 import numpy as np
-import scipy.linalg as sla
 
 from ..codegen.forward import jacobian_name, jacobian_program
 from ..codegen.numpy_backend import compile_program
