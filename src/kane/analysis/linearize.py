@@ -25,7 +25,6 @@ import weakref
 from collections.abc import Mapping
 
 import numpy as np
-import scipy.linalg as sla
 
 from ..codegen.forward import jacobian_name, jacobian_program
 from ..codegen.numpy_backend import compile_program
@@ -34,10 +33,16 @@ from ..mechanics.arguments import real_array
 from ..symbolic.derive import Equations
 from .manifold import chart_generator, chart_of, rotation_symmetries
 from .mechanical import MechanicalForm
+from .pointwise import (StateLayout, ill_conditioned, lu_factors, lu_solve, pivoted_qr, singular_values,
+                        state_matrix)
 from .result import Linearization, Modes, NotSteadyWarning, not_steady_text
 from .relative import Structure, named_structure, quotient, relevant_states
 
 __all__ = ["Linearization", "Linearizer", "MechanicalForm", "Modes", "NotSteadyWarning", "linearize", "linearizer"]
+
+_CQ, _MQ, _FQ, _FU, _FR = (jacobian_name(o, g) for o, g in (("C", "q"), ("M", "q"), ("f", "q"), ("f", "u"),
+                                                               ("f", "inputs")))
+_QDQ, _QDU, _QDR = (jacobian_name("qdot", g) for g in ("q", "u", "inputs"))
 
 
 def _values_by_name(value, names, defaults, what) -> np.ndarray:
@@ -87,7 +92,13 @@ class Linearizer:
             self._perm_rows = [self._perm_rows[k] for k in kept]
             self._drop_redundant_holonomic(eqs)
         self._dep_cols = [self.model_u_names.index(str(s)) for s in eqs.u_dependent]
+        self._dep_block = np.ix_(self._perm_rows, self._dep_cols)
+        self._u_ind = [self.model_u_names.index(n) for n in self.u_names]
+        self._holo_array = np.array(self.holonomic_rows, dtype=np.intp)
+        # the quaternions' 4 consecutive components (chart_of refuses others)
+        self._quaternions = tuple(slice(idx[0], idx[0] + 4) for _, idx in model.quaternion_indices())
         self._lock = threading.Lock()
+        self._layouts: dict = {}  # dependent chart indices -> StateLayout (each published by one assignment)
         self._relevant: dict = {}  # dependent chart indices -> (relevant states, dependence pattern)
         self._structures: dict = {}  # (dependent chart indices, parameters, inputs) -> Structure
 
@@ -114,14 +125,13 @@ class Linearizer:
         if q.shape != (m.n_q,):
             raise ArgumentError(f"q: expected {m.n_q} values ({', '.join(self.q_names)}), got shape {q.shape}")
         if self.chart.tangent:
-            m.check_quaternions(q, "the operating point")
-            q = m.normalize_quaternions(q.copy())
+            q = self._unit_quaternions(q)
         p = m.parameter_values(params)
         w = m.input_values(inputs)
         known_u = self.model_u_names
         u0 = np.array(m.u0, dtype=float)
         if isinstance(u, Mapping) and all(str(k) in self.u_names for k in u):
-            u = _values_by_name(u, self.u_names, u0[[known_u.index(n) for n in self.u_names]], "speed")
+            u = _values_by_name(u, self.u_names, u0[self._u_ind], "speed")
         elif isinstance(u, Mapping):
             u = _values_by_name(u, known_u, u0, "speed")
         else:
@@ -132,6 +142,18 @@ class Linearizer:
             raise ArgumentError(f"u: expected the {len(self.u_names)} independent speeds ({', '.join(self.u_names)}) "
                                 f"or all {len(known_u)} speeds of the model, got shape {u.shape}")
         return q, u, p, w
+
+    def _unit_quaternions(self, q) -> np.ndarray:
+        """A copy of q with its quaternions scaled to unit norm, after the model's check that they are unit
+        quaternions (its refusal names the joint); the check's norms are reused when they pass."""
+        norms = [float(np.sqrt(q[k].dot(q[k]))) for k in self._quaternions]
+        if not all(abs(n - 1.0) <= 1e-6 for n in norms):
+            self.model.check_quaternions(q, "the operating point")
+            return self.model.normalize_quaternions(q.copy())
+        q = q.copy()
+        for k, n in zip(self._quaternions, norms):
+            q[k] /= n
+        return q
 
     def _permanent_rows(self) -> list[int]:
         return [r for b in self.equations.constraint_layout.values() if not b.transient
@@ -145,7 +167,7 @@ class Linearizer:
         if self._full is None:
             self._full = compile_program(self.equations.full_program, ["A", "b"])
         A = self._full(float(t), q, np.zeros(len(self.model_u_names)), p, w)[0]
-        sv = np.linalg.svd(A[np.ix_(self._perm_rows, self._dep_cols)], compute_uv=False)
+        sv = singular_values(A[self._dep_block])
         if not sv[-1] > 1e-10 * max(1.0, sv[0]):
             raise KaneError(f"operating point: the constraints cannot be solved for the dependent speeds "
                             f"{', '.join(self._dependent_names())} here (their block of the constraint rows is "
@@ -173,8 +195,7 @@ class Linearizer:
             raise KaneError(f"operating point: the speeds violate motion constraint {worst[1]!r} (row {worst[2]}): "
                             f"residual {worst[0]:.3g}; give the independent speeds ({', '.join(self.u_names)}) alone "
                             "or speeds that satisfy the constraints")
-        idx = [self.model_u_names.index(n) for n in self.u_names]
-        return u_full[idx]
+        return u_full[self._u_ind]
 
     # ---- evaluation ----------------------------------------------------------------------------------------
     def evaluate(self, t, q, u, p, w) -> dict:
@@ -196,7 +217,7 @@ class Linearizer:
         """Raise a :class:`KaneError` naming the holonomic constraint with the largest residual above ``tol``."""
         if not self.holonomic_rows:
             return
-        C = values["C"][list(self.holonomic_rows)]
+        C = values["C"][self._holo_array]
         k = int(np.argmax(np.abs(C)))
         if abs(C[k]) > tol:
             raise KaneError(f"operating point: the coordinates violate configuration constraint "
@@ -223,8 +244,8 @@ class Linearizer:
                 raise ArgumentError(f"{len(given)} dependent coordinates given ({', '.join(given)}); the "
                                     f"configuration constraints determine {m}")
             return [names.index(n) for n in given]
-        _, R, piv = sla.qr(Cq, pivoting=True, mode="economic")
-        if abs(R[m - 1, m - 1]) <= 1e-10 * max(1.0, abs(R[0, 0])):
+        R, piv = pivoted_qr(Cq)
+        if abs(R[m - 1]) <= 1e-10 * max(1.0, abs(R[0])):
             raise KaneError(f"operating point: the configuration constraints {', '.join(set(self.holonomic_names))} "
                             "are singular here (dC/dq loses rank); choose another operating point")
         return sorted(int(k) for k in piv[:m])
@@ -235,33 +256,43 @@ class Linearizer:
         q, u, p, w = self.arguments(q, u, params, inputs)
         return self.from_arrays(t, q, u, p, w, dependent_q=dependent_q, tol=tol, warn=warn, ignorable=ignorable)
 
-    def _parts(self, q, u, v, dep, E=None):
-        """(P (n_c, n_i), ind, udot, g_x (p, n_c), x' (n_c,), dx'/dx, dx'/du, E) at an evaluated point (E the
-        chart's dq/dx there when known)."""
-        ch, n_c = self.chart, len(self.chart.names)
-        ind = [k for k in range(n_c) if k not in dep]
-        P = np.zeros((n_c, len(ind)))
-        P[ind, np.arange(len(ind))] = 1.0
+    def _layout(self, dep) -> StateLayout:
+        """The :class:`StateLayout` of these dependent chart coordinates, formed once (published by one assignment)."""
+        key = tuple(dep)
+        lay = self._layouts.get(key)
+        if lay is None:
+            lay = self._layouts[key] = StateLayout.of(self.chart.names, key, self.u_names)
+        return lay
+
+    def _parts(self, q, v, dep, E=None, Cx=None):
+        """(layout, P (n_c, n_i), udot, g_x (p, n_c), x' (n_c,), dx'/dx, dx'/du, E, LU factors of M, dx'/dq' at
+        fixed q (n_c, n_q) or None) at an evaluated point (E the chart's dq/dx there and Cx the holonomic rows'
+        dC/dx when known)."""
+        ch, lay = self.chart, self._layout(dep)
         if E is None and ch.tangent:
             E = ch.E(q)
+        P = lay.P0
         if dep:
-            Cq = v[jacobian_name("C", "q")][list(self.holonomic_rows)]
-            Cq = Cq @ E if E is not None else Cq
-            Cd, Ci = Cq[:, dep], Cq[:, ind]
-            if np.linalg.cond(Cd) > 1e12:
+            if Cx is None:
+                Cx = v[_CQ][self._holo_array]
+                Cx = Cx @ E if E is not None else Cx
+            Cd, Ci = Cx[:, dep], Cx[:, lay.ind_array]
+            if ill_conditioned(Cd, 1e12):
                 raise KaneError(f"operating point: the configuration constraints do not determine the coordinates "
                                 f"{', '.join(ch.names[k] for k in dep)} here (dC/dq_dep is singular); name other "
                                 "dependent coordinates")
-            P[dep] = -np.linalg.solve(Cd, Ci)
-        M, f = v["M"], v["f"]
-        n_p = len(u)
-        udot = np.linalg.solve(M, f)
-        dM = v[jacobian_name("M", "q")].reshape(n_p, n_p, len(q))
-        g_x = np.linalg.solve(M, v[jacobian_name("f", "q")] - np.einsum("ijk,j->ik", dM, udot))
-        qd, qd_q, qd_u = v["qdot"], v[jacobian_name("qdot", "q")], v[jacobian_name("qdot", "u")]
+            P = P.copy()
+            P[dep] = -lu_solve(lu_factors(Cd), Ci)
+        lu = lu_factors(v["M"])
+        udot = lu_solve(lu, v["f"])
+        n_p = len(udot)
+        dM = v[_MQ].reshape(n_p, n_p, len(q))
+        g_x = lu_solve(lu, v[_FQ] - np.einsum("ijk,j->ik", dM, udot))
+        qd, qd_q, qd_u = v["qdot"], v[_QDQ], v[_QDU]
         if E is None:
-            return P, ind, udot, g_x, qd, qd_q, qd_u, E
-        return (P, ind, udot, g_x @ E) + ch.rates(q, qd, qd_q, qd_u, E) + (E,)
+            return lay, P, udot, g_x, qd, qd_q, qd_u, E, lu, None
+        xdot, h_x, h_u, S = ch.tangent_rates(q, qd, qd_q, qd_u, E)
+        return lay, P, udot, g_x @ E, xdot, h_x, h_u, E, lu, S
 
     def _random_points(self, q, u, p, w, vary_parameters: bool):
         """Two random generic states around (q, u) (random quaternions), with the parameters and inputs perturbed
@@ -293,11 +324,11 @@ class Linearizer:
                 pattern = None
                 for qr, ur, _, _, v in self._random_points(q, u, p, w, True):
                     try:
-                        P, ind, _, g_x, _, h_x, h_u, _ = self._parts(qr, ur, v, dep)
-                        g_u = np.linalg.solve(v["M"], v[jacobian_name("f", "u")])
+                        lay, P, _, g_x, _, h_x, h_u, _, lu, _ = self._parts(qr, v, dep)
+                        g_u = lu_solve(lu, v[_FU])
                     except (KaneError, np.linalg.LinAlgError):
                         continue
-                    A = np.block([[h_x[ind] @ P, h_u[ind]], [g_x @ P, g_u]])
+                    A = state_matrix(h_x, h_u, g_x, g_u, P, lay.ind_array)
                     big = np.abs(A) > 1e-12 * max(1.0, float(np.max(np.abs(A), initial=0.0)))
                     pattern = big if pattern is None else pattern | big
                 n_i = len(self.chart.names) - len(dep)
@@ -322,44 +353,43 @@ class Linearizer:
         """As :meth:`at` for checked arrays (q (n_q,), u (p,), params, inputs in model order)."""
         self.check_dependent_block(t, q, p, w)
         v = self.evaluate(t, q, u, p, w) if values is None else values
-        self.check_configuration(v, tol * max(1.0, float(np.max(np.abs(q), initial=0.0))))
+        self.check_configuration(v, tol * max(1.0, float(np.abs(q).max(initial=0.0))))
         ch = self.chart
         E = ch.E(q) if ch.tangent else None
+        Cx = None
         if self.holonomic_rows:
-            Cq = v[jacobian_name("C", "q")][list(self.holonomic_rows)]
-            dep = self.dependent_coordinates(Cq @ E if E is not None else Cq, dependent_q)
-        else:
-            dep = self.dependent_coordinates(None, dependent_q)
-        P, ind, udot, g_x, xdot, h_x, h_u, E = self._parts(q, u, v, dep, E)
-        M = v["M"]
-        n_p = len(u)
-        g_u = np.linalg.solve(M, v[jacobian_name("f", "u")])
-        g_r = np.linalg.solve(M, v[jacobian_name("f", "inputs")]).reshape(n_p, -1)
-        qd_r = v[jacobian_name("qdot", "inputs")].reshape(len(q), -1)
-        h_r = (ch.rate_map(q) @ qd_r if ch.tangent else qd_r)[ind]
-        A = np.block([[h_x[ind] @ P, h_u[ind]], [g_x @ P, g_u]])
-        B = np.vstack([h_r, g_r])
-        coords = tuple(ch.names[k] for k in ind)
-        states = coords + self.u_names
+            Cx = v[_CQ][self._holo_array]
+            Cx = Cx @ E if E is not None else Cx
+        dep = self.dependent_coordinates(Cx, dependent_q)
+        lay, P, udot, g_x, xdot, h_x, h_u, E, lu, S = self._parts(q, v, dep, E, Cx)
+        n_p, ind = len(u), lay.ind_array
+        n_i = len(ind)
+        f_r = v[_FR].reshape(n_p, -1)
+        g_ur = lu_solve(lu, np.hstack([v[_FU], f_r]))  # one solve for the speeds' and the inputs' columns
+        qd_r = v[_QDR].reshape(len(q), -1)
+        A = state_matrix(h_x, h_u, g_x, g_ur[:, :n_p], P, ind)
+        B = np.empty((n_i + n_p, f_r.shape[1]))
+        B[:n_i] = (S @ qd_r)[ind] if S is not None else qd_r[ind]
+        B[n_i:] = g_ur[:, n_p:]
         rates = np.concatenate([xdot[ind], udot])
         st = self.structure(dep, q, u, p, w)
         if ignorable is not None:
-            st = named_structure(st, ignorable, coords, tuple(ch.names[k] for k in dep), len(states))
-        n_i = len(ind)
-        sel = ind + list(range(len(ch.names), len(ch.names) + n_p))
-        Pfull = np.zeros((len(ch.names) + n_p, n_i + n_p))
-        Pfull[:len(ch.names), :n_i], Pfull[len(ch.names):, n_i:] = P, np.eye(n_p)
+            st = named_structure(st, ignorable, lay.coords, lay.dep_names, len(lay.states))
         gens = []
-        for at in st.generators:
-            val, D = at(q, u)
-            gens.append((val[sel], D[sel] @ Pfull))
-        scale = max(1.0, float(np.max(np.abs(rates), initial=0.0)))
+        if st.generators:
+            Pfull = lay.Pfull0.copy()
+            Pfull[:len(ch.names), :n_i] = P
+            for at in st.generators:
+                val, D = at(q, u)
+                gens.append((val[lay.sel], D[lay.sel] @ Pfull))
+        scale = max(1.0, float(np.abs(rates).max(initial=0.0)))
         qt = quotient(A, B, rates, st.relevant, n_i, gens, tol, scale)
-        lin = Linearization(qt.A_full, B, states, self.input_names, coords, self.u_names,
-                            tuple(ch.names[k] for k in dep), tuple(states[k] for k in qt.dropped), rates,
-                            qt.residual, tuple(states[k] for k in qt.states), qt.steady, float(t), q, u, p, w, M,
-                            tuple(f"{s.label}: {s}" for s in st.symmetries),
-                            tuple((st.symmetries[k].label, float(c)) for k, c in zip(qt.used, qt.frame_rates)), qt)
+        states = lay.states
+        lin = Linearization(qt.A_full, B, states, self.input_names, lay.coords, self.u_names, lay.dep_names,
+                            tuple(states[k] for k in qt.dropped), rates, qt.residual,
+                            tuple(states[k] for k in qt.states), qt.steady, float(t), q, u, p, w, v["M"],
+                            st.descriptions, tuple((st.labels[k], float(c)) for k, c in zip(qt.used, qt.frame_rates)),
+                            qt)
         if warn and not lin.steady:
             warnings.warn(not_steady_text(lin), NotSteadyWarning, stacklevel=3)
         return lin
@@ -372,19 +402,18 @@ class Linearizer:
         v, ch = values, self.chart
         n_c, n_p, n_par = len(ch.names), len(lin.u), len(lin.params)
         dep = [ch.names.index(n) for n in lin.dependent_coordinates]
-        P, ind, udot, g_x, _, h_x, _, _ = self._parts(lin.q, lin.u, v, dep)
+        lay, _, udot, g_x, _, h_x, _, _, lu, S = self._parts(lin.q, v, dep)
         dx = np.zeros((n_c, n_par))
         if dep:
             rows = list(self.holonomic_rows)
             Cq = v[jacobian_name("C", "q")][rows]
             Cq = Cq @ ch.E(lin.q) if ch.tangent else Cq
             dx[dep] = -np.linalg.solve(Cq[:, dep], v[jacobian_name("C", "params")][rows])
-        M = v["M"]
         dMp = v[jacobian_name("M", "params")].reshape(n_p, n_p, n_par)
-        g_p = np.linalg.solve(M, v[jacobian_name("f", "params")] - np.einsum("ijk,j->ik", dMp, udot))
+        g_p = lu_solve(lu, v[jacobian_name("f", "params")] - np.einsum("ijk,j->ik", dMp, udot))
         qd_p = v[jacobian_name("qdot", "params")]
-        h = h_x @ dx + (ch.rate_map(lin.q) @ qd_p if ch.tangent else qd_p)
-        return np.vstack([h[ind], g_x @ dx + g_p])
+        h = h_x @ dx + (S @ qd_p if S is not None else qd_p)
+        return np.vstack([h[lay.ind_array], g_x @ dx + g_p])
 
 
 def _check_equations(equations) -> None:

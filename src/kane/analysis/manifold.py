@@ -40,7 +40,10 @@ def _right(e) -> np.ndarray:
     return np.array([[w, -x, -y, -z], [x, w, z, -y], [y, -z, w, x], [z, y, -x, w]])
 
 
-_CONJ = np.diag([1.0, -1.0, -1.0, -1.0])
+def _omega_map(e) -> np.ndarray:
+    """(3, 4): omega = 2 vec(conj(e) (x) e') = _omega_map(e) @ e', the rows 1-3 of 2 _left(conj(e))."""
+    w, x, y, z = (2.0 * e).tolist()
+    return np.array(((-x, w, z, -y), (-y, -z, w, x), (-z, y, -x, w)))
 
 
 @dataclass(frozen=True)
@@ -54,15 +57,22 @@ class Chart:
     blocks: tuple
     n_q: int
 
+    def __post_init__(self):
+        E0 = np.zeros((self.n_q, len(self.names)))  # dq/dx of the regular coordinates (read-only templates)
+        for k, c in self.regular:
+            E0[k, c] = 1.0
+        S0 = np.ascontiguousarray(E0.T)
+        E0.flags.writeable = S0.flags.writeable = False
+        object.__setattr__(self, "_E0", E0)
+        object.__setattr__(self, "_S0", S0)
+
     @property
     def tangent(self) -> bool:
         return bool(self.blocks)
 
     def E(self, q) -> np.ndarray:
         """dq/dx (n_q, n_c) at x = 0 (q = e (x) exp(dtheta/2) for each quaternion)."""
-        out = np.zeros((self.n_q, len(self.names)))
-        for k, c in self.regular:
-            out[k, c] = 1.0
+        out = self._E0.copy()
         for _, qi, ci in self.blocks:
             out[qi, ci] = 0.5 * _left(q[qi])[:, 1:]
         return out
@@ -70,29 +80,29 @@ class Chart:
     def rates(self, q, qdot, qdot_q, qdot_u, E):
         """(x' (n_c,), dx'/dx (n_c, n_c), dx'/du (n_c, p)) from q' (n_q,) and its Jacobians dq'/dq (n_q, n_q),
         dq'/du (n_q, p) at x = 0, E = :meth:`E` (the tangent rows: omega, its derivative and -[omega x] / 2)."""
-        n_c = len(self.names)
-        S = np.zeros((n_c, self.n_q))  # dx'/dq' at fixed q
-        extra = np.zeros((n_c, self.n_q))  # the tangent rows' explicit dependence on q
-        for k, c in self.regular:
-            S[c, k] = 1.0
+        return self.tangent_rates(q, qdot, qdot_q, qdot_u, E)[:3]
+
+    def tangent_rates(self, q, qdot, qdot_q, qdot_u, E):
+        """As :meth:`rates`, with :meth:`rate_map` (n_c, n_q) at q appended (formed once for both)."""
+        S = self._S0.copy()  # dx'/dq' at fixed q
+        extra = np.zeros(S.shape)  # the tangent rows' explicit dependence on q
         omegas = []
         for _, qi, ci in self.blocks:
-            S[ci, qi] = 2.0 * _left(_CONJ @ q[qi])[1:, :]
-            extra[ci, qi] = 2.0 * _right(qdot[qi])[1:, :] @ _CONJ
-            omegas.append((ci, S[ci, qi] @ qdot[qi]))
+            S[ci, qi] = om = _omega_map(q[qi])
+            w, x, y, z = (2.0 * qdot[qi]).tolist()  # 2 _right(e')[1:] @ diag(1, -1, -1, -1)
+            extra[ci, qi] = ((x, -w, -z, y), (y, z, -w, -x), (z, -y, x, -w))
+            omegas.append((ci, om @ qdot[qi]))
         xdot = S @ qdot
         hx = (S @ qdot_q + extra) @ E
         for ci, w in omegas:
             hx[ci, ci] -= 0.5 * skew(w)
-        return xdot, hx, S @ qdot_u
+        return xdot, hx, S @ qdot_u, S
 
     def rate_map(self, q) -> np.ndarray:
         """dx'/dq' (n_c, n_q) at fixed q: for an input or parameter that moves q' (the chart rows of q')."""
-        S = np.zeros((len(self.names), self.n_q))
-        for k, c in self.regular:
-            S[c, k] = 1.0
+        S = self._S0.copy()
         for _, qi, ci in self.blocks:
-            S[ci, qi] = 2.0 * _left(_CONJ @ q[qi])[1:, :]
+            S[ci, qi] = _omega_map(q[qi])
         return S
 
     def retract(self, q, index: int, delta: float) -> np.ndarray:
@@ -253,8 +263,9 @@ def chart_generator(model, chart: Chart, sym: Symmetry, u_ind_names, model_u_nam
     pos = [c for k, c in chart.regular if qs <= k < qs + 3] if free else []
     if sym.side == "body":  # dtheta' = b + dtheta x b / 2
         D[ci, ci] = -0.5 * skew(a)
+    a_cross = skew(a)
     if pos:  # the free joint's position turns about a
-        D[np.ix_(pos, pos)] = skew(a)
+        D[np.ix_(pos, pos)] = a_cross
 
     def at(q, u):
         value = np.zeros(n_c + p)
@@ -262,14 +273,18 @@ def chart_generator(model, chart: Chart, sym: Symmetry, u_ind_names, model_u_nam
         if sym.side == "body":
             value[ci] = a
             return value, D
-        w, x, y, z = q[qi]  # n = R^T a in body axes: dtheta' = n - dtheta x n / 2
-        ev = np.array([x, y, z])
-        n = ((w * w - ev @ ev) * np.eye(3) + 2 * np.outer(ev, ev) + 2 * w * skew(ev)).T @ a
+        e = q[qi]  # n = R^T a in body axes, row a of R = (w^2 - |v|^2) I + 2 v v^T + 2 w [v x]
+        w, v = float(e[0]), e[1:]
+        c = w * w - float(v @ v)
+        x, y, z = v.tolist()
+        row = ((0.0, -z, y), (z, 0.0, -x), (-y, x, 0.0))[sym.axis]
+        two_va = 2 * (x, y, z)[sym.axis]
+        n = [((c if j == sym.axis else 0.0) + two_va * (x, y, z)[j]) + 2 * w * row[j] for j in range(3)]
         value[ci] = n
         Dq = D.copy()
         Dq[ci, ci] = 0.5 * skew(n)
         if pos:
-            value[pos] = skew(a) @ q[qs:qs + 3]
+            value[pos] = a_cross @ q[qs:qs + 3]
         return value, Dq
 
     return at

@@ -15,6 +15,7 @@ closed subsystem of the others.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -33,6 +34,16 @@ class Structure:
     symmetries: tuple
     generators: tuple
     pattern: object = None
+
+    @cached_property
+    def descriptions(self) -> tuple:
+        """``"<label>: <what it turns>"`` per symmetry (formed once)."""
+        return tuple(f"{s.label}: {s}" for s in self.symmetries)
+
+    @cached_property
+    def labels(self) -> tuple:
+        """The symmetries' labels (formed once)."""
+        return tuple(s.label for s in self.symmetries)
 
 
 def relevant_states(pattern, n_coords) -> set:
@@ -131,18 +142,23 @@ def _pivots(V, candidates, tol):
     """(pivot rows, kept generator columns): one row per generator by elimination, largest entry first among
     ``candidates`` rows; a generator with nothing left is dependent on the earlier ones here and left out."""
     W = np.array(V, dtype=float)
+    n = W.shape[1]
+    limits = (tol * np.maximum(1.0, np.abs(V).max(axis=0, initial=0.0))).tolist()  # per generator
     rows, cols = [], []
-    for k in range(W.shape[1]):
-        col = W[:, k]
+    for k in range(n):
         free = [r for r in candidates if r not in rows]
         if not free:
             break
-        r = free[int(np.argmax(np.abs(col[free])))]
-        if abs(col[r]) <= tol * max(1.0, float(np.max(np.abs(V[:, k])))):
+        size = np.abs(W[free, k])
+        i = int(size.argmax())
+        if float(size[i]) <= limits[k]:
             continue
+        r = free[i]
         rows.append(r)
         cols.append(k)
-        W[:, k + 1:] -= np.outer(col / col[r], W[r, k + 1:])
+        if k + 1 < n:
+            col = W[:, k]
+            W[:, k + 1:] -= (col / col[r])[:, None] * W[r, k + 1:]
     return rows, cols
 
 
@@ -155,27 +171,32 @@ def quotient(A, B, rates, keep, n_coords, generators, tol, scale) -> Quotient:
     n_k = len(keep)
     if not generators:  # the closed subsystem alone: a selection
         b = rates[keep]
-        steady = bool(np.max(np.abs(b), initial=0.0) <= tol * scale)
+        steady = bool(np.abs(b).max(initial=0.0) <= tol * scale)
         Pi = np.zeros((n_k, n_x))
         Pi[np.arange(n_k), keep] = 1.0
         return Quotient(tuple(keep), tuple(k for k in range(n_x) if k not in keep), np.zeros(0), b, Pi, A, A, B, steady,
                         ())
-    V = np.column_stack([g[0][keep] for g in generators])
+    rows = np.array(keep, dtype=np.intp)
+    V = np.empty((n_k, len(generators)))
+    for j, g in enumerate(generators):
+        V[:, j] = g[0][rows]
     piv, used = _pivots(V, [i for i, s in enumerate(keep) if s < n_coords], 1e-9)
-    V = np.column_stack([generators[k][0][keep] for k in used]) if used else np.zeros((n_k, 0))
-    rest = [i for i in range(n_k) if i not in piv]
-    Q = np.hstack([V, np.eye(n_k)[:, rest]])
-    Qi = np.linalg.inv(Q) if used else np.eye(n_k)
     m = len(used)
-    sol = Qi @ rates[keep]
+    rest = [i for i in range(n_k) if i not in piv]
+    Q = np.zeros((n_k, n_k))
+    Q[:, :m] = V if m == V.shape[1] else V[:, used]
+    for j, r in enumerate(rest, m):
+        Q[r, j] = 1.0
+    Qi = np.linalg.inv(Q) if used else np.eye(n_k)
+    sol = Qi @ rates[rows]
     c, b = sol[:m], sol[m:]
     A_rel = A.copy()
     for ck, k in zip(c, used):
         A_rel -= ck * generators[k][1]
-    steady = bool(np.max(np.abs(b), initial=0.0) <= tol * scale)
+    steady = bool(np.abs(b).max(initial=0.0) <= tol * scale)
     A_full = A_rel if steady else A
     Pi = np.zeros((n_k - m, n_x))
-    Pi[:, keep] = Qi[m:]
+    Pi[:, rows] = Qi[m:]
     kept = tuple(keep[i] for i in rest)
     return Quotient(kept, tuple(k for k in range(n_x) if k not in kept), c, b, Pi, A_rel, A_full, B, steady,
                     tuple(used))
