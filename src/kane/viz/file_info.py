@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import KaneError
+from ..io.h5_probe import probe
 from ..io.trajectory import load_trajectory
 from ..realtime.log_reader import is_realtime_log, load_realtime_log
 from ..sweep import describe, is_sweep_file
@@ -90,8 +91,16 @@ def _sweep_rows(path) -> tuple[tuple[str, str], ...]:
                  for line in text.splitlines())
 
 
+def _probed(path) -> None:
+    """The HDF5 library's reading of ``path`` (and of its ``.partial``) tried first in a child process: a damaged
+    file that makes the library hang or crash is refused by name (:func:`kane.io.h5_probe.probe`)."""
+    for candidate in (Path(path), Path(f"{path}.partial")):
+        probe(candidate)
+
+
 def describe_file(path) -> FileInfo:
     """The rows ``kane info`` prints for ``path`` (a run read from ``path + '.partial'`` when that is newer)."""
+    _probed(path)
     kind = file_kind(path)
     if kind is FileKind.SWEEP:
         return FileInfo(kind, _sweep_rows(path))
@@ -117,6 +126,7 @@ def describe_file(path) -> FileInfo:
 
 def plot_file(path, output=None) -> PlotWritten:
     """Plot ``path`` (a run, a real-time log or a sweep) to ``output`` (default: ``path`` with .png)."""
+    _probed(path)
     kind = file_kind(path)
     if kind is FileKind.SWEEP:  # metric maps and histograms (kane.viz.sweep_plot)
         from .sweep_plot import plot_sweep

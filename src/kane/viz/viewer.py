@@ -24,6 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import ArgumentError
+from ..io.h5_probe import probe
 from ..io.trajectory import load_trajectory
 from .forces import ARROW_KINDS
 from .guard import guarded_server
@@ -105,6 +106,7 @@ def open_run(run_path, model_path=None, load_model=None, script_consent=None) ->
     yes (a data file never runs code on its own word)."""
     if load_model is None:
         from ..io.model_file import load_model
+    probe(run_path)  # a damaged file that hangs or crashes the HDF5 library is refused by name (kane.io.h5_probe)
     traj = load_trajectory(run_path)
     if traj.n_samples == 0:
         raise ArgumentError(f"run {run_path}: it holds no samples")
