@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import sympy as sp
+from mpmath.libmp import from_float, round_nearest
 
 from ..errors import ModelError
 
@@ -14,6 +15,18 @@ __all__ = ["_vec", "_scalar", "_real", "_rotation", "_inertia", "check_rotation"
 
 
 _ZERO = sp.ImmutableMatrix(3, 1, [0, 0, 0])
+
+
+def _float(value: float) -> sp.Float:
+    """``sp.Float(value)`` of a finite Python float (53 bits, as sympify makes it), built from its binary value
+    without the constructor's type lookups: an equal object (same value, precision and hash), in half the time."""
+    return sp.Float._new(from_float(value, 53, round_nearest), 53, zero=False)
+
+
+def _matrix(rows: int, cols: int, entries: list) -> sp.ImmutableMatrix:
+    """An immutable ``rows`` x ``cols`` matrix of the flat list ``entries``, which are sympy objects already
+    (checked by :func:`_scalar`): sympy's check of each entry again is skipped (it cost 30-50 us a matrix)."""
+    return sp.ImmutableMatrix._new(rows, cols, entries, copy=False)
 
 
 def _vec(value, what: str) -> sp.ImmutableMatrix:
@@ -25,12 +38,12 @@ def _vec(value, what: str) -> sp.ImmutableMatrix:
         raise ModelError(f"{what}: expected a 3-vector, got {len(items)} components")
     if all(type(v) is int and v == 0 for v in items):
         return _ZERO  # the origin, as every joint's default child point: one shared immutable vector
-    return sp.ImmutableMatrix(3, 1, [_scalar(v, what) for v in items])
+    return _matrix(3, 1, [_scalar(v, what) for v in items])
 
 
 def _scalar(value, what: str) -> sp.Expr:
     if type(value) is float and math.isfinite(value):  # the common case, as sympify makes it, without its lookups
-        return sp.Float(value)
+        return _float(value)
     if type(value) is int:
         return sp.Integer(value)
     if isinstance(value, (str, bytes)):
@@ -62,7 +75,7 @@ def _matrix3(value, what: str) -> sp.ImmutableMatrix:
     entries (sympy builds a matrix from nested lists several times slower)."""
     if not isinstance(value, sp.MatrixBase) and len(value) == 3 and all(
             hasattr(row, "__len__") and not isinstance(row, (str, bytes)) and len(row) == 3 for row in value):
-        return sp.ImmutableMatrix(3, 3, [_scalar(x, what) for row in value for x in row])
+        return _matrix(3, 3, [_scalar(x, what) for row in value for x in row])
     return sp.ImmutableMatrix(value)
 
 
@@ -90,10 +103,11 @@ def _inertia(value, what: str) -> sp.ImmutableMatrix:
         I = sp.ImmutableMatrix(items)
     elif len(items) == 6:
         ixx, iyy, izz, ixy, iyz, izx = (_scalar(v, what) for v in items)
-        I = sp.ImmutableMatrix(3, 3, [ixx, ixy, izx, ixy, iyy, iyz, izx, iyz, izz])
+        I = _matrix(3, 3, [ixx, ixy, izx, ixy, iyy, iyz, izx, iyz, izz])
     elif len(items) == 3 and all(not hasattr(v, "__len__") for v in items):
         ixx, iyy, izz = (_scalar(v, what) for v in items)
-        I = sp.ImmutableMatrix(3, 3, [ixx, 0, 0, 0, iyy, 0, 0, 0, izz])
+        zero = sp.S.Zero
+        I = _matrix(3, 3, [ixx, zero, zero, zero, iyy, zero, zero, zero, izz])
     else:
         I = _matrix3(items, what)
         if I.shape != (3, 3):
