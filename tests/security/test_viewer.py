@@ -8,8 +8,6 @@ library: a foreign Origin, a foreign Host, no token and a wrong token get HTTP 4
 query, or in the cookie its page sets) gets the scene."""
 
 import asyncio
-import os
-import subprocess
 import sys
 import time
 import urllib.error
@@ -28,6 +26,9 @@ from click.testing import CliRunner
 import kane
 import kane.viz.command as view_command
 from kane.cli import main
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _view_process import start_view  # noqa: E402
 from kane.errors import ArgumentError
 from kane.viz.guard import is_loopback
 from kane.viz.viewer import Viewer, ViewOptions, open_run
@@ -168,16 +169,8 @@ def test_listening_beyond_loopback_is_explicit_and_warns(tmp_path):
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.7") and not is_loopback("example.org")
     run = chain_run(tmp_path / "chain.h5", f"planar_chain ({CHAIN})")
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "kane.cli", "view", str(run), "--host", "0.0.0.0", "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    proc, lines = start_view([run, "--host", "0.0.0.0", "--port", "0"])
     try:
-        lines, deadline = [], time.monotonic() + 60
-        while time.monotonic() < deadline and not any("kane view: open" in ln for ln in lines):
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
         said = [ln.strip() for ln in lines if ln.startswith(("warning", "kane view"))]
         assert said[0].startswith("warning: --host 0.0.0.0: the viewer listens beyond this machine")
         url = said[1].split()[3]

@@ -1,11 +1,8 @@
 """`kane view`: a run file that is truncated or from another program gets one line and exit status 2; a run
 without a model path needs --model; a port in use gives the next free one, and the command says so."""
 
-import os
 import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import h5py
@@ -15,6 +12,9 @@ from click.testing import CliRunner
 
 import kane
 from kane.cli import main
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _view_process import start_view  # noqa: E402
 
 CART = Path(__file__).resolve().parents[2] / "examples" / "shopping_cart.toml"
 
@@ -61,19 +61,9 @@ def test_a_port_in_use_gives_the_next_free_one(cart_run):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-        proc = subprocess.Popen([sys.executable, "-m", "kane.cli", "view", str(cart_run), "--port", str(port)],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-        try:
-            lines, deadline = [], time.monotonic() + 60
-            while time.monotonic() < deadline and not any("kane view: open" in ln for ln in lines):
-                line = proc.stdout.readline()
-                if not line:
-                    break
-                lines.append(line)
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+        proc, lines = start_view([cart_run, "--port", port])
+        proc.terminate()
+        proc.wait(timeout=10)
     said = [ln.strip() for ln in lines if ln.startswith(("port", "kane view"))]
     assert said[0].startswith(f"port {port} is in use; serving on port ")
     served = int(said[0].rsplit(" ", 1)[1])
