@@ -75,7 +75,7 @@ def run(n: int = 7) -> dict:
         return solve_ivp(f, (0.0, 10.0), np.concatenate([q0, u0]), method="RK45", rtol=1e-6, atol=1e-6)
 
     def kane_run():
-        return kane.simulate(dyn, (0.0, 10.0), q0, u0, method="dopri5", rtol=1e-6, atol=1e-6)
+        return kane.simulate.simulate(dyn, (0.0, 10.0), q0, u0, method="dopri5", rtol=1e-6, atol=1e-6)
 
     sol, traj = scipy_run(), kane_run()
     err = np.abs(traj.q[-1] - sol.y[:n, -1]).max()
@@ -120,7 +120,7 @@ def run(n: int = 7) -> dict:
         stepper.step(steps, 1e-3)
 
     def kane_sim_rk4():
-        return kane.simulate(dyn, (0.0, 1.0), q0, u0, method="rk4", dt=1e-3, output_dt=1e-3)
+        return kane.simulate.simulate(dyn, (0.0, 1.0), q0, u0, method="rk4", dt=1e-3, output_dt=1e-3)
 
     for _ in range(2):
         for key, fn in (("mj_step_us", mj_steps), ("mj_rollout_us", mj_rollout), ("kane_step1_us", kane_one),

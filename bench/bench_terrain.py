@@ -69,7 +69,7 @@ def compare(t_end: float = 1.0) -> list[dict]:
         for dyn, q, u, extra in ((emb, q0, u0, {}),
                                  (cd, qc, uc, {"projection": cd.make_projection(), "project_every": 5})):
             start = time.perf_counter()
-            tr = kane.simulate(dyn, (0.0, t_end), q, u, rtol=1e-10, atol=1e-12, output_dt=t_end / 4, **extra)
+            tr = kane.simulate.simulate(dyn, (0.0, t_end), q, u, rtol=1e-10, atol=1e-12, output_dt=t_end / 4, **extra)
             runs.append((tr, time.perf_counter() - start))
         (te, we), (tc, wc) = runs
         rows.append({"body": label, "eval_us": (1e6 * timings[0], 1e6 * timings[1]),

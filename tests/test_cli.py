@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from kane.cli import main
-from kane.simulate import load_trajectory
+from kane.io.trajectory import load_trajectory
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -229,7 +229,7 @@ def test_the_step_limit_option_stops_the_run_and_keeps_it(runner, tmp_path):
 def test_info_and_plot_read_a_killed_run_and_say_how_far_it_got(runner, tmp_path):
     import math
 
-    from kane.simulate import TrajectoryWriter
+    from kane.io.trajectory import TrajectoryWriter
 
     h5 = tmp_path / "killed.h5"
     w = TrajectoryWriter(h5, flush_every=4, flush_seconds=math.inf)  # never closed: as after a SIGKILL

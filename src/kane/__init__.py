@@ -39,7 +39,7 @@ from .simulate import Event, SimulationError, assemble, project_positions  # noq
 from .symbolic.derive import Embedding, Equations, Redundant, derive  # noqa: E402
 from .symbolic.dynamics import Dynamics  # noqa: E402
 from .symbolic.formulation import Formulation, dynamics  # noqa: E402; Kane's equations or a recursive algorithm
-from .analysis import linearize  # noqa: E402; also Equations.linearize (attached by kane.analysis)
+from .analysis import linearize  # noqa: E402
 
 __all__ = [
     "System", "Model", "GROUND", "joints", "algorithms", "Speeds", "SpeedMap", "derive", "Embedding", "Equations",

@@ -35,8 +35,8 @@ from .switching.model_table import switching_note
 from .model.system import System
 from .io.h5_read import printable
 from .io.output_path import claim
-from .io.trajectory import check_output_path
-from .simulate import Method, Simulator, SimulationError, TrajectoryWriter, load_trajectory, make_projection
+from .io.trajectory import TrajectoryWriter, check_output_path, load_trajectory
+from .simulate import Method, Simulator, SimulationError, make_projection
 from .simulate.run_limits import DEFAULT_MAX_STEPS, interrupt_signals, interrupted_status
 from .simulate.start_check import check_start
 from .simulate.monitors import standard_monitors, work_energy_balance

@@ -237,9 +237,9 @@ def test_a_state_is_checked_in_its_own_layout_whatever_the_joint_order():
     q, u = cart.from_joint_state([0.3, 0.1, 0.2, 0.3, 1.0, 0.0, 0.0, 0.0])
     np.testing.assert_allclose(q[10:14], [1, 0, 0, 0], atol=1e-15)  # B1 unturned, by forward kinematics
     cart.check_quaternions(q)  # a valid state, whatever the model's own slices say of this vector
-    sim = kane.simulate(cart, (0.0, 0.01), q, u)
+    sim = kane.simulate.simulate(cart, (0.0, 0.01), q, u)
     assert sim.status == "completed"
     q[10] = 0.5  # B1's quaternion (0.5, 0, 0, 0): norm 0.5
     with pytest.raises(kane.ModelError, match=r"body 'B1': q0 holds the quaternion \[0\.5 0\.  0\.  0\. \] of norm "
                                               r"0\.5;"):
-        kane.simulate(cart, (0.0, 0.01), q, u)
+        kane.simulate.simulate(cart, (0.0, 0.01), q, u)

@@ -92,8 +92,8 @@ def test_joint_forces_are_recorded_in_the_trajectory():
     s.add_body("link", mass=m, com=(0, 0, -r), inertia=(0.01, 0.01, 0.001))
     s.add_joint("ground", "link", J.Revolute("y"), name="pivot", coordinates=["th"], speeds=["w"])
     dyn = RecursiveDynamics(s)
-    traj = kane.simulate(dyn, (0.0, 1.0), [1.0], [0.0], output_dt=0.1, rtol=1e-10, atol=1e-12,
-                         monitors=dyn.joint_force_monitors(["pivot"]))
+    traj = kane.simulate.simulate(dyn, (0.0, 1.0), [1.0], [0.0], output_dt=0.1, rtol=1e-10, atol=1e-12,
+                                  monitors=dyn.joint_force_monitors(["pivot"]))
     th, w = traj.q[:, 0], traj.u[:, 0]
     # the link's z axis points from the centre of mass to the pivot; the pivot pulls the link along +z
     assert np.allclose(traj.residuals["pivot.fz"], m * g * np.cos(th) + m * r * w**2, rtol=1e-8, atol=1e-8)

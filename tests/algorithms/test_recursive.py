@@ -127,7 +127,7 @@ def test_simulation_conserves_energy(small):
     q0 = np.array(model.q0)
     u0 = np.zeros(model.n_u)
     u0[6] = 1.5
-    traj = kane.simulate(rd, (0.0, 0.5), q0, u0, rtol=1e-10, atol=1e-12)
+    traj = kane.simulate.simulate(rd, (0.0, 0.5), q0, u0, rtol=1e-10, atol=1e-12)
     e = traj.energy
     assert np.ptp(e) < 1e-6 * max(1.0, np.max(np.abs(e)))
 

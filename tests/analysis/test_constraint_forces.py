@@ -38,7 +38,8 @@ def test_rolling_contact_force_is_newtons_law_on_the_disk():
     np.testing.assert_allclose(ko("contact.force", 0.0, q, u), kkt, rtol=1e-10, atol=1e-10)
     # recorded with every sample of a run
     names = ["contact.force", "disk.acceleration"]
-    traj = kane.simulate(dyn, (0, 0.3), q, u, rtol=1e-10, atol=1e-12, output_dt=0.05, monitors=ko.monitors(names))
+    traj = kane.simulate.simulate(dyn, (0, 0.3), q, u, rtol=1e-10, atol=1e-12, output_dt=0.05,
+                                  monitors=ko.monitors(names))
     F = np.array([traj.residuals[f"contact.force.{k}"] for k in (1, 2, 3)]).T
     a = np.array([traj.residuals[f"disk.acceleration.{c}"] for c in "xyz"]).T
     assert len(traj.t) >= 6

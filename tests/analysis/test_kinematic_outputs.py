@@ -48,8 +48,8 @@ def test_point_accelerations_equal_differences_of_a_simulated_trajectory(tmp_pat
         np.testing.assert_allclose(kane.spatial.quaternion_to_rotation(e), R, atol=1e-13)
     # recorded with each sample and plotted
     names = ["rim.acceleration", "w_lean.rate"]
-    traj = kane.simulate(dyn, (0, 0.2), x0[:n_q], x0[n_q:], rtol=1e-11, atol=1e-12, output_dt=0.05,
-                         monitors=ko.monitors(names))
+    traj = kane.simulate.simulate(dyn, (0, 0.2), x0[:n_q], x0[n_q:], rtol=1e-11, atol=1e-12, output_dt=0.05,
+                                  monitors=ko.monitors(names))
     k = len(traj.t) // 2
     direct = ko.evaluate(names, traj.t[k], traj.q[k], traj.u[k])
     np.testing.assert_allclose([traj.residuals[f"rim.acceleration.{c}"][k] for c in "xyz"],

@@ -239,7 +239,7 @@ def test_upright_rolling_disk_eigenvalues_equal_the_classical_closed_form(disk, 
     """Thin disk (I_axle = m r^2/2, I_diam = m r^2/4) rolling upright at spin rate w: lambda^2 = (4/5)(g/r - 3 w^2)
     for the lean mode, every other eigenvalue zero: stable exactly when w^2 > g / (3 r)."""
     r, g = 0.4, 9.81
-    lin = disk.linearize({"z": r}, {"w_spin": spin})
+    lin = linearize(disk, {"z": r}, {"w_spin": spin})
     assert lin.steady and np.max(np.abs(lin.residual)) == 0.0
     assert set(lin.cyclic) == {"x", "y", "heading", "spin"}
     lam = lin.eigenvalues(reduced=True)

@@ -111,7 +111,9 @@ def test_a_damper_crossing_zero_is_found_by_the_hurwitz_test(tmp_path):
         eigenvalue_sweep(eqs, "damping", [0, 1], start.q, start.u)
 
 
-def test_linearize_is_a_method_of_equations_and_exported(disk):
+def test_linearize_is_a_function_exported_by_kane_and_no_longer_a_method(disk):
     assert kane.linearize is linearize
-    lin = disk.linearize({"z": R}, {"w_spin": 4.0})
+    lin = kane.linearize(disk, {"z": R}, {"w_spin": 4.0})
     assert lin.dependent_coordinates == ("z",) and lin.A.shape == (8, 8)
+    with pytest.raises(kane.KaneError, match=r"removed in kane 0\.2: call kane\.linearize\(equations, q, u"):
+        disk.linearize({"z": R}, {"w_spin": 4.0})

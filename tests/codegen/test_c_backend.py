@@ -139,7 +139,7 @@ def _small_program(names=("q", "u", "k")):
 def test_user_names_never_reach_c_and_math_agrees():
     prog = _small_program(("int", "z_0", "out"))
     fast, ref = CFunction(prog, ["y"]), compile_program(prog, ["y"])
-    body = fast.source.split("static void kane_kernel(")[1].split("/* x: t")[0].split("{", 1)[1]
+    body = fast.source.split("static void kane_kernel(")[1].split("void kane_f(")[0].split("{", 1)[1]
     assert not re.search(r"\bint\b", body)  # the user's "int" is printed as q[0]; "z_0" may be its own z_0
     assert set(re.findall(r"\b(q|u|p|w|c)\[", body)) <= {"q", "u", "p", "c"}
     for q in (-0.7, 0.4):

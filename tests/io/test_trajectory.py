@@ -12,8 +12,8 @@ import h5py
 import numpy as np
 import pytest
 
-from kane.io.trajectory import TrajectoryFileError, check_output_path
-from kane.simulate import EventRecord, Stats, Trajectory, TrajectoryWriter, load_trajectory
+from kane.io.trajectory import (EventRecord, Stats, Trajectory, TrajectoryFileError, TrajectoryWriter,
+                                check_output_path, load_trajectory)
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -88,7 +88,8 @@ def test_writer_flushes_by_count_and_by_time(tmp_path):
 CHILD = textwrap.dedent("""
     import sys
     import numpy as np
-    from kane.simulate import Event, Method, Simulator, TrajectoryWriter
+    from kane.io.trajectory import TrajectoryWriter
+    from kane.simulate import Event, Method, Simulator
 
     class Oscillator:
         n_q, n_u = 1, 1

@@ -185,7 +185,7 @@ def test_a_mimic_joint_kept_as_a_constraint_moves_with_the_joint_it_mimics():
     a_left = a if str(eqs.u_independent[0]) == "u_finger_left" else -a  # whichever speed was kept
     assert a_left == pytest.approx(-9.81 * (0.3 - 0.2) / (0.3 + 0.2), rel=1e-12)
     # the pair moves as one: simulated, q_r = 0.02 - q_l throughout
-    run = kane.simulate(dyn, (0.0, 0.5), q0, np.zeros(1), rtol=1e-10, atol=1e-12)
+    run = kane.simulate.simulate(dyn, (0.0, 0.5), q0, np.zeros(1), rtol=1e-10, atol=1e-12)
     q = np.asarray(run.q)
     assert np.max(np.abs(q[:, 1] - (0.02 - q[:, 0]))) < 1e-9
     assert q[-1, 0] == pytest.approx(-9.81 * 0.1 / 0.5 * 0.5 ** 2 / 2, abs=1e-9)  # uniform acceleration from rest

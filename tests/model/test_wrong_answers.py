@@ -216,8 +216,8 @@ def test_a_zero_quaternion_is_refused_in_q0_and_at_the_start_of_a_run():
     s2.add_joint("ground", "ball", J.Free(), name="float")
     dyn = kane.derive(s2).compile(backend="numpy")
     with pytest.raises(kane.ModelError, match="joint 'float': q0 holds the quaternion"):
-        kane.simulate(dyn, (0.0, 1.0), [0, 0, 1, 0, 0, 0, 0], np.zeros(6))
-    traj = kane.simulate(dyn, (0.0, 1.0), [0, 0, 1, 1, 0, 0, 0], np.zeros(6), rtol=1e-10, atol=1e-12)
+        kane.simulate.simulate(dyn, (0.0, 1.0), [0, 0, 1, 0, 0, 0, 0], np.zeros(6))
+    traj = kane.simulate.simulate(dyn, (0.0, 1.0), [0, 0, 1, 1, 0, 0, 0], np.zeros(6), rtol=1e-10, atol=1e-12)
     assert traj.q[-1, 2] == pytest.approx(1.0 - 0.5 * G, rel=1e-9)  # free fall: z = z0 - g t^2 / 2
 
 
@@ -260,7 +260,7 @@ def test_a_force_singular_at_t_0_names_the_quantity():
     with pytest.raises(SingularStateError, match=r"state 0 of a batch"):
         dyn.udot(np.array([0.0, 1.0]), np.zeros((2, 1)), np.zeros((2, 1)))
     with pytest.raises(kane.SimulationError, match=r"cos\(th\)/t"):
-        kane.simulate(dyn, (0.0, 1.0), [0.1], [0.0])
+        kane.simulate.simulate(dyn, (0.0, 1.0), [0.1], [0.0])
 
 
 def test_a_singular_dependent_block_names_the_dependent_speeds():
@@ -283,8 +283,8 @@ def test_a_singular_dependent_block_names_the_dependent_speeds():
         dyn.dependent_block_monitor()(0.0, [0.0, 0.0, np.pi / 2 - 1e-13], [1.0, 0.5])
     # a run started there stops at once with the state saved, rather than integrating garbage
     with pytest.raises(kane.SimulationError, match=r"dependent speeds vy .* cannot be solved for") as info:
-        kane.simulate(dyn, (0.0, 1.0), [0.0, 0.0, np.pi / 2 - 1e-13], [0.1, 1.0],
-                      monitors={"dependent_block": dyn.dependent_block_monitor()})  # as `kane simulate` does
+        kane.simulate.simulate(dyn, (0.0, 1.0), [0.0, 0.0, np.pi / 2 - 1e-13], [0.1, 1.0],
+                               monitors={"dependent_block": dyn.dependent_block_monitor()})  # as `kane simulate` does
     assert info.value.t_good == 0.0 and info.value.q[2] == np.pi / 2 - 1e-13
 
 

@@ -348,8 +348,8 @@ def test_substeps_equal_an_offline_rk4_run_with_the_force_held(chain, closed_pat
     q, u = q0, u0
     for k, f in enumerate(forces):
         inputs = dict(zip(port.inputs, f))
-        traj = kane.simulate(dyn, (k * T, (k + 1) * T), q, u, method="rk4", dt=T / 4, inputs=inputs,
-                             record_energy=False)
+        traj = kane.simulate.simulate(dyn, (k * T, (k + 1) * T), q, u, method="rk4", dt=T / 4, inputs=inputs,
+                                      record_energy=False)
         q, u = traj.q[-1], traj.u[-1]
     assert np.max(np.abs(forces)) > 0.5
     np.testing.assert_allclose(result.q, q, rtol=0, atol=1e-10)

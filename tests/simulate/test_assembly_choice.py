@@ -53,7 +53,7 @@ def test_a_run_started_off_the_constraints_is_reported():
     dyn = disk(["v1", "v2", "v3"])
     q = np.array([0.0, 0.0, 0.3, 1.0, 0.0, 0.0, 0.0])
     with pytest.warns(InconsistentStartWarning, match=r"max \|C\(q0\)\| = 0\.1"):
-        kane.simulate(dyn, (0.0, 0.01), q, [0.0, 5.0, 0.0])
+        kane.simulate.simulate(dyn, (0.0, 0.01), q, [0.0, 5.0, 0.0])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        kane.simulate(dyn, (0.0, 0.01), assemble(dyn, 0.0, q).q, [0.0, 5.0, 0.0])
+        kane.simulate.simulate(dyn, (0.0, 0.01), assemble(dyn, 0.0, q).q, [0.0, 5.0, 0.0])

@@ -13,7 +13,8 @@ import sympy as sp
 import kane
 from kane import joints as J
 from kane.codegen import c_backend
-from kane.simulate import Event, Simulator, load_trajectory, make_projection
+from kane.io.trajectory import load_trajectory
+from kane.simulate import Event, Simulator, make_projection
 from kane.simulate.compiled import EventExpression, compiled_runner
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -57,7 +58,7 @@ def assert_same_run(a, b, tol=1e-12):
 def test_chain_dopri5_in_c_reproduces_the_python_loop(chain, tmp_path):
     q0, u0 = np.full(7, 0.3), np.linspace(-0.5, 0.5, 7)
     kw = dict(method="dopri5", rtol=1e-8, atol=1e-10, output_dt=0.01)
-    fast = kane.simulate(chain, (0.0, 2.0), q0, u0, path=tmp_path / "run.h5", **kw)
+    fast = kane.simulate.simulate(chain, (0.0, 2.0), q0, u0, path=tmp_path / "run.h5", **kw)
     ref = python_loop(chain, (0.0, 2.0), q0, u0, **kw)
     assert fast.stats.n_rejected > 0 and fast.stats.n_accepted > 100  # the controller rejected and accepted
     assert_same_run(fast, ref)
@@ -68,7 +69,7 @@ def test_chain_dopri5_in_c_reproduces_the_python_loop(chain, tmp_path):
     # Sampled at every step: the same steps, their sizes equal to 1e-8 relative only, because the error estimate
     # (a sum of seven stages that cancels to ~1e-8 of their size) is summed in another order by numpy's BLAS
     # (with fused multiply-adds) than in C; the states on the output grid above agree to 1e-12.
-    every = kane.simulate(chain, (0.0, 0.5), q0, u0, method="dopri5", rtol=1e-8, atol=1e-10)
+    every = kane.simulate.simulate(chain, (0.0, 0.5), q0, u0, method="dopri5", rtol=1e-8, atol=1e-10)
     ref = python_loop(chain, (0.0, 0.5), q0, u0, method="dopri5", rtol=1e-8, atol=1e-10)
     assert every.stats.n_fev == ref.stats.n_fev and every.t.shape == ref.t.shape
     np.testing.assert_allclose(np.diff(every.t), np.diff(ref.t), rtol=1e-7, atol=1e-9)
@@ -79,7 +80,7 @@ def test_chain_dopri5_in_c_reproduces_the_python_loop(chain, tmp_path):
 def test_fixed_step_methods_in_c_reproduce_the_python_loop(chain, method):
     q0, u0 = np.full(7, 0.3), np.zeros(7)
     kw = dict(method=method, dt=1e-3, output_dt=0.0125)  # samples between steps: dense output costs evaluations
-    fast = kane.simulate(chain, (0.0, 0.3), q0, u0, **kw)
+    fast = kane.simulate.simulate(chain, (0.0, 0.3), q0, u0, **kw)
     ref = python_loop(chain, (0.0, 0.3), q0, u0, **kw)
     if method == "semi_implicit_euler":
         assert fast.stats.n_fev > fast.stats.n_accepted  # the evaluations of the dense output are counted
@@ -91,7 +92,7 @@ def test_monitors_are_evaluated_in_python_at_the_samples_c_takes(chain):
     kw = dict(method="dopri5", rtol=1e-8, atol=1e-10, output_dt=0.05,
               monitors={"height": lambda t, q, u: float(np.cos(q[0]) + t)})
     assert runs_in_c(chain, q0, u0, 1.0, **kw)
-    fast = kane.simulate(chain, (0.0, 1.0), q0, u0, **kw)
+    fast = kane.simulate.simulate(chain, (0.0, 1.0), q0, u0, **kw)
     np.testing.assert_array_equal(fast.residuals["height"], np.cos(fast.q[:, 0]) + fast.t)
     assert_same_run(fast, python_loop(chain, (0.0, 1.0), q0, u0, **kw))
 
@@ -123,7 +124,7 @@ def test_rolling_disk_with_projection_in_c_reproduces_the_python_loop(disk):
     kw = dict(method="dopri5", rtol=1e-8, atol=1e-10, output_dt=0.05, projection=make_projection(disk),
               project_every=1)
     assert runs_in_c(disk, q0, u0, 1.0, **kw)
-    fast = kane.simulate(disk, (0.0, 1.0), q0, u0, **kw)
+    fast = kane.simulate.simulate(disk, (0.0, 1.0), q0, u0, **kw)
     ref = python_loop(disk, (0.0, 1.0), q0, u0, **kw)
     assert_same_run(fast, ref)
     for name in ref.residuals:  # the Python monitors (the dependent block's condition), at the same samples
@@ -140,7 +141,7 @@ def test_terminal_event_compiled_in_c_is_located_as_in_the_python_loop(chain):
     kw = dict(method="dopri5", rtol=1e-8, atol=1e-10, output_dt=0.01, events=[half, down])
     assert runs_in_c(chain, q0, u0, 5.0, **kw)
     assert not runs_in_c(chain, q0, u0, 5.0, events=[Event("python", lambda t, q, u: q[0])])
-    fast = kane.simulate(chain, (0.0, 5.0), q0, u0, **kw)
+    fast = kane.simulate.simulate(chain, (0.0, 5.0), q0, u0, **kw)
     ref = python_loop(chain, (0.0, 5.0), q0, u0, **kw)
     assert [e.name for e in fast.events] == [e.name for e in ref.events] == ["q1_half", "q1_zero"]
     for a, b in zip(fast.events, ref.events):
@@ -149,7 +150,7 @@ def test_terminal_event_compiled_in_c_is_located_as_in_the_python_loop(chain):
     assert abs(fast.q[-1, 0]) < 1e-10  # q1 = 0 at the terminal event
     assert_same_run(fast, ref)
     for kw_fixed in (dict(method="rk4", dt=2e-3), dict(method="semi_implicit_euler", dt=2e-3)):
-        fast = kane.simulate(chain, (0.0, 2.0), q0, u0, events=[down], output_dt=0.01, **kw_fixed)
+        fast = kane.simulate.simulate(chain, (0.0, 2.0), q0, u0, events=[down], output_dt=0.01, **kw_fixed)
         ref = python_loop(chain, (0.0, 2.0), q0, u0, events=[down], output_dt=0.01, **kw_fixed)
         assert fast.events[-1].t == pytest.approx(ref.events[-1].t, abs=1e-12)
         assert_same_run(fast, ref)
@@ -174,7 +175,7 @@ def test_a_non_finite_state_in_c_stops_as_the_python_loop_does(tmp_path):
     kw = dict(method="rk4", dt=0.01, output_dt=0.01)
     assert runs_in_c(dyn, [1e-3], [0.0], 10.0, **kw)
     with pytest.raises(kane.simulate.SimulationError) as fast:
-        kane.simulate(dyn, (0.0, 10.0), [1e-3], [0.0], path=tmp_path / "fast.h5", **kw)
+        kane.simulate.simulate(dyn, (0.0, 10.0), [1e-3], [0.0], path=tmp_path / "fast.h5", **kw)
     with pytest.raises(kane.simulate.SimulationError) as ref:
         python_loop(dyn, (0.0, 10.0), np.array([1e-3]), np.array([0.0]), **kw)
     a, b = fast.value, ref.value
@@ -186,7 +187,7 @@ def test_a_non_finite_state_in_c_stops_as_the_python_loop_does(tmp_path):
     assert saved.status.startswith("failed") and saved.t[-1] == pytest.approx(a.t_good)
     np.testing.assert_array_equal(saved.q[-1], a.q)
     with pytest.raises(kane.simulate.SimulationError) as fast:  # DOPRI5 asked for steps it cannot take
-        kane.simulate(dyn, (0.0, 1.0), [1e-3], [0.0], method="dopri5", min_step=0.5)
+        kane.simulate.simulate(dyn, (0.0, 1.0), [1e-3], [0.0], method="dopri5", min_step=0.5)
     with pytest.raises(kane.simulate.SimulationError) as ref:
         python_loop(dyn, (0.0, 1.0), np.array([1e-3]), np.array([0.0]), method="dopri5", min_step=0.5)
     assert "below the minimum" in fast.value.reason and fast.value.reason == ref.value.reason
@@ -207,7 +208,7 @@ def test_a_singular_mass_matrix_in_c_stops_as_the_python_loop_does(tmp_path):
     kw = dict(method="rk4", dt=0.125)
     assert runs_in_c(dyn, q0, u0, 2.0, **kw)
     with pytest.raises(kane.simulate.SimulationError) as fast:
-        kane.simulate(dyn, (0.0, 2.0), q0, u0, path=tmp_path / "bead.h5", **kw)
+        kane.simulate.simulate(dyn, (0.0, 2.0), q0, u0, path=tmp_path / "bead.h5", **kw)
     with pytest.raises(kane.simulate.SimulationError) as ref:
         python_loop(dyn, (0.0, 2.0), q0, u0, **kw)
     assert fast.value.reason == ref.value.reason and fast.value.t == ref.value.t == 1.0
@@ -221,7 +222,7 @@ def test_samples_beyond_the_buffer_are_all_stored(chain):
     """More samples in one step than the C buffer holds (1024): C hands them over in parts, none lost."""
     q0, u0 = np.full(7, 0.3), np.zeros(7)
     kw = dict(method="rk4", dt=0.05, output_dt=1e-5)
-    fast = kane.simulate(chain, (0.0, 0.1), q0, u0, **kw)
+    fast = kane.simulate.simulate(chain, (0.0, 0.1), q0, u0, **kw)
     ref = python_loop(chain, (0.0, 0.1), q0, u0, **kw)
     assert fast.n_samples == ref.n_samples == 10001
     assert_same_run(fast, ref)
@@ -231,7 +232,7 @@ def test_the_step_limit_stops_the_c_loop_where_it_stops_the_python_loop(chain):
     q0, u0 = np.full(7, 0.3), np.zeros(7)
     kw = dict(method="dopri5", rtol=1e-8, atol=1e-10, output_dt=0.01, max_steps=57)
     with pytest.raises(kane.simulate.SimulationError, match="step limit") as fast:
-        kane.simulate(chain, (0.0, 5.0), q0, u0, **kw)
+        kane.simulate.simulate(chain, (0.0, 5.0), q0, u0, **kw)
     with pytest.raises(kane.simulate.SimulationError, match="step limit") as ref:
         python_loop(chain, (0.0, 5.0), q0, u0, **kw)
     # a step's end, not a grid time: equal to the step sizes' 1e-8 (see the first test)

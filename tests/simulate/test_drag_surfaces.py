@@ -121,8 +121,8 @@ def test_the_model_file_simulates_as_the_same_system_built_in_python(bowl):
     cd, q0, u0 = _python_bowl()
     assert np.abs(got.q0 - q0).max() < 1e-12 and np.abs(got.u0 - u0).max() < 1e-12
     span, opts = (0.0, 1.0), dict(rtol=1e-10, atol=1e-12, output_dt=0.25, project_every=5)
-    a = kane.simulate(got.dynamics, span, got.q0, got.u0, projection=got.dynamics.make_projection(), **opts)
-    b = kane.simulate(cd, span, q0, u0, projection=cd.make_projection(), **opts)
+    a = kane.simulate.simulate(got.dynamics, span, got.q0, got.u0, projection=got.dynamics.make_projection(), **opts)
+    b = kane.simulate.simulate(cd, span, q0, u0, projection=cd.make_projection(), **opts)
     assert np.abs(a.q - b.q).max() < 1e-10 and np.abs(a.u - b.u).max() < 1e-10
     # and the physics: the centre stays on the sphere R - r, the energy is conserved (no slip does no work)
     assert np.abs(np.linalg.norm(a.q[:, :3] - CENTRE, axis=1) - (R - r)).max() < 1e-9

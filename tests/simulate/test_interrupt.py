@@ -17,7 +17,8 @@ from click.testing import CliRunner
 
 from kane.cli import main
 from kane.errors import ArgumentError
-from kane.simulate import Method, SimulationError, load_trajectory, simulate
+from kane.io.trajectory import load_trajectory
+from kane.simulate import Method, SimulationError, simulate
 from kane.simulate.dopri5 import _rms
 from kane.simulate.run_limits import DEFAULT_MAX_STEPS, RunInterrupted, run_limits
 

@@ -11,7 +11,7 @@ from scipy.special import ellipk
 
 from kane.cli import main
 from kane.io.model_file import load_model
-from kane.simulate import load_trajectory
+from kane.io.trajectory import load_trajectory
 
 BOWL = Path(__file__).resolve().parents[2] / "examples" / "ball_in_bowl.toml"
 

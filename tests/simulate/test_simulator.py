@@ -8,7 +8,8 @@ import pytest
 from kane.errors import KaneError
 from scipy.integrate import solve_ivp
 
-from kane.simulate import Event, Method, SimulationError, Simulator, TrajectoryWriter, load_trajectory, simulate
+from kane.io.trajectory import TrajectoryWriter, load_trajectory
+from kane.simulate import Event, Method, SimulationError, Simulator, simulate
 
 G, L, M = 9.81, 0.7, 1.3
 

@@ -53,9 +53,9 @@ def _reference_ball() -> kane.System:
 def test_ball_on_a_nurbs_plane_reproduces_the_embedded_rolling_sphere_on_the_ground():
     ball = RollingSphereOnTerrain(_floor(), R_BALL, MASS, com=COM, inertia=INERTIA, gravity=(0, 0, -G), name="b")
     q0, u0 = ball.initial_state([0.0, 0.0, R_BALL], 0.5, 0.5, omega=[1.5, 0.4, 0.7])
-    got = kane.simulate(ball, (0.0, 2.0), q0, u0, rtol=1e-10, atol=1e-12, output_dt=0.25)
-    ref = kane.simulate(kane.derive(_reference_ball()).compile(), (0.0, 2.0), q0, u0, rtol=1e-10, atol=1e-12,
-                        output_dt=0.25)
+    got = kane.simulate.simulate(ball, (0.0, 2.0), q0, u0, rtol=1e-10, atol=1e-12, output_dt=0.25)
+    ref = kane.simulate.simulate(kane.derive(_reference_ball()).compile(), (0.0, 2.0), q0, u0, rtol=1e-10, atol=1e-12,
+                                 output_dt=0.25)
     assert np.allclose(got.t, ref.t) and got.t[-1] == 2.0
     assert np.abs(got.q - ref.q).max() < 1e-8 and np.abs(got.u - ref.u).max() < 1e-8
     assert np.abs(got.q[-1, :2]).max() > 0.3  # it rolled (and rocked: the centre of mass is off centre)
@@ -79,14 +79,14 @@ def test_ball_on_a_rational_bicubic_bump_agrees_with_the_cartesian_rolling_joint
     centre = ball.touching_centre(*start)
     omega = np.array([0.3, -2.0, 0.5])
     q0, u0 = ball.initial_state(centre, *start, omega=omega)
-    got = kane.simulate(ball, (0.0, 1.0), q0, u0, rtol=1e-10, atol=1e-12, output_dt=0.25)
+    got = kane.simulate.simulate(ball, (0.0, 1.0), q0, u0, rtol=1e-10, atol=1e-12, output_dt=0.25)
     n = terrain.normal(*start)
     turn = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, -1.0], [-1.0, 0.0, 0.0]])  # local +x (s = t = 0) to world -z
     cd = _cartesian(terrain, start, Sphere(R_BALL, rotation=turn, name="shell"))
     qc, uc = cd.initial_state(q0, np.concatenate([u0, R_BALL * np.cross(omega, n)]))
     assert np.abs(uc[3:] - ball.full_speeds(0.0, q0, u0)[3:]).max() < 1e-12  # the same rolling start
-    cart = kane.simulate(cd, (0.0, 1.0), qc, uc, rtol=1e-10, atol=1e-12, output_dt=0.25,
-                         projection=cd.make_projection(), project_every=5)
+    cart = kane.simulate.simulate(cd, (0.0, 1.0), qc, uc, rtol=1e-10, atol=1e-12, output_dt=0.25,
+                                  projection=cd.make_projection(), project_every=5)
     assert np.abs(cart.q[:, :7] - got.q).max() < 1e-8
     assert np.linalg.norm(got.q[-1, :2] - got.q[0, :2]) > 0.3  # it rolled over the bump's slope
     normals = np.array([ball.contact(t, q).normal for t, q in zip(got.t, got.q)])
@@ -104,13 +104,13 @@ def test_thin_disk_on_a_nurbs_plane_reproduces_kanes_embedded_rolling_disk():
     lean = np.array([np.cos(0.075), np.sin(0.075), 0.0, 0.0])  # 0.15 rad about x
     spin = 6.0 * quaternion_to_rotation(lean) @ [0.0, 1.0, 0.0] + [0.0, 0.0, 0.8]
     q0, u0 = disk.initial_state(disk.touching_centre(0.5, 0.5, lean), 0.5, 0.5, lean, omega=spin)
-    got = kane.simulate(disk, (0.0, 2.0), q0, u0, rtol=1e-10, atol=1e-12, output_dt=0.25)
+    got = kane.simulate.simulate(disk, (0.0, 2.0), q0, u0, rtol=1e-10, atol=1e-12, output_dt=0.25)
     s = kane.System("disk", gravity=(0, 0, -G))
     s.add_body("wheel", mass=MW, com=COMW, inertia=IW)
     s.add_joint("ground", "wheel", J.Free(), name="free")
     s.add_rolling_disk("roll", "wheel", RW, axis=(0, 1, 0))
-    ref = kane.simulate(kane.derive(s, dependent=["u_free_4", "u_free_5", "u_free_6"]).compile(), (0.0, 2.0), q0,
-                        u0, rtol=1e-10, atol=1e-12, output_dt=0.25)
+    ref = kane.simulate.simulate(kane.derive(s, dependent=["u_free_4", "u_free_5", "u_free_6"]).compile(), (0.0, 2.0),
+                                 q0, u0, rtol=1e-10, atol=1e-12, output_dt=0.25)
     assert np.abs(got.q - ref.q).max() < 1e-8 and np.abs(got.u - ref.u).max() < 1e-8
     assert np.linalg.norm(got.q[-1, :2]) > 2.0  # it rolled (and turned: the path curves)
 
@@ -119,13 +119,13 @@ def test_torus_wheel_on_the_bump_agrees_with_the_cartesian_rolling_joint():
     terrain, start, upright = _bump(), (0.3, 0.45), np.array([1.0, 0.0, 0.0, 0.0])
     wheel = RollingWheelOnTerrain(terrain, 0.25, MW, IW, tube_radius=0.05, com=COMW, gravity=(0, 0, -G))
     q0, u0 = wheel.initial_state(wheel.touching_centre(*start, upright), *start, upright, omega=[0.0, 6.0, 0.5])
-    got = kane.simulate(wheel, (0.0, 0.5), q0, u0, rtol=1e-11, atol=1e-12, output_dt=0.25)
+    got = kane.simulate.simulate(wheel, (0.0, 0.5), q0, u0, rtol=1e-11, atol=1e-12, output_dt=0.25)
     turn = np.array([[0.0, -1.0, 0.0], [0.0, 0.0, 1.0], [-1.0, 0.0, 0.0]])  # local z to body y, (0, 0) to -z
     cd = _cartesian(terrain, start, Torus(0.25, 0.05, rotation=turn, name="tyre"), MW, COMW, IW)
     qc, uc = cd.initial_state(q0, wheel.full_speeds(0.0, q0, u0))
     assert np.abs(uc - wheel.full_speeds(0.0, q0, u0)).max() < 1e-12  # already rolling
-    cart = kane.simulate(cd, (0.0, 0.5), qc, uc, rtol=1e-11, atol=1e-12, output_dt=0.25,
-                         projection=cd.make_projection(), project_every=5)
+    cart = kane.simulate.simulate(cd, (0.0, 0.5), qc, uc, rtol=1e-11, atol=1e-12, output_dt=0.25,
+                                  projection=cd.make_projection(), project_every=5)
     assert np.abs(cart.q[:, :7] - got.q).max() < 1e-8
     assert np.linalg.norm(got.q[-1, :2] - got.q[0, :2]) > 0.5
     assert np.abs(got.energy - got.energy[0]).max() < 1e-8 * abs(got.energy[0])
@@ -179,7 +179,7 @@ def test_leaving_the_patch_stops_the_run_naming_the_surface_parameter_and_value(
     q0, u0 = ball.initial_state([0.0, 0.0, R_BALL], 0.5, 0.5, omega=[0.0, 2.0, 0.0])  # rolls along +x at 0.6 m/s
     with pytest.raises(SimulationError, match=r"surface 'floor' .* left the patch: parameter s = 1\.0 reached its "
                                               r"bound \(0\.0, 1\.0\)") as info:
-        kane.simulate(ball, (0.0, 2.0), q0, u0, output_dt=0.1)
+        kane.simulate.simulate(ball, (0.0, 2.0), q0, u0, output_dt=0.1)
     assert 0.5 < info.value.t_good < 0.84 and 0.3 < info.value.q[0] <= 0.5  # the last good state, on the patch
 
 
@@ -189,7 +189,7 @@ def test_a_wheel_rolling_off_the_patch_or_lying_flat_is_named():
     q0, u0 = disk.initial_state(disk.touching_centre(0.5, 0.5, up), 0.5, 0.5, up, omega=[0.0, 3.0, 0.0])  # +x
     message = r"wheel 'wheel' on surface 'floor' .* left the patch: Newton's estimate of parameter s = 1\.0\d* is "
     with pytest.raises(SimulationError, match=message + r"outside \[0\.0, 1\.0\]") as info:
-        kane.simulate(disk, (0.0, 1.0), q0, u0, output_dt=0.1)
+        kane.simulate.simulate(disk, (0.0, 1.0), q0, u0, output_dt=0.1)
     cause = info.value.__cause__
     assert isinstance(cause, TerrainContactError) and (cause.surface, cause.parameter) == ("floor", "s")
     assert 1.0 < cause.value < 1.1 and 0.3 < info.value.q[0] <= 0.5  # the last good state is on the patch
@@ -213,14 +213,14 @@ def test_a_nurbs_bowl_with_its_pole_turned_away_rolls_through_the_bottom_as_the_
     q0, u0 = pole_down.initial_state(centre, 0.0, 0.1)  # local (sin a, 0, -cos a): s = 0, near the south pole
     with pytest.raises(SimulationError, match="surface 'bowl' .* left the patch: parameter t = 0.0 reached its "
                                               "bound") as info:
-        kane.simulate(pole_down, (0.0, 1.2), q0, u0, rtol=1e-10, atol=1e-12, output_dt=0.05)
+        kane.simulate.simulate(pole_down, (0.0, 1.2), q0, u0, rtol=1e-10, atol=1e-12, output_dt=0.05)
     assert 0.4 < info.value.t_good < 0.53
     runs = {}
     for surface, (s0, t0) in ((nurbs_sphere(R, o, name="bowl", rotation=turn), (0.2, 0.5)),
                               (Sphere(R, o, turn, name="bowl"), (np.pi / 2 - a, 0.0))):
         ball = RollingSphereOnTerrain(surface, r, m, gravity=(0, 0, -G), gap_tol=1e-3)
         q0, u0 = ball.initial_state(centre, s0, t0)  # local (sin a, cos a, 0): on the equator
-        sim = kane.simulate(ball, (0.0, 1.2), q0, u0, rtol=1e-10, atol=1e-12, output_dt=0.05)
+        sim = kane.simulate.simulate(ball, (0.0, 1.2), q0, u0, rtol=1e-10, atol=1e-12, output_dt=0.05)
         assert sim.status == "completed" and sim.t[-1] == pytest.approx(1.2)
         ball.initial_state(centre, s0, t0)
         points = np.array([ball.contact(t, q).point for t, q in zip(sim.t, sim.q)])

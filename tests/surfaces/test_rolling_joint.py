@@ -58,10 +58,10 @@ def test_nurbs_sphere_on_nurbs_plane_reproduces_the_embedded_rolling_sphere():
     cd = _rolling_ball()
     q0, uc0 = cd.initial_state(qb0, u0)
     assert np.abs(uc0 - u0).max() < 1e-14 and np.abs(q0[:7] - qb0).max() < 1e-14
-    cart = kane.simulate(cd, (0.0, 2.0), q0, uc0, rtol=2e-10, atol=2e-12, output_dt=0.25,
-                         projection=cd.make_projection(), project_every=5)
+    cart = kane.simulate.simulate(cd, (0.0, 2.0), q0, uc0, rtol=2e-10, atol=2e-12, output_dt=0.25,
+                                  projection=cd.make_projection(), project_every=5)
     embedded = kane.derive(_ball_system(True)).compile()
-    ref = kane.simulate(embedded, (0.0, 2.0), qb0, u0[:3], rtol=1e-12, atol=1e-13, output_dt=0.25)
+    ref = kane.simulate.simulate(embedded, (0.0, 2.0), qb0, u0[:3], rtol=1e-12, atol=1e-13, output_dt=0.25)
     assert np.allclose(cart.t, ref.t)
     assert np.abs(cart.q[:, :7] - ref.q).max() < 1e-8  # the centre (x, y, z) and the quaternion
     assert np.abs(cart.q[-1, :2]).max() > 0.3  # it did roll (and rock: the centre of mass is off centre)
@@ -121,8 +121,8 @@ def test_cam_with_a_crowned_roller_follower_follows_the_profile_conserves_energy
     """The roller centre must sit at x(theta) = E cos(theta) + sqrt((RC + RHO)^2 - E^2 sin^2(theta)) (the offset of
     the profile); no load does work, so the kinetic energy is constant."""
     cd, q0, u0 = _cam()
-    tr = kane.simulate(cd, (0.0, 10.0), q0, u0, rtol=1e-8, atol=1e-10, output_dt=0.5,
-                       projection=cd.make_projection(), project_every=10)
+    tr = kane.simulate.simulate(cd, (0.0, 10.0), q0, u0, rtol=1e-8, atol=1e-10, output_dt=0.5,
+                                projection=cd.make_projection(), project_every=10)
     theta = np.unwrap(2 * np.arctan2(tr.q[:, 6], tr.q[:, 3]))  # the cam's angle from its quaternion
     assert theta[-1] > 2 * np.pi  # over one revolution
     predicted = E * np.cos(theta) + np.sqrt((RC + RHO) ** 2 - (E * np.sin(theta)) ** 2)
@@ -175,7 +175,7 @@ def test_a_contact_leaving_its_patch_stops_the_run_naming_surface_parameter_valu
                               np.concatenate([omega0, -np.cross(omega0, [0.0, 0.0, -R_BALL])]))
     with pytest.raises(kane.SimulationError, match=r"rolling contact 'roll': parameter u1 of surface 'floor' = "
                                                    r"1\.0\d* left the patch \[0\.0, 1\.0\]") as err:
-        kane.simulate(cd, (0.0, 1.0), q0, u0, method="rk4", dt=0.01)
+        kane.simulate.simulate(cd, (0.0, 1.0), q0, u0, method="rk4", dt=0.01)
     assert 0.1 < err.value.t_good < 0.2
     good = err.value.q  # the last good state: the contact still on the patch, u1 = x + 0.5 on this floor
     assert 0.45 < good[0] < 0.5 and abs(good[7] - (good[0] + 0.5)) < 1e-8

@@ -16,7 +16,8 @@ from kane.cli import main
 from kane.io import load_model
 from kane.io.model_file import parse_model
 from kane.io.trajectory import TrajectoryWriter
-from kane.simulate import SimulationError, load_trajectory
+from kane.io.trajectory import load_trajectory
+from kane.simulate import SimulationError
 from kane.switching import SwitchingSimulator, switching_rules
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

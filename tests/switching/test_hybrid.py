@@ -146,8 +146,8 @@ def test_pendulum_hitting_the_floor_same_impacts_rest_and_release_both_ways():
     assert set(runner.mode_equations) == {(), ("tip",)} and runner.mode_equations[("tip",)].n_u == 0
     # the first impact against an independent run of the free pendulum with an event at the floor
     free = kane.derive(mode_system(system, [])).compile()
-    ref = kane.simulate(free, (0.0, 2.0), [0.0], [0.0], rtol=1e-11, atol=1e-12,
-                        events=[Event("floor", lambda t, q, u: tip.gap(t, q), direction=-1, terminal=True)])
+    ref = kane.simulate.simulate(free, (0.0, 2.0), [0.0], [0.0], rtol=1e-11, atol=1e-12,
+                                 events=[Event("floor", lambda t, q, u: tip.gap(t, q), direction=-1, terminal=True)])
     assert hybrid.events[0].kind == "impact" and online.events[0].kind == "impact"
     assert hybrid.events[0].t == pytest.approx(ref.t[-1], abs=1e-9)
     assert online.events[0].t == pytest.approx(ref.t[-1], abs=1e-9)

@@ -232,12 +232,12 @@ def test_four_bar_passes_configurations_singular_for_a_fixed_choice():
     # reference: the minimal ODE pre-derived with a dependent block that stays regular on this motion
     good = kane.derive(four_bar(transient=False), reference_q=q0).compile()
     assert good.u_names == ("w2",)
-    ref = kane.simulate(good, (0.0, 1.5), q0, u0[1:2], rtol=1e-11, atol=1e-13, output_dt=0.01)
+    ref = kane.simulate.simulate(good, (0.0, 1.5), q0, u0[1:2], rtol=1e-11, atol=1e-13, output_dt=0.01)
     assert np.max(np.abs(traj.q - ref.q)) < 1e-8
     # the minimal ODE with the fixed, singular choice loses accuracy passing through the dead points
     fixed = kane.derive(four_bar(transient=False), dependent=["w1", "w2"], reference_q=q0).compile()
     try:
-        bad = kane.simulate(fixed, (0.0, 1.5), q0, u0[2:], rtol=1e-10, atol=1e-12, output_dt=0.01)
+        bad = kane.simulate.simulate(fixed, (0.0, 1.5), q0, u0[2:], rtol=1e-10, atol=1e-12, output_dt=0.01)
     except SimulationError:
         return
     assert np.max(np.abs(bad.q - ref.q)) > 1e-6

@@ -272,8 +272,8 @@ def test_pendulum_hits_a_stop_rebounds_rests_and_is_pulled_off():
     # pendulum (the existing Simulator on the embedded equations, with an event at the stop)
     w1 = -math.sqrt(2 * m * G * L * (math.sin(0.0) - math.sin(th_s)) / I_O)
     free = kane.derive(pendulum()).compile()
-    ref = kane.simulate(free, (0.0, 2.0), [0.0], [0.0], rtol=1e-11, atol=1e-12,
-                        events=[Event("stop", lambda t, q, u: q[0] - th_s, direction=-1, terminal=True)])
+    ref = kane.simulate.simulate(free, (0.0, 2.0), [0.0], [0.0], rtol=1e-11, atol=1e-12,
+                                 events=[Event("stop", lambda t, q, u: q[0] - th_s, direction=-1, terminal=True)])
     assert impacts[0].t == pytest.approx(ref.t[-1], abs=1e-8)
     assert impacts[0].data["approach_speed"] == pytest.approx(w1, rel=1e-8)
     n_bounce = math.floor(math.log(v_min / abs(w1)) / math.log(e))
@@ -295,14 +295,14 @@ def test_pendulum_lock_on_an_interval_is_a_plastic_impulse():
     assert (lock.kind, lock.t, unlock.kind, unlock.t) == ("lock", pytest.approx(0.3, abs=1e-12), "unlock",
                                                           pytest.approx(0.6, abs=1e-12))
     free = kane.derive(pendulum()).compile()
-    ref = kane.simulate(free, (0.0, 0.3), [0.0], [0.0], rtol=1e-11, atol=1e-12)
+    ref = kane.simulate.simulate(free, (0.0, 0.3), [0.0], [0.0], rtol=1e-11, atol=1e-12)
     th_l, w_l = ref.q[-1, 0], ref.u[-1, 0]
     assert lock.data["delta_kinetic"] == pytest.approx(-0.5 * I_O * w_l**2, rel=1e-7)
     assert lock.data["impulse"][0] == pytest.approx(-I_O * w_l, rel=1e-7)
     held = (traj.t > 0.3 + 1e-9) & (traj.t < 0.6)
     assert np.allclose(traj["th"][held], th_l, atol=1e-8) and np.allclose(traj["w"][held], 0.0, atol=1e-12)
     # released at rest: the motion after 0.6 s is the free fall from (th_l, 0), started at 0.6 s
-    ref2 = kane.simulate(free, (0.6, 1.0), [th_l], [0.0], rtol=1e-11, atol=1e-12, output_dt=0.01)
+    ref2 = kane.simulate.simulate(free, (0.6, 1.0), [th_l], [0.0], rtol=1e-11, atol=1e-12, output_dt=0.01)
     assert traj["th"][-1] == pytest.approx(ref2.q[-1, 0], abs=1e-7)
 
 
@@ -329,8 +329,8 @@ def run_pre_derived(free, locked, q0, u0_full, t_end, output_dt):
             Mf = free.mass_matrix(a, q)
             x = np.linalg.solve(C.T @ Mf @ C, C.T @ Mf @ u_full[idx[free]])
             u_full = locked.full_speeds(a, q, x)
-        traj = kane.simulate(dyn, (a, b), q, u_full[idx[dyn]], inputs=cart_inputs, rtol=1e-10, atol=1e-12,
-                             output_dt=output_dt)
+        traj = kane.simulate.simulate(dyn, (a, b), q, u_full[idx[dyn]], inputs=cart_inputs, rtol=1e-10, atol=1e-12,
+                                      output_dt=output_dt)
         q, u_full = traj.q[-1], dyn.full_speeds(b, traj.q[-1], traj.u[-1])
         ts.append(traj.t)
         qs.append(traj.q)

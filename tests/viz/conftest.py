@@ -20,8 +20,8 @@ def make_cart_run(tmp_path_factory):
         dyn = lm.derive().compile()
         q0, u0 = lm.initial_state(dyn)
         run = tmp_path_factory.mktemp("view") / "cart.h5"
-        kane.simulate(dyn, (0.0, t_end), q0, u0, params=dict(lm.parameters), inputs=lm.input_function(dyn),
-                      output_dt=output_dt, path=run, description=f"{lm.name} ({CART})")
+        kane.simulate.simulate(dyn, (0.0, t_end), q0, u0, params=dict(lm.parameters), inputs=lm.input_function(dyn),
+                               output_dt=output_dt, path=run, description=f"{lm.name} ({CART})")
         return run
 
     return make

@@ -123,8 +123,8 @@ def test_the_example_opens_live_and_from_a_run_file(path, tmp_path):
         sim.run(0.05)
         sim.finish()
     else:
-        kane.simulate(dyn, (0.0, 0.05), q0, u0, params=live.params, output_dt=0.01, path=tmp_path / "run.h5",
-                      description=f"{live.loaded.name} ({path})")
+        kane.simulate.simulate(dyn, (0.0, 0.05), q0, u0, params=live.params, output_dt=0.01, path=tmp_path / "run.h5",
+                               description=f"{live.loaded.name} ({path})")
     scene = open_run(tmp_path / "run.h5", path).scene()
     playback = Viewer(scene, ViewOptions(port=8730))
     try:

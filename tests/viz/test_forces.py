@@ -51,7 +51,7 @@ def test_the_contact_force_is_what_newtons_law_on_the_disk_needs(disk):
     dyn = eq.compile()
     q0, _ = lm.initial_state(dyn)
     dt, u0 = 1e-3, np.array([1.5, 4.0, 0.5])  # leaning over fast while it spins: the forces change by newtons
-    traj = kane.simulate(dyn, (0.0, 0.4), q0, u0, method="dopri5", rtol=1e-11, atol=1e-12, output_dt=dt)
+    traj = kane.simulate.simulate(dyn, (0.0, 0.4), q0, u0, method="dopri5", rtol=1e-11, atol=1e-12, output_dt=dt)
     position, wxyz = body_poses(eq, traj)
     f = constraint_arrows(eq, traj, position, wxyz)
     m, g, r = lm.parameters["m"], lm.parameters["g"], lm.parameters["r"]

@@ -29,7 +29,7 @@ def _messages(html: str):
 
 def test_the_recording_poses_the_bodies_at_the_run_samples(tmp_path):
     eqs = kane.derive(pendulum())
-    kane.simulate(eqs.compile(), (0.0, 0.5), [0.4], [0.0], output_dt=0.05, path=tmp_path / "run.h5")
+    kane.simulate.simulate(eqs.compile(), (0.0, 0.5), [0.4], [0.0], output_dt=0.05, path=tmp_path / "run.h5")
     scene = build_scene(eqs, kane.load_trajectory(tmp_path / "run.h5"))
     rec = record_scene(scene, speed=0.5)
     duration, messages = _messages(rec.html)

@@ -55,7 +55,7 @@ def test_equivalent_box_turns_a_left_handed_eigenbasis_right_handed():
 def test_pendulum_poses_shapes_and_frames_match_a_hand_computation(tmp_path):
     eqs = kane.derive(pendulum())
     dyn = eqs.compile()
-    run = kane.simulate(dyn, (0.0, 0.5), [0.4], [0.0], output_dt=0.05, path=tmp_path / "run.h5")
+    run = kane.simulate.simulate(dyn, (0.0, 0.5), [0.4], [0.0], output_dt=0.05, path=tmp_path / "run.h5")
     scene = build_scene(eqs, kane.load_trajectory(tmp_path / "run.h5"))
     assert scene.bodies == ("rod", "tip") and scene.up == (0.0, 1.0, 0.0)  # against gravity -y
     th = run.q[:, 0]
@@ -82,8 +82,8 @@ def test_pendulum_poses_shapes_and_frames_match_a_hand_computation(tmp_path):
 def test_a_trace_follows_the_pendulum_tip_and_residuals_reach_the_scene(tmp_path):
     eqs = kane.derive(pendulum())
     dyn = eqs.compile()
-    run = kane.simulate(dyn, (0.0, 0.5), [0.4], [0.0], output_dt=0.05, path=tmp_path / "run.h5",
-                        monitors={"tip_y": lambda t, q, u: 2 * L * np.sin(q[0])})
+    run = kane.simulate.simulate(dyn, (0.0, 0.5), [0.4], [0.0], output_dt=0.05, path=tmp_path / "run.h5",
+                                 monitors={"tip_y": lambda t, q, u: 2 * L * np.sin(q[0])})
     scene = build_scene(eqs, kane.load_trajectory(tmp_path / "run.h5"))
     th = run.q[:, 0]
     trace = point_trace(scene, "rod", (2 * L, 0.0, 0.0))  # the rod's end, where the tip is welded

@@ -3,10 +3,9 @@
 The generated library (see :mod:`.c_cache` for the compiler, its flags and the on-disk cache) exports
 
 * ``kane_prelude(p, c)``: the quantities of parameters only, computed once per parameter vector into ``c``;
-* ``kane_eval(t, q, u, p, c, w, out)``: every output at one state, straight-line code with doubles, written into
-  ``out`` (the outputs flattened in row-major order, one after the other); ``linear_solve`` appends M^-1 f by the
-  unrolled LDL^T factorization of the numpy backend (structural zeros skipped);
-* ``kane_batch(...)``: the same for B states in a loop in C, split over threads when the batch is large;
+* ``kane_batch(...)``: every output at B states (straight-line code with doubles, the outputs flattened in
+  row-major order, one after the other; ``linear_solve`` appends M^-1 f by the unrolled LDL^T factorization of the
+  numpy backend, structural zeros skipped) in a loop in C, split over threads when the batch is large;
 * ``kane_step(n, dt, t, q, u, p, c, w)``: with ``rk4=True`` (outputs q' then u'), n classical Runge-Kutta steps in
   place, allocating nothing; cffi releases the GIL while it runs;
 * ``kane_f(t, q, u, w, pc, out)``: the outputs at one state from separate arrays (the entry point of the compiled
@@ -45,7 +44,6 @@ _CDEF = """
 const char *kane_source_hash(void);
 void kane_sizes(long *sizes);
 void kane_prelude(void *pc);
-void kane_eval(void *x, void *pc, void *out);
 void kane_batch(long B, void *t, long st, void *q, void *u, long su, void *p, long sp, void *c, void *w, long sw,
                 void *out, int nthreads);
 long kane_step(long n, double dt, void *x, void *pc);

@@ -229,11 +229,6 @@ static void kane_kernel(double t, const double *restrict q, const double *restri
 {body}
 }}
 
-/* x: t, q (NQ), u (NU), inputs (NW) of one state */
-void kane_eval(const double *x, const double *pc, double *out) {{
-    kane_kernel(x[0], x + 1, x + 1 + NQ, pc, pc + NP, x + 1 + NQ + NU, out);
-}}
-
 void kane_f(double t, const double *q, const double *u, const double *w, const double *pc, double *out) {{
     kane_kernel(t, q, u, pc, pc + NP, w, out);
 }}

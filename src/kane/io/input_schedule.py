@@ -3,7 +3,7 @@ expressions (of t, the coordinates, the speeds and the parameters), pickles to a
 workers) and gives each run its ``inputs(t, q, u) -> {name: value}`` at that run's parameter values.
 
     >>> schedule = loaded.input_schedule()                 # None without schedules
-    >>> inputs = schedule.bind(dynamics, {"F0": 30.0})     # for kane.simulate(dynamics, ..., inputs=inputs)
+    >>> inputs = schedule.bind(dynamics, {"F0": 30.0})     # for kane.simulate.simulate(dynamics, ..., inputs=inputs)
 """
 
 from __future__ import annotations

@@ -217,7 +217,8 @@ def rolling_dynamics(loaded, *, alpha: float = 1.0, beta: float = 1.0, tol: floa
     a rolling joint (surface_a on its body rolls on surface_b), in absolute Cartesian coordinates with Baumgarte
     gains ``alpha``, ``beta`` [1/s], started from the joints' q0, u0; a contact whose surfaces are apart at the
     start by more than ``tol`` [m] raises ModelError naming the file, the contact and the gap. Simulate with
-    ``kane.simulate(model.dynamics, span, model.q0, model.u0, projection=model.dynamics.make_projection())``."""
+    ``kane.simulate.simulate(model.dynamics, span, model.q0, model.u0,
+    projection=model.dynamics.make_projection())``."""
     if loaded.tables.get("switching"):
         raise ModelError(f"{loaded.path or loaded.name}: [[contacts]] and [[switching]] in one model are not run "
                          f"together (the rolling contacts run in absolute coordinates, the switching rules on the "

@@ -1,20 +1,24 @@
 """Numerical simulation: integrators, events, the step-wise Simulator, assembly and projection, ``simulate()``.
 
-The package is itself callable: ``kane.simulate(dynamics, t_span, q0, u0, ...)`` is
-:func:`kane.simulate.simulate`, and ``kane.simulate.Simulator``, ``kane.simulate.make_projection`` and the rest
-are its members, so the function and the package never hide each other.
+A plain package; the one-call run is its function :func:`kane.simulate.simulate`, and ``kane.simulate.Simulator``,
+``kane.simulate.make_projection`` and the rest are its members.
 
-    >>> traj = kane.simulate(dynamics, (0.0, 10.0), q0, u0, method=Method.DOPRI5, output_dt=0.01, path="run.h5")
-    >>> traj = kane.simulate.load_trajectory("run.h5")
+    >>> traj = kane.simulate.simulate(dynamics, (0.0, 10.0), q0, u0, method=Method.DOPRI5, output_dt=0.01,
+    ...                               path="run.h5")
+    >>> traj = kane.load_trajectory("run.h5")
 
 Constraint changes during a run (contact, stick/slip, locks) live in :mod:`kane.switching`; trajectory files in
-:mod:`kane.io.trajectory` (re-exported here).
+:mod:`kane.io.trajectory` (``kane.Trajectory``, ``kane.load_trajectory``).
+
+Deprecated, removed in kane 0.3 (CHANGELOG.md): calling the package, ``kane.simulate(...)``, warns and runs
+:func:`simulate`; the names ``Trajectory``, ``load_trajectory``, ``TrajectoryWriter``, ``Stats`` and
+``EventRecord`` of this package warn and give those of :mod:`kane.io.trajectory`.
 """
 
 import sys
 import types
+import warnings
 
-from kane.io.trajectory import EventRecord, Stats, Trajectory, TrajectoryWriter, load_trajectory
 from kane.options import Method
 from kane.simulate.assembly import AssemblyError, AssemblyResult, assemble, make_projection, project_positions
 from kane.simulate.events import Event, EventDetector, EventFunctionError, EventHit
@@ -46,7 +50,6 @@ __all__ = [
     "EventDetector",
     "EventFunctionError",
     "EventHit",
-    "EventRecord",
     "Integrator",
     "IntegratorError",
     "Method",
@@ -58,12 +61,8 @@ __all__ = [
     "SimulationError",
     "InconsistentStartWarning",
     "Simulator",
-    "Stats",
     "Step",
     "StepInfo",
-    "Trajectory",
-    "TrajectoryWriter",
-    "load_trajectory",
     "make_integrator",
     "simulate",
     "standard_monitors",
@@ -72,11 +71,29 @@ __all__ = [
 ]
 
 
-class _CallablePackage(types.ModuleType):
-    """The ``kane.simulate`` package, callable as :func:`simulate`."""
+_MOVED = frozenset(("Trajectory", "load_trajectory", "TrajectoryWriter", "Stats", "EventRecord"))
+
+
+def __getattr__(name: str):
+    """The deprecated names of :mod:`kane.io.trajectory` here (until kane 0.3), with a FutureWarning."""
+    if name in _MOVED:
+        from kane.io import trajectory
+
+        warnings.warn(f"kane.simulate.{name} is deprecated and goes away in kane 0.3; use kane.io.trajectory.{name}"
+                      + (f" (or kane.{name})" if name in ("Trajectory", "load_trajectory") else ""),
+                      FutureWarning, stacklevel=2)
+        return getattr(trajectory, name)
+    raise AttributeError(f"module 'kane.simulate' has no attribute {name!r}")
+
+
+class _DeprecatedCallablePackage(types.ModuleType):
+    """Deprecation shim until kane 0.3 (CHANGELOG.md): the package stays callable for one release, so that
+    ``kane.simulate(...)`` warns and runs :func:`kane.simulate.simulate`."""
 
     def __call__(self, *args, **kwargs):
+        warnings.warn("kane.simulate(...) is deprecated and goes away in kane 0.3; call kane.simulate.simulate(...) "
+                      "(the package kane.simulate is not callable then)", FutureWarning, stacklevel=2)
         return simulate(*args, **kwargs)
 
 
-sys.modules[__name__].__class__ = _CallablePackage
+sys.modules[__name__].__class__ = _DeprecatedCallablePackage

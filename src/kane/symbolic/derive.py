@@ -163,6 +163,12 @@ class Equations:
         numpy, with one line (a :class:`kane.codegen.c_backend.BackendNotice` warning) saying which and why."""
         return Dynamics(self, backend)
 
+    def linearize(self, *args, **kwargs):
+        """Removed in kane 0.2 (CHANGELOG.md): linearize with the function ``kane.linearize(equations, q, u, ...)``
+        (:func:`kane.analysis.linearize`); kane.symbolic sits below kane.analysis and may not call it."""
+        raise KaneError("Equations.linearize(...) was removed in kane 0.2: call kane.linearize(equations, q, u, ...) "
+                        "(kane.analysis.linearize) with the same arguments")
+
     # ---- readable forms ------------------------------------------------------------------------------------
     def _readable(self) -> Program:
         """M, f and q' for reading; where a user's name equals an intermediate's (a parameter called z3), the

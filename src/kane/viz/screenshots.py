@@ -102,8 +102,8 @@ def urdf_screenshots(urdf, out_dir, shots: int = 3, t_end: float = 1.0, size=(10
     dyn = equations.compile()
     q0, u0 = loaded.initial_state(dyn)
     run = Path(out_dir) / f"{Path(urdf).stem}.h5"
-    traj = kane.simulate(dyn, (0.0, t_end), q0, u0, output_dt=t_end / 50, path=run,
-                         description=f"{loaded.name} ({urdf})")
+    traj = kane.simulate.simulate(dyn, (0.0, t_end), q0, u0, output_dt=t_end / 50, path=run,
+                                  description=f"{loaded.name} ({urdf})")
     return shoot(build_scene(equations, traj, loaded_shapes(loaded, mesh_roots=mesh_roots)), Path(urdf).stem, out_dir,
                  shots, size, wait_s)
 
