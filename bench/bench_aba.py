@@ -16,7 +16,8 @@ import timeit
 
 import numpy as np
 
-from kane.algorithms import Algorithm, RecursiveDynamics
+from kane import Formulation
+from kane.algorithms import RecursiveDynamics
 
 from models import pendulum_chain_kane
 
@@ -53,7 +54,7 @@ def run(n: int = 7, batch: int = 10_000) -> dict:
         return {}
     system = pendulum_chain_kane(n)
     t0 = time.perf_counter()
-    dyn = RecursiveDynamics(system, Algorithm.ABA)
+    dyn = RecursiveDynamics(system, Formulation.ABA)
     rng = np.random.default_rng(0)
     q, u, tau = rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)
     dyn.udot(0.0, q, u, tau=tau)
@@ -70,7 +71,7 @@ def run(n: int = 7, batch: int = 10_000) -> dict:
     fast = None
     try:
         t0 = time.perf_counter()
-        fast = RecursiveDynamics(system, Algorithm.ABA, backend="numba")
+        fast = RecursiveDynamics(system, Formulation.ABA, backend="numba")
         fast.udot(0.0, q, u, tau=tau)
         out["numba_build_s"] = time.perf_counter() - t0
         assert np.allclose(fast.udot(0.0, q, u, tau=tau), a_pin, rtol=1e-10, atol=1e-10)

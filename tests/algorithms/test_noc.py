@@ -116,7 +116,7 @@ def test_interface_batch_and_program():
     s = random_tree(5, kinds=["free", "universal"], extra_revolute=1, loads=False)
     model = s.compile()
     dyn = NOCDynamics(model)
-    assert dyn.method is kane.algorithms.Algorithm.NOC and dyn.u_names == tuple(str(x) for x in model.u)
+    assert dyn.method is kane.Formulation.NOC and dyn.u_names == tuple(str(x) for x in model.u)
     rng = np.random.default_rng(6)
     Q, U = map(np.array, zip(*(random_state(model, rng) for _ in range(3))))
     tau = rng.normal(0, 1.0, model.n_u)

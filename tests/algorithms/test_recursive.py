@@ -16,7 +16,8 @@ import pytest
 
 import kane
 from kane import joints as J
-from kane.algorithms import Algorithm, RecursiveDynamics, aba, crba, rnea
+from kane import Formulation
+from kane.algorithms import RecursiveDynamics, aba, crba, rnea
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from _trees import JOINT_KINDS, assert_close, random_state, random_tree  # noqa: E402
@@ -103,7 +104,7 @@ def test_interface_matches_the_symbolic_dynamics(small):
         tau = np.arange(model.n_u) * 0.3
         udot = rd.udot(0.1, q, u, tau=tau)
         assert_close(rd.inverse_dynamics(0.1, q, u, udot), tau, 1e-9, "RNEA(ABA(tau))")
-    assert rd.method is Algorithm.ABA and rc.method is Algorithm.CRBA
+    assert rd.method is Formulation.ABA and rc.method is Formulation.CRBA
     assert rd.q_names == sym.q_names and rd.u_names == sym.u_names
 
 

@@ -16,7 +16,7 @@ import sympy as sp
 
 import kane
 from kane import joints as J
-from kane.algorithms import Algorithm, KaneMatrixDynamics, NOCDynamics, RecursiveDynamics
+from kane.algorithms import KaneMatrixDynamics, NOCDynamics, RecursiveDynamics
 from kane.codegen import ProgramBuilder, compile_program
 from kane.codegen import c_backend
 from kane.codegen.c_backend import BackendNotice, CCompileError, CFunction

@@ -277,7 +277,7 @@ def test_joints_that_move_no_mass_are_refused_by_name_or_welded():
         robot = parse_urdf(MASSLESS, gravity=(0, -9.81, 0), massless="weld")
     assert robot.welded == ("knuckle", "tip")
     dyn = kane.derive(robot.system).compile(backend="numpy")
-    recursive = kane.algorithms.RecursiveDynamics(robot.system, method=kane.algorithms.Algorithm.ABA)
+    recursive = kane.algorithms.RecursiveDynamics(robot.system, method=kane.Formulation.ABA)
     assert dyn.n_u == 1
     # by hand: (I_zz + m c^2) u' = -m g c cos(q); the symbolic and the recursive formulation both give it
     hand = -1.5 * 9.81 * 0.2 * math.cos(0.4) / (0.03 + 1.5 * 0.2**2)

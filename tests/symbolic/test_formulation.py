@@ -11,7 +11,7 @@ import pytest
 
 import kane
 from kane import joints as J
-from kane.algorithms import Algorithm, RecursiveDynamics
+from kane.algorithms import RecursiveDynamics
 from kane.errors import ArgumentError, ModelError
 from kane.symbolic.formulation import AUTO_RECURSIVE_FROM_DOF, Formulation, choose_formulation
 
@@ -38,7 +38,7 @@ def test_every_formulation_gives_the_same_udot_and_mass_matrix_on_a_random_tree(
     dyns = {f: kane.dynamics(model, f, backend="numpy") for f in ("kane", "aba", "crba")}
     assert isinstance(dyns["kane"], kane.Dynamics) and isinstance(dyns["aba"], RecursiveDynamics)
     assert [d.formulation for d in dyns.values()] == [Formulation.KANE, Formulation.ABA, Formulation.CRBA]
-    assert dyns["crba"].method is Algorithm.CRBA and dyns["aba"].method is Algorithm.ABA
+    assert dyns["crba"].method is Formulation.CRBA and dyns["aba"].method is Formulation.ABA
     rng = np.random.default_rng(3)
     for k in range(3):
         q, u = random_state(model, rng)
@@ -63,7 +63,7 @@ def test_auto_takes_kane_for_a_short_chain_and_the_aba_for_a_long_one():
     assert small.formulation_choice.requested is Formulation.AUTO and "6 degrees of freedom" in \
         small.formulation_choice.reason
     big = kane.dynamics(long_, "auto", backend="numpy")
-    assert big.formulation is Formulation.ABA and big.method is Algorithm.ABA
+    assert big.formulation is Formulation.ABA and big.method is Formulation.ABA
     assert (big.formulation_choice.n_bodies, big.formulation_choice.n_u) == (8, 24)
     # the short chain's u' from the ABA equals Kane's: the choice changes the cost, not the answer
     q, u = random_state(short, np.random.default_rng(1))
@@ -86,9 +86,66 @@ def test_permanent_constraints_take_kane_and_bad_choices_are_refused_by_name():
     assert choice.formulation is Formulation.KANE and "edge" in choice.reason and choice.n_permanent == 1
     with pytest.raises(ModelError, match="'edge'.*formulation='kane'"):
         kane.dynamics(_sled(), "aba")
-    with pytest.raises(ArgumentError, match="formulation 'featherstone'; expected one of kane, aba, crba, auto"):
+    with pytest.raises(ArgumentError,
+                       match="formulation 'featherstone'; expected one of kane, aba, crba, noc, kane_matrix, auto"):
         kane.dynamics(spherical_chain(1), "featherstone")
     with pytest.raises(ArgumentError, match="dependent are options of kane.derive"):
         kane.dynamics(spherical_chain(1), Formulation.ABA, dependent=["x"])
-    with pytest.raises(ModelError, match="expected a kane.System or kane.Model, got str"):
+    with pytest.raises(ModelError, match="expected a kane.System, kane.Model or kane.Equations, got str"):
         kane.dynamics("chain.toml")
+
+
+def test_derived_equations_through_the_front_door_equal_their_own_compile():
+    """``kane.dynamics(eqs)`` compiles Kane's equations already derived: u' and M equal ``eqs.compile()``'s exactly
+    (the same Program, the same backend); a recursive formulation or a derive option is refused by name."""
+    model = random_tree(3, kinds=["spherical", "revolute"], extra_revolute=1).compile()
+    eqs = kane.derive(model)
+    front, own = kane.dynamics(eqs, backend="numpy"), eqs.compile("numpy")
+    assert front.formulation is Formulation.KANE and front.formulation_choice.requested is Formulation.AUTO
+    assert "derived equations" in front.formulation_choice.reason and front.formulation_choice.n_u == model.n_u
+    q, u = random_state(model, np.random.default_rng(7))
+    inputs = {"drive": 0.4}
+    np.testing.assert_array_equal(front.udot(0.3, q, u, inputs=inputs), own.udot(0.3, q, u, inputs=inputs))
+    np.testing.assert_array_equal(front.mass_matrix(0.3, q), own.mass_matrix(0.3, q))
+    assert kane.dynamics(eqs, "kane", backend="numpy").formulation_choice.requested is Formulation.KANE
+    with pytest.raises(ArgumentError, match="formulation 'aba' of the derived equations of '.*'.*formulation='kane'"):
+        kane.dynamics(eqs, "aba")
+    with pytest.raises(ArgumentError, match="dependent are options of kane.derive; the equations of .* derived"):
+        kane.dynamics(eqs, dependent=["x"])
+
+
+def test_noc_and_kane_matrix_through_the_front_door_agree_with_the_aba():
+    """The natural orthogonal complement (seed 002) and Kane's matrix form (seed 004) behind ``formulation=``:
+    u' equals the ABA's to 1e-10 on a seeded tree; ``.method`` and ``.formulation`` name the formulation."""
+    model = random_tree(3, kinds=["spherical", "prismatic"], extra_revolute=1).compile()
+    q, u = random_state(model, np.random.default_rng(11))
+    ref = kane.dynamics(model, "aba", backend="numpy").udot(0.2, q, u, inputs={"drive": -0.3})
+    for name, cls in (("noc", kane.algorithms.NOCDynamics), ("kane_matrix", kane.algorithms.KaneMatrixDynamics)):
+        dyn = kane.dynamics(model, name, backend="numpy")
+        assert type(dyn) is cls and dyn.method is dyn.formulation is Formulation.parse(name)
+        assert_close(dyn.udot(0.2, q, u, inputs={"drive": -0.3}), ref, 1e-10, name)
+    with pytest.raises(ModelError, match="formulation 'noc' takes unconstrained trees.*'edge'"):
+        kane.dynamics(_sled(), "noc")
+
+
+def test_one_enum_and_the_old_algorithm_name_warns_for_one_release():
+    import kane.algorithms.recursive as recursive
+    import kane.options
+    import kane.symbolic.formulation
+
+    assert kane.Formulation is kane.options.Formulation is kane.symbolic.formulation.Formulation
+    assert "Algorithm" not in kane.algorithms.__all__
+    for module in (kane.algorithms, recursive):
+        with pytest.warns(FutureWarning, match="kane.algorithms.Algorithm is deprecated.*kane.Formulation"):
+            old = module.Algorithm
+        assert old is Formulation and old.ABA is Formulation.ABA and old.KANE_MATRIX is Formulation.KANE_MATRIX
+    model = spherical_chain(2).compile()
+    q, u = random_state(model, np.random.default_rng(5))
+    with pytest.warns(FutureWarning):
+        by_old_name = RecursiveDynamics(model, kane.algorithms.Algorithm.CRBA)
+    assert by_old_name.method is Formulation.CRBA
+    np.testing.assert_array_equal(by_old_name.udot(0.0, q, u), RecursiveDynamics(model, "crba").udot(0.0, q, u))
+    with pytest.raises(ModelError, match="method KANE has its own class"):
+        RecursiveDynamics(model, Formulation.KANE)
+    with pytest.raises(ModelError, match="method 'featherstone'; expected kane.Formulation.ABA"):
+        RecursiveDynamics(model, "featherstone")

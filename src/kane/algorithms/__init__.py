@@ -10,7 +10,7 @@
   (seed 003), the baseline the embedded formulations are measured against;
 * :class:`RecursiveDynamics` - the numeric :class:`kane.Dynamics` interface on top of them (numpy or numba).
 
->>> dyn = kane.algorithms.RecursiveDynamics(system, method=kane.algorithms.Algorithm.ABA)
+>>> dyn = kane.algorithms.RecursiveDynamics(system, method=kane.Formulation.ABA)   # or kane.dynamics(system, "aba")
 >>> dyn.udot(0.0, q, u); dyn.inverse_dynamics(0.0, q, u, udot); dyn.joint_forces(0.0, q, u, udot)
 """
 
@@ -21,11 +21,20 @@ from .crba import crba, trace_crba, trace_forward_dynamics
 from .kane_matrix import (AXIS_LABELS, KaneMatrixDynamics, constrained_axes, kane_matrix, trace_constraint_forces,
                           trace_kane_matrix)
 from .noc import NOCDynamics, noc, trace_noc
-from .recursive import Algorithm, RecursiveDynamics
+from .recursive import RecursiveDynamics
 from .trace import Trace, tree_model
 from .rnea import rnea, trace_rnea
 
-__all__ = ["rnea", "crba", "aba", "noc", "kane_matrix", "Algorithm", "RecursiveDynamics", "NOCDynamics",
+__all__ = ["rnea", "crba", "aba", "noc", "kane_matrix", "RecursiveDynamics", "NOCDynamics",
            "KaneMatrixDynamics", "CartesianDynamics", "ConstraintRankError", "NumbaFunction", "Trace", "tree_model", "trace_rnea", "trace_crba",
            "trace_forward_dynamics", "trace_aba", "trace_noc", "trace_kane_matrix", "trace_constraint_forces",
            "constrained_axes", "AXIS_LABELS"]
+
+
+def __getattr__(name: str):
+    """``Algorithm``, deprecated until kane 0.3 (CHANGELOG.md): the one enum of formulations is kane.Formulation."""
+    if name == "Algorithm":
+        from .recursive import deprecated_algorithm
+
+        return deprecated_algorithm()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

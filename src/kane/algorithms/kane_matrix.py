@@ -47,7 +47,8 @@ from ..codegen.trace import ZERO, dot, mul
 from ..mechanics.kinematics import cross, matvec
 from .crba import LTDL
 from .noc import mass_center_twist, subtrees
-from .recursive import Algorithm, RecursiveDynamics
+from ..options import Formulation
+from .recursive import RecursiveDynamics
 from .trace import Trace
 
 __all__ = ["AXIS_LABELS", "constrained_axes", "KaneTerms", "trace_kane_matrix", "trace_constraint_forces",
@@ -240,8 +241,8 @@ class KaneMatrixDynamics(RecursiveDynamics):
     M_OUTPUT, F_OUTPUT = "M_kane", "f_kane"
 
     def __init__(self, model: Model | System, *, backend: str = "numpy"):
-        super().__init__(model, Algorithm.ABA, backend=backend)
-        self.method = Algorithm.KANE_MATRIX
+        super().__init__(model, Formulation.ABA, backend=backend)
+        self.method = Formulation.KANE_MATRIX
         self._udot_key = ("udot_kane",)
         self._terms = None
         self._axes = {pj.name: tuple(AXIS_LABELS[k] for k in constrained_axes(pj.joint)) for pj in self.model.joints}

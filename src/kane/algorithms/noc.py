@@ -36,7 +36,8 @@ from ..model.system import Model, System
 from ..codegen.trace import ZERO, dot, mul
 from ..mechanics.kinematics import cross
 from .crba import LTDL
-from .recursive import Algorithm, RecursiveDynamics
+from ..options import Formulation
+from .recursive import RecursiveDynamics
 from .trace import Trace
 from .rnea import trace_rnea
 
@@ -160,8 +161,8 @@ class NOCDynamics(RecursiveDynamics):
     M_OUTPUT, F_OUTPUT = "M_noc", "f_noc"
 
     def __init__(self, model: Model | System, *, backend: str = "numpy"):
-        super().__init__(model, Algorithm.ABA, backend=backend)
-        self.method = Algorithm.NOC
+        super().__init__(model, Formulation.ABA, backend=backend)
+        self.method = Formulation.NOC
         self._udot_key = ("udot_noc",)
 
     def _trace(self, name):

@@ -13,7 +13,7 @@ Conventions (frames, spatial vectors, the Program's input groups) are those of :
 
 from __future__ import annotations
 
-import enum
+import warnings
 from typing import TYPE_CHECKING
 
 import sympy as sp
@@ -22,9 +22,10 @@ from ..codegen.c_backend import CFunction
 from ..codegen.numba_backend import NumbaFunction
 from ..codegen.numpy_backend import compile_program
 from ..codegen.program import Program
-from ..errors import KaneError, ModelError
+from ..errors import ArgumentError, KaneError, ModelError
 from ..mechanics.arguments import state_arrays
 from ..mechanics.constraints import constraint_rows
+from ..options import Formulation
 from .aba import trace_aba
 from .crba import trace_forward_dynamics
 from .rnea import trace_rnea
@@ -34,18 +35,26 @@ if TYPE_CHECKING:
     from ..model.model import Model
     from ..model.system import System
 
-__all__ = ["Algorithm", "RecursiveDynamics"]
+__all__ = ["RecursiveDynamics"]
+
+
+def deprecated_algorithm(stacklevel: int = 3) -> type[Formulation]:
+    """The name ``Algorithm`` (deprecated until kane 0.3, CHANGELOG.md): :class:`kane.Formulation`, the one enum of
+    formulations, with a FutureWarning at the user's line (``stacklevel`` frames up)."""
+    warnings.warn("kane.algorithms.Algorithm is deprecated and goes away in kane 0.3; use kane.Formulation "
+                  "(Algorithm.ABA is Formulation.ABA, Algorithm.KANE_MATRIX is Formulation.KANE_MATRIX)",
+                  FutureWarning, stacklevel=stacklevel)
+    return Formulation
+
+
+def __getattr__(name: str):
+    """``Algorithm``: :func:`deprecated_algorithm`."""
+    if name == "Algorithm":
+        return deprecated_algorithm()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---- the numeric Dynamics interface -------------------------------------------------------------------------
-class Algorithm(enum.Enum):
-    """Forward-dynamics algorithm of a :class:`RecursiveDynamics`."""
-
-    ABA = "aba"  # articulated-body method, O(n) (seed 001 §3.3.1)
-    CRBA = "crba"  # composite-rigid-body inertia + Cholesky, O(n^3) (seed 001 §3.1.1)
-    NOC = "noc"  # natural orthogonal complement (seed 002), through NOCDynamics
-    KANE_MATRIX = "kane"  # Kane's equation in matrix form (seed 004), through KaneMatrixDynamics
-
 
 class RecursiveDynamics:
     """Numeric dynamics of an unconstrained tree by the recursive algorithms, with the interface of
@@ -56,25 +65,25 @@ class RecursiveDynamics:
     Parameters and inputs are arguments as in :class:`kane.Dynamics`. ``tau`` (n_u,) are extra generalized forces
     along the speeds (joint torques [N m] / forces [N] for joint rates), added to the model's own loads.
 
-    method: :class:`Algorithm` (or "aba" / "crba") for ``udot``. backend: "numpy" (generated Python, vectorized
-    over a batch), "numba" (machine code from the same Program; needs the numba package) or "c" (the same Program
-    as C, compiled by the system C compiler and cached on disk: :mod:`kane.codegen.c_backend`). Each algorithm is
-    traced on first use and compiled once per output set.
+    method: :class:`kane.Formulation` ABA or CRBA (or "aba" / "crba") for ``udot``. backend: "numpy" (generated
+    Python, vectorized over a batch), "numba" (machine code from the same Program; needs the numba package) or "c"
+    (the same Program as C, compiled by the system C compiler and cached on disk: :mod:`kane.codegen.c_backend`).
+    Each algorithm is traced on first use and compiled once per output set.
     """
 
-    def __init__(self, model: Model | System, method: Algorithm | str = Algorithm.ABA, *, backend: str = "numpy"):
+    def __init__(self, model: Model | System, method: Formulation | str = Formulation.ABA, *,
+                 backend: str = "numpy"):
         import numpy as np
 
         self._np = np
-        if not isinstance(method, Algorithm):
-            try:
-                method = Algorithm(str(method).lower())
-            except ValueError:
-                raise ModelError(f"RecursiveDynamics: method {method!r}; expected kane.algorithms.Algorithm.ABA or "
-                                 ".CRBA (or 'aba' / 'crba')") from None
-        if method not in (Algorithm.ABA, Algorithm.CRBA):
+        try:
+            method = Formulation.parse(method)
+        except ArgumentError:
+            raise ModelError(f"RecursiveDynamics: method {method!r}; expected kane.Formulation.ABA or .CRBA (or "
+                             "'aba' / 'crba')") from None
+        if method not in (Formulation.ABA, Formulation.CRBA):
             raise ModelError(f"RecursiveDynamics: method {method.name} has its own class: use "
-                             "kane.algorithms.NOCDynamics or kane.algorithms.KaneMatrixDynamics")
+                             "kane.algorithms.NOCDynamics, kane.algorithms.KaneMatrixDynamics or kane.dynamics(...)")
         self.method = method
         if backend not in ("numpy", "numba", "c"):
             raise ModelError(f"RecursiveDynamics: backend {backend!r}; expected 'numpy', 'numba' or 'c'")

@@ -27,7 +27,8 @@ from pathlib import Path
 import mpmath
 import numpy as np
 
-from ..algorithms import Algorithm, RecursiveDynamics
+from ..algorithms import RecursiveDynamics
+from ..options import Formulation
 from ..errors import KaneError
 from ..model import joints as J
 from ..model.system import System
@@ -92,7 +93,7 @@ def reference_accelerations(q, u, params: dict, digits: int = 50):
 
 def _dynamics():
     model = planar_chain().compile()
-    return RecursiveDynamics(model, Algorithm.ABA), RecursiveDynamics(model, Algorithm.CRBA)
+    return RecursiveDynamics(model, Formulation.ABA), RecursiveDynamics(model, Formulation.CRBA)
 
 
 def _relative_error(a, ref):

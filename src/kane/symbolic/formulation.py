@@ -14,41 +14,24 @@ algorithms take unconstrained trees). The object says which it is (``.formulatio
 
 from __future__ import annotations
 
-import enum
 import warnings
 from dataclasses import dataclass
 
-from ..algorithms.recursive import Algorithm, RecursiveDynamics
+from ..algorithms.kane_matrix import KaneMatrixDynamics
+from ..algorithms.noc import NOCDynamics
+from ..algorithms.recursive import RecursiveDynamics
 from ..codegen.c_backend import BackendNotice, select_backend
-from ..options import parse_enum
+from ..options import Formulation
 from ..errors import ArgumentError, ModelError
 from ..model.model import Model
 from ..model.system import System
-from .derive import derive
+from .derive import Equations, derive
 
 __all__ = ["Formulation", "FormulationChoice", "AUTO_RECURSIVE_FROM_DOF", "choose_formulation", "dynamics"]
 
 #: ``formulation="auto"`` takes the recursive ABA for unconstrained trees with at least this many degrees of
 #: freedom (8 spherical links: the crossover measured through the C backend, issue 12)
 AUTO_RECURSIVE_FROM_DOF = 24
-
-
-class Formulation(enum.Enum):
-    """Which equations a numeric dynamics object evaluates."""
-
-    KANE = "kane"  # Kane's explicit equations M u' = f (kane.derive, constraints embedded), unrolled LDL^T solve
-    ABA = "aba"  # articulated-body algorithm, O(n) (kane.algorithms.RecursiveDynamics, Algorithm.ABA)
-    CRBA = "crba"  # composite-rigid-body inertia + Cholesky, O(n^3) (RecursiveDynamics, Algorithm.CRBA)
-    AUTO = "auto"  # KANE or ABA by size and constraints (see AUTO_RECURSIVE_FROM_DOF)
-
-    @classmethod
-    def parse(cls, value) -> Formulation:
-        """``value`` as a Formulation; strings match the value or name, case-insensitively ("aba", "KANE")."""
-        found = parse_enum(cls, value)
-        if found is not None:
-            return found
-        raise ArgumentError(f"formulation {value!r}; expected one of {', '.join(f.value for f in cls)} "
-                            "(or a kane.Formulation)")
 
 
 @dataclass(frozen=True)
@@ -92,19 +75,26 @@ def choose_formulation(model: Model | System, formulation: Formulation | str = F
         "evaluate than the dense explicit mass matrix"))
 
 
-def dynamics(system: Model | System, formulation: Formulation | str = Formulation.AUTO, *,
+def dynamics(system: Model | System | Equations, formulation: Formulation | str = Formulation.AUTO, *,
              backend: str | None = None, **derive_options):
     """A numeric dynamics object of ``system`` with the interface of :class:`kane.Dynamics` (``qdot``, ``udot``,
     ``rhs``, ``mass_matrix`` (n_u, n_u), ``forcing`` (n_u,), ``kinetic_energy``, ``potential_energy``,
     ``energy`` [J], ``constraints``; q (n_q,), u (n_u,), or batches with a leading axis).
 
-    formulation: :class:`Formulation` (or its value): "kane" (:func:`kane.derive` then
-    :meth:`Equations.compile`), "aba" or "crba" (:class:`kane.algorithms.RecursiveDynamics`), "auto" (see
-    :func:`choose_formulation`). backend: "c", "numba", "numpy" or None (C when a compiler is found, else numba,
-    else numpy, with one :class:`BackendNotice` line). ``derive_options`` (dependent, embedding, reference_q,
-    redundant) go to :func:`kane.derive` and are refused by the recursive formulations. The returned object has
-    ``formulation`` (the :class:`Formulation` taken) and ``formulation_choice`` (a :class:`FormulationChoice`).
+    ``system``: a :class:`kane.System`, a :class:`kane.Model`, or :class:`kane.Equations` already derived (then
+    the formulation is Kane's, "kane" or "auto", and the equations are compiled with ``backend``).
+
+    formulation: :class:`kane.Formulation` (or its value): "kane" (:func:`kane.derive` then
+    :meth:`Equations.compile`), "aba" or "crba" (:class:`kane.algorithms.RecursiveDynamics`), "noc"
+    (:class:`kane.algorithms.NOCDynamics`), "kane_matrix" (:class:`kane.algorithms.KaneMatrixDynamics`), "auto"
+    (see :func:`choose_formulation`). backend: "c", "numba", "numpy" or None (C when a compiler is found, else
+    numba, else numpy, with one :class:`BackendNotice` line). ``derive_options`` (dependent, embedding,
+    reference_q, redundant) go to :func:`kane.derive` and are refused by the recursive formulations and for
+    derived equations. The returned object has ``formulation`` (the :class:`Formulation` taken) and
+    ``formulation_choice`` (a :class:`FormulationChoice`).
     """
+    if isinstance(system, Equations):
+        return _compiled_equations(system, formulation, backend, derive_options)
     model = _model(system)
     choice = choose_formulation(model, formulation)
     if choice.formulation is Formulation.KANE:
@@ -116,8 +106,30 @@ def dynamics(system: Model | System, formulation: Formulation | str = Formulatio
         chosen, notice = select_backend(backend)
         if notice:
             warnings.warn(notice, BackendNotice, stacklevel=2)
-        method = Algorithm.ABA if choice.formulation is Formulation.ABA else Algorithm.CRBA
-        dyn = RecursiveDynamics(model, method, backend=chosen)
+        if choice.formulation in (Formulation.ABA, Formulation.CRBA):
+            dyn = RecursiveDynamics(model, choice.formulation, backend=chosen)
+        else:
+            cls = NOCDynamics if choice.formulation is Formulation.NOC else KaneMatrixDynamics
+            dyn = cls(model, backend=chosen)
+    dyn.formulation, dyn.formulation_choice = choice.formulation, choice
+    return dyn
+
+
+def _compiled_equations(eqs: Equations, formulation, backend, derive_options):
+    """:func:`dynamics` of equations already derived: Kane's, compiled with ``backend``."""
+    requested = Formulation.parse(formulation)
+    if requested not in (Formulation.KANE, Formulation.AUTO):
+        raise ArgumentError(f"dynamics: formulation {requested.value!r} of the derived equations of "
+                            f"{eqs.model.name!r}: derived equations are Kane's; pass formulation='kane' or 'auto', "
+                            f"or pass the kane.System / kane.Model for the {requested.value!r} formulation")
+    if derive_options:
+        raise ArgumentError(f"dynamics: {', '.join(sorted(derive_options))} are options of kane.derive; the "
+                            f"equations of {eqs.model.name!r} are derived already")
+    model = eqs.model
+    permanent = [c.name for c in model.constraints if not c.transient]
+    choice = FormulationChoice(Formulation.KANE, requested, n_bodies=model.n_bodies, n_u=model.n_u,
+                               n_permanent=len(permanent), reason="derived equations given: Kane's, compiled")
+    dyn = eqs.compile(backend)
     dyn.formulation, dyn.formulation_choice = choice.formulation, choice
     return dyn
 
@@ -125,5 +137,6 @@ def dynamics(system: Model | System, formulation: Formulation | str = Formulatio
 def _model(system) -> Model:
     model = system.compile() if isinstance(system, System) else system
     if not isinstance(model, Model):
-        raise ModelError(f"dynamics: expected a kane.System or kane.Model, got {type(system).__name__}")
+        raise ModelError(f"dynamics: expected a kane.System, kane.Model or kane.Equations, got "
+                         f"{type(system).__name__}")
     return model
