@@ -34,6 +34,19 @@ def test_help_of_every_command(runner, command):
         assert "dopri5" in text
 
 
+def test_the_short_help_kept_for_the_commands_of_other_packages_is_their_own(runner):
+    """`kane --help` shows study, realtime, assemble and view by the short help kept in kane.cli (their modules
+    are not imported for it): it must be the commands' own."""
+    from kane.cli import _PACKAGE_COMMANDS
+
+    assert sorted(_PACKAGE_COMMANDS) == ["assemble", "realtime", "study", "view"]
+    for name, (module, _, short_help) in _PACKAGE_COMMANDS.items():
+        command = main.get_command(None, name)
+        assert command.short_help == short_help and command.name == name and command.callback.__module__ == module
+    text = " ".join(runner.invoke(main, ["--help"]).output.split())
+    assert all(f"{name} {short_help[:40]}" in text for name, (_, _, short_help) in _PACKAGE_COMMANDS.items())
+
+
 def test_derive_wrist_prints_dof_table_and_operation_counts(runner, tmp_path):
     out = tmp_path / "wrist.json"
     result = runner.invoke(main, ["derive", str(EXAMPLES / "spherical_wrist.toml"), "--format", "json",

@@ -11,11 +11,13 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "kane"
 
-# DESIGN.md's layout, top to bottom; a package may import only the packages after it (and itself). ``studies``
+# DESIGN.md's layout, top to bottom; a package may import only the packages after it (and itself). ``command_group``
+# (the kane command's click group) sits beside cli; ``studies``
 # (seed 001's experiments, run by ``kane study``) sits just below the command line; ``options`` and ``joints``
-# (a re-export of model.joints) sit beside model, spatial and errors; a tuple is one layer.
+# (a re-export of model.joints) sit beside model, spatial and errors; ``lazy`` (the packages' lazy exports) at the
+# bottom; a tuple is one layer.
 LAYERS = [
-    ("cli",),
+    ("cli", "command_group"),
     ("studies",),
     ("viz",),
     ("sweep",),
@@ -30,7 +32,7 @@ LAYERS = [
     ("mechanics",),
     ("codegen",),
     ("model", "joints"),
-    ("spatial", "errors", "options"),
+    ("spatial", "errors", "options", "lazy"),
 ]
 RANK = {name: depth for depth, names in enumerate(LAYERS) for name in names}
 

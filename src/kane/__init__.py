@@ -28,18 +28,28 @@ def _quiet_ctrl_c_while_the_kane_command_starts() -> None:
 
 _quiet_ctrl_c_while_the_kane_command_starts()
 
-from . import algorithms, joints, simulate, switching  # noqa: E402
-from .errors import DerivationError, KaneError, ModelError, SingularStateError  # noqa: E402
-from .io.trajectory import Trajectory, load_trajectory  # noqa: E402
-from .model.joints import SpeedMap, Speeds  # noqa: E402
-from .model.model import GROUND, Model, stretch, stretch_rate, t  # noqa: E402
-from .model.system import System  # noqa: E402
-from .options import Method  # noqa: E402
-from .simulate import Event, SimulationError, assemble, project_positions  # noqa: E402
-from .symbolic.derive import Embedding, Equations, Redundant, derive  # noqa: E402
-from .symbolic.dynamics import Dynamics  # noqa: E402
-from .symbolic.formulation import Formulation, dynamics  # noqa: E402; Kane's equations or a recursive algorithm
-from .analysis import linearize  # noqa: E402
+from .lazy import lazy_exports  # noqa: E402
+
+# the public names and the modules that define them: each is imported on first use (kane.lazy), so that
+# ``import kane`` (and the ``kane`` command's --version and --help) load no sympy, scipy, h5py or numba
+_EXPORTS = {
+    "DerivationError": ".errors", "KaneError": ".errors", "ModelError": ".errors", "SingularStateError": ".errors",
+    "Trajectory": ".io.trajectory", "load_trajectory": ".io.trajectory",
+    "SpeedMap": ".model.joints", "Speeds": ".model.joints",
+    "GROUND": ".model.model", "Model": ".model.model", "stretch": ".model.model", "stretch_rate": ".model.model",
+    "t": ".model.model",
+    "System": ".model.system",
+    "Formulation": ".options", "Method": ".options",
+    "Event": ".simulate.events", "SimulationError": ".simulate.simulator", "assemble": ".simulate.assembly",
+    "project_positions": ".simulate.assembly",
+    "Embedding": ".symbolic.derive", "Equations": ".symbolic.derive", "Redundant": ".symbolic.derive",
+    "derive": ".symbolic.derive",
+    "Dynamics": ".symbolic.dynamics",
+    "dynamics": ".symbolic.formulation",  # Kane's equations or a recursive algorithm
+    "linearize": ".analysis.linearize",
+}
+_MODULES = ("joints", "algorithms", "simulate", "switching")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _MODULES)
 
 __all__ = [
     "System", "Model", "GROUND", "joints", "algorithms", "Speeds", "SpeedMap", "derive", "Embedding", "Equations",

@@ -21,26 +21,14 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 import click
-import numpy as np
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from .errors import KaneError, ModelError
-from .io.model_file import LoadedModel, SimulationSettings, load_model
-from .io.model_surfaces import refuse_contacts
-from .switching.command import mode_change_rows, switching_simulation
-from .switching.model_table import switching_note
-from .model.system import System
-from .io.h5_read import printable
-from .io.output_path import claim
-from .io.trajectory import TrajectoryWriter, check_output_path, load_trajectory
-from .simulate import Method, Simulator, SimulationError, make_projection
-from .simulate.run_limits import DEFAULT_MAX_STEPS, interrupt_signals, interrupted_status
-from .simulate.start_check import check_start
-from .simulate.monitors import standard_monitors, work_energy_balance
-from .simulate.rolling_run import rolling_simulation
+from .command_group import LazyGroup
+from .options import Method
+from .simulate.run_limits import DEFAULT_MAX_STEPS
+
+# Start-up (issue 28 item 8): `kane --version` and `kane --help` import only click and the modules above; each
+# command imports what it needs in its body, and the commands of other packages load when used (LazyGroup).
 
 __all__ = ["main", "load_model_or_script"]
 
@@ -51,6 +39,8 @@ _METHODS = [m.value for m in Method]
 
 
 def _console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
     console = Console(stderr=stderr, highlight=False, emoji=False)
     if not console.is_terminal:
         console.width = 120
@@ -65,6 +55,9 @@ def _errors(fn):
         try:
             return fn(*args, **kwargs)
         except (KaneError, OSError, ValueError) as exc:
+            from .io.h5_read import printable
+            from .simulate.simulator import SimulationError
+
             text = str(exc).strip() or type(exc).__name__
             if not isinstance(exc, SimulationError):
                 text = " ".join(text.split())
@@ -78,6 +71,9 @@ def _errors(fn):
 def load_model_or_script(path) -> LoadedModel:
     """A :class:`LoadedModel` from a ``.toml`` model file or from a ``.py`` script (run with runpy: the user's
     own code) defining ``system`` or ``build()``."""
+    from .io.model_file import LoadedModel, SimulationSettings, load_model
+    from .model.system import System
+
     p = Path(path)
     if p.suffix.lower() == ".toml":
         return load_model(p)
@@ -106,6 +102,9 @@ def load_model_or_script(path) -> LoadedModel:
 def _checked(lm: LoadedModel, command: str, what: str) -> LoadedModel:
     """``lm``, refused when it has [[contacts]] (``command`` would leave them out), with a note on stderr when it
     has [[switching]] rules (``what`` holds in the free mode)."""
+    from .io.model_surfaces import refuse_contacts
+    from .switching.model_table import switching_note
+
     refuse_contacts(lm, command)
     if note := switching_note(lm, what):
         _console(stderr=True).print(note, markup=False, soft_wrap=True)
@@ -117,7 +116,7 @@ def _dependent(values) -> list[str] | None:
     return names or None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="kane", prog_name="kane")
 def main():
     """kane: dynamics of multibody systems by Kane's method.
@@ -168,6 +167,8 @@ def derive(model, fmt, output, dependent):
 
 
 def _print_summary(console: Console, eqs) -> None:
+    from rich.table import Table
+
     model = eqs.model
     dof = len(eqs.u_independent)
     console.print(f"{model.name}: {dof} degree{'s' if dof != 1 else ''} of freedom", style="bold", markup=False)
@@ -242,6 +243,10 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
     A model with [[switching]] tables runs under its rules (kane.switching): the table adds the mode changes. A
     model with [[contacts]] rolls them in absolute coordinates and is written in its joint coordinates.
     """
+    from .io.output_path import claim
+    from .io.trajectory import check_output_path, load_trajectory
+    from .simulate.run_limits import interrupt_signals
+
     start = time.perf_counter()
     console, err = _console(), _console(stderr=True)
     path = check_output_path(output or f"{Path(model).stem}.h5")
@@ -260,6 +265,13 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
 def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, project, max_steps, max_wall_time,
            err):
     """Load, derive and compile MODEL, check its initial state and make the Simulator writing to ``path``."""
+    from .io.trajectory import TrajectoryWriter
+    from .simulate import Simulator, make_projection
+    from .simulate.monitors import standard_monitors
+    from .simulate.rolling_run import rolling_simulation
+    from .simulate.start_check import check_start
+    from .switching.command import switching_simulation
+
     lm = load_model_or_script(model)
     overrides = {k: v for k, v in (("t_end", t_end), ("method", method), ("rtol", rtol), ("atol", atol),
                                    ("dt", dt), ("output_dt", output_dt)) if v is not None}
@@ -299,6 +311,9 @@ def _run(sim, t0, t_end, err: Console, writer, signals):
     """Step to t_end, showing a progress bar once the run has taken more than a second (on a terminal; else a
     progress line every ``_PROGRESS_EVERY_S`` seconds). Signals are taken between steps; an interrupted run
     closes its file, says where it is and exits with status 130."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from .simulate.run_limits import interrupted_status
+
     start, progress, task = time.perf_counter(), None, None
     last = start
     signals.defer = True
@@ -335,6 +350,12 @@ def _run(sim, t0, t_end, err: Console, writer, signals):
 
 
 def _print_run_summary(console, lm, dyn, traj, path, total_s) -> None:
+    import numpy as np
+    from rich.markup import escape
+    from rich.table import Table
+    from .simulate.monitors import work_energy_balance
+    from .switching.command import mode_change_rows
+
     st = traj.stats
     table = Table(title=escape(f"{lm.name}: {traj.status}"), title_justify="left", show_header=False)
     table.add_column(style="bold")
@@ -367,7 +388,9 @@ def plot(run, output):
     """Plot a run (an HDF5 file from `kane simulate`): coordinates, speeds, energy and residuals against time,
     with events marked; a sweep's results file (`kane sweep`): metric maps and histograms; or a log of `kane
     realtime`: hand and point, coupler force, energies, compute time and lateness per period, histograms."""
+    from .io.h5_read import printable
     from .viz.file_info import plot_file
+
     written = plot_file(run, output)
     if written.note:
         _console(stderr=True).print(f"note: {printable(written.note)}", markup=False, soft_wrap=True)
@@ -384,7 +407,9 @@ def info(run):
     it is newer than RUN (or RUN is missing), and the status says how far it got. A log of `kane realtime` gets
     its deadline summary, counts and modes; a sweep's results file its runs, parameters and metrics. The file's
     layout is checked before it is read, and its text is printed with control characters and markup escaped."""
+    from rich.table import Table
     from .viz.file_info import describe_file
+
     described = describe_file(run)
     console = _console()
     console.print(_table(str(run), described.rows))
@@ -400,10 +425,15 @@ def info(run):
 def _text(value) -> str:
     """Text read from a file, safe to print: control characters escaped (kane.io.h5_read.printable), then Rich
     markup ("[link=...]" is printed as written)."""
+    from rich.markup import escape
+    from .io.h5_read import printable
+
     return escape(printable(value))
 
 
 def _table(title: str, rows) -> Table:
+    from rich.table import Table
+
     table = Table(title=_text(title), title_justify="left", show_header=False)
     table.add_column(style="bold")
     table.add_column()
@@ -473,18 +503,18 @@ def export_c(model, out_dir, dt, steps):
                      f"{res.directory / 'model_demo'}", markup=False, soft_wrap=True)
 
 
-from .studies.command import study_command  # noqa: E402  (the command's logic is in kane.studies)
-
-main.add_command(study_command(_errors))
-from .realtime.command import realtime_command  # noqa: E402  (the command's logic is in kane.realtime)
-
-main.add_command(realtime_command(load_model_or_script, _errors))
-from .simulate.drag_command import assemble_command  # noqa: E402  (the command's logic is in kane.simulate)
-
-main.add_command(assemble_command(load_model_or_script, _errors))
-from .viz.command import view_command  # noqa: E402  (the command's logic is in kane.viz)
-
-main.add_command(view_command(load_model_or_script, _errors))
+# the commands whose logic is in other packages, imported when one is run or asked for: name -> (module, its click
+# command from the module, the short help `kane --help` shows; tests/test_cli.py checks it equals the command's own)
+main.lazy_commands = _PACKAGE_COMMANDS = {
+    "study": ("kane.studies.command", lambda m: m.study_command(_errors),
+              "Numerical studies from the seed papers (tables and plots)."),
+    "realtime": ("kane.realtime.command", lambda m: m.realtime_command(load_model_or_script, _errors),
+                 "Run a model in a fixed-rate haptic loop with a virtual coupler."),
+    "assemble": ("kane.simulate.drag_command", lambda m: m.assemble_command(load_model_or_script, _errors),
+                 "Drag a part of a mechanism along a path, assembling every frame."),
+    "view": ("kane.viz.command", lambda m: m.view_command(load_model_or_script, _errors),
+             "Play a run back in the browser (viser), or simulate a model live (--live)."),
+}
 
 if __name__ == "__main__":
     main()

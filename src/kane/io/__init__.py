@@ -1,8 +1,14 @@
 """Model files: safe expression parsing, TOML model files and URDF import."""
 
-from kane.io.expressions import FUNCTION_NAMES, ExpressionError, parse_expression, parse_number
-from kane.io.model_file import LoadedModel, ModelFileError, SimulationSettings, load_model, parse_model
-from kane.io.urdf import UrdfModel, load_urdf, parse_urdf
+from kane.lazy import lazy_exports
+
+_EXPORTS = {  # each name imports its module on first use (kane.lazy)
+    **dict.fromkeys(("FUNCTION_NAMES", "ExpressionError", "parse_expression", "parse_number"), ".expressions"),
+    **dict.fromkeys(("LoadedModel", "ModelFileError", "SimulationSettings", "load_model", "parse_model"),
+                    ".model_file"),
+    **dict.fromkeys(("UrdfModel", "load_urdf", "parse_urdf"), ".urdf"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = ["ExpressionError", "FUNCTION_NAMES", "parse_expression", "parse_number",
            "LoadedModel", "ModelFileError", "SimulationSettings", "load_model", "parse_model",

@@ -19,24 +19,21 @@ import sys
 import types
 import warnings
 
-from kane.options import Method
-from kane.simulate.assembly import AssemblyError, AssemblyResult, assemble, make_projection, project_positions
-from kane.simulate.events import Event, EventDetector, EventFunctionError, EventHit
-from kane.simulate.integrators import (
-    RK4,
-    Counters,
-    DormandPrince5,
-    Integrator,
-    IntegratorError,
-    Rhs,
-    ScipyImplicit,
-    SemiImplicitEuler,
-    Step,
-    make_integrator,
-)
-from kane.simulate.simulator import InconsistentStartWarning, SimulationError, Simulator, StepInfo, simulate
-from kane.simulate.monitors import WorkEnergyBalance, standard_monitors, work_energy_balance
-from kane.simulate.run_limits import RunInterrupted
+from kane.lazy import lazy_exports
+
+_EXPORTS = {  # each name imports its module on first use (kane.lazy)
+    "Method": "kane.options",
+    **dict.fromkeys(("AssemblyError", "AssemblyResult", "assemble", "make_projection", "project_positions"),
+                    ".assembly"),
+    **dict.fromkeys(("Event", "EventDetector", "EventFunctionError", "EventHit"), ".events"),
+    **dict.fromkeys(("RK4", "Counters", "DormandPrince5", "Integrator", "IntegratorError", "Rhs", "ScipyImplicit",
+                     "SemiImplicitEuler", "Step", "make_integrator"), ".integrators"),
+    **dict.fromkeys(("InconsistentStartWarning", "SimulationError", "Simulator", "StepInfo", "simulate"),
+                    ".simulator"),
+    **dict.fromkeys(("WorkEnergyBalance", "standard_monitors", "work_energy_balance"), ".monitors"),
+    "RunInterrupted": ".run_limits",
+}
+_lazy_getattr, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "AssemblyError",
@@ -75,7 +72,8 @@ _MOVED = frozenset(("Trajectory", "load_trajectory", "TrajectoryWriter", "Stats"
 
 
 def __getattr__(name: str):
-    """The deprecated names of :mod:`kane.io.trajectory` here (until kane 0.3), with a FutureWarning."""
+    """The package's names on first use (:func:`kane.lazy.lazy_exports`), and the deprecated names of
+    :mod:`kane.io.trajectory` here (until kane 0.3), with a FutureWarning."""
     if name in _MOVED:
         from kane.io import trajectory
 
@@ -83,7 +81,7 @@ def __getattr__(name: str):
                       + (f" (or kane.{name})" if name in ("Trajectory", "load_trajectory") else ""),
                       FutureWarning, stacklevel=2)
         return getattr(trajectory, name)
-    raise AttributeError(f"module 'kane.simulate' has no attribute {name!r}")
+    return _lazy_getattr(name)
 
 
 class _DeprecatedCallablePackage(types.ModuleType):
@@ -93,6 +91,8 @@ class _DeprecatedCallablePackage(types.ModuleType):
     def __call__(self, *args, **kwargs):
         warnings.warn("kane.simulate(...) is deprecated and goes away in kane 0.3; call kane.simulate.simulate(...) "
                       "(the package kane.simulate is not callable then)", FutureWarning, stacklevel=2)
+        from kane.simulate.simulator import simulate
+
         return simulate(*args, **kwargs)
 
 

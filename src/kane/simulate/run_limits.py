@@ -15,12 +15,11 @@ raises at once.
 from __future__ import annotations
 
 import math
+import numbers
 import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-import numpy as np
 
 from kane.errors import ArgumentError
 from kane.options import Method
@@ -103,7 +102,7 @@ def run_limits(method: Method, max_steps: int | None,
     checked; raises ArgumentError for a limit that is not a positive number."""
     if max_steps is None:
         max_steps = DEFAULT_MAX_STEPS if method.adaptive else None
-    elif isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
+    elif isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral) or max_steps < 1:
         raise ArgumentError(f"max_steps must be a whole number of steps >= 1 (or None for the default), "
                             f"got {max_steps!r}")
     if max_wall_time is not None:

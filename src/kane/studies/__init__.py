@@ -6,17 +6,14 @@
   needs with each. Run from the shell with ``kane study conditioning --out DIR``.
 """
 
-from .conditioning import (
-    ConditioningResult,
-    ConfigurationSweep,
-    IntegrationRun,
-    configuration_sweep,
-    integration_study,
-    planar_chain,
-    reference_accelerations,
-    run_study,
-    write_results,
-)
+from kane.lazy import lazy_exports
+
+_EXPORTS = {  # each name imports its module on first use (kane.lazy)
+    **dict.fromkeys(("ConditioningResult", "ConfigurationSweep", "IntegrationRun", "configuration_sweep",
+                     "integration_study", "planar_chain", "reference_accelerations", "run_study", "write_results"),
+                    ".conditioning"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = ["ConditioningResult", "ConfigurationSweep", "IntegrationRun", "configuration_sweep", "integration_study",
            "planar_chain", "reference_accelerations", "run_study", "write_results"]

@@ -2,13 +2,18 @@
 normal, bounds), the analytic primitives, NURBS surfaces and their exact sphere and cylinder, closest points, the
 common normal of two surfaces (the rolling joint itself is kane.algorithms.cartesian_contact)."""
 
-from .base import Surface, SurfaceDerivatives
-from .closest import ClosestPoint, closest_point
-from .contact import CommonNormal, common_normal, common_normal_conditions
-from .constructions import nurbs_cylinder, nurbs_sphere
-from .moved import MovedSurface
-from .nurbs import NurbsSurface
-from .primitives import Cylinder, Ellipsoid, Plane, Sphere, Torus
+from kane.lazy import lazy_exports
+
+_EXPORTS = {  # each name imports its module on first use (kane.lazy)
+    **dict.fromkeys(("Surface", "SurfaceDerivatives"), ".base"),
+    **dict.fromkeys(("ClosestPoint", "closest_point"), ".closest"),
+    **dict.fromkeys(("CommonNormal", "common_normal", "common_normal_conditions"), ".contact"),
+    **dict.fromkeys(("nurbs_cylinder", "nurbs_sphere"), ".constructions"),
+    "MovedSurface": ".moved",
+    "NurbsSurface": ".nurbs",
+    **dict.fromkeys(("Cylinder", "Ellipsoid", "Plane", "Sphere", "Torus"), ".primitives"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = ["ClosestPoint", "CommonNormal", "Cylinder", "Ellipsoid", "MovedSurface", "NurbsSurface", "Plane", "Sphere",
            "Surface", "SurfaceDerivatives", "Torus", "closest_point", "common_normal", "common_normal_conditions",

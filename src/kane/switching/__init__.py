@@ -5,13 +5,18 @@ file's ``[[switching]]`` tables (:func:`switching_rules`; :func:`switching_simul
     >>> traj = kane.switching.simulate_switching(eqs, (0.0, 5.0), q0, u0, rules=[UnilateralContact(...)])
 """
 
-from kane.switching.command import switching_simulation
-from kane.switching.hybrid import HybridSimulator, mode_system, robust_dependent, simulate_hybrid
-from kane.switching.model_table import switching_rules
-from kane.switching.online import ImpulseResult, OnlineDynamics, SlipForce, constraint_layout
-from kane.switching.rules import Coulomb, Lock, UnilateralContact, resolve_impulse
-from kane.switching.shapes import Contact, Disk, Gap, Plane, Point, Sphere, contact
-from kane.switching.simulator import SwitchingSimulator, simulate_switching
+from kane.lazy import lazy_exports
+
+_EXPORTS = {  # each name imports its module on first use (kane.lazy)
+    "switching_simulation": ".command",
+    **dict.fromkeys(("HybridSimulator", "mode_system", "robust_dependent", "simulate_hybrid"), ".hybrid"),
+    "switching_rules": ".model_table",
+    **dict.fromkeys(("ImpulseResult", "OnlineDynamics", "SlipForce", "constraint_layout"), ".online"),
+    **dict.fromkeys(("Coulomb", "Lock", "UnilateralContact", "resolve_impulse"), ".rules"),
+    **dict.fromkeys(("Contact", "Disk", "Gap", "Plane", "Point", "Sphere", "contact"), ".shapes"),
+    **dict.fromkeys(("SwitchingSimulator", "simulate_switching"), ".simulator"),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "HybridSimulator",
