@@ -4,6 +4,7 @@ packages; every public name still resolves, once, to the object its module defin
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -85,3 +86,12 @@ def test_from_import_of_a_lazy_name():
     assert System is importlib.import_module("kane.model.system").System
     assert derive is importlib.import_module("kane.symbolic.derive").derive
     assert Formulation is importlib.import_module("kane.options").Formulation
+
+
+@pytest.mark.parametrize("package", [p for p in LAZY_PACKAGES if p != "kane"])
+def test_a_subpackage_table_names_only_its_own_modules_or_the_bottom_layer(package):
+    """tests/test_layout.py reads import statements; the lazy tables import by name, so their targets are checked
+    here: a subpackage's names come from its own modules (or kane.options, at the bottom of the layout)."""
+    pkg = importlib.import_module(package)
+    targets = {importlib.util.resolve_name(m, package) for m in pkg._EXPORTS.values()}
+    assert all(t.startswith(package + ".") or t == "kane.options" for t in targets), sorted(targets)

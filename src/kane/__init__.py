@@ -1,7 +1,9 @@
 """kane: dynamics of multibody systems by Kane's method.
 
 Describe bodies, joints, loads and constraints once on a :class:`System`; :func:`derive` forms compact equations
-of motion with the constraints embedded; :meth:`Equations.compile` gives a numeric :class:`Dynamics`.
+of motion with the constraints embedded; :meth:`Equations.compile` gives a numeric :class:`Dynamics`, and
+:func:`dynamics` is the front door to every formulation (:class:`Formulation`). Every name here imports its module
+on first use (:mod:`kane.lazy`), so ``import kane`` itself is quick.
 """
 
 
