@@ -33,7 +33,6 @@ from ..codegen.c_kernel import kernel_library
 from ..codegen.c_kernel_text import ENTRIES, KINDS, KK_ND, KK_NI, KK_NW, OFFSETS
 from ..errors import ArgumentError, ModelError
 from ..mechanics.arguments import state_arrays
-from ..mechanics.inertia import body_inertia
 from ..model import joints as J
 from ..model.model import Model, float_value
 from .recursive import Algorithm
@@ -76,13 +75,14 @@ def kernel_support(model: Model) -> str | None:
                     "the generic kernel")
     allowed = set(model.parameters)
     for pj, body in zip(model.joints, model.bodies):
-        exprs = [body.mass, *body.com, *body.inertia, *pj.R_parent_F, *pj.r_parent_F, *pj.R_child_M,
-                 *pj.r_child_M, *getattr(pj.joint, "axis", ())]
-        extra = set().union(*(sp.sympify(e).free_symbols for e in exprs if isinstance(e, sp.Basic))) - allowed
+        axis = getattr(pj.joint, "axis", ())
+        exprs = [body.mass, body.com, body.inertia, pj.R_parent_F, pj.r_parent_F, pj.R_child_M, pj.r_child_M,
+                 *(axis if isinstance(axis, (tuple, list)) else [axis])]
+        extra = set().union(*(getattr(e, "free_symbols", set()) for e in exprs)) - allowed
         if extra:
             return (f"joint {pj.name!r} / body {body.name!r} depend on {', '.join(sorted(map(str, extra)))}, not "
                     "only on parameters")
-    extra = set().union(*(sp.sympify(g).free_symbols for g in model.gravity)) - allowed
+    extra = set(model.gravity.free_symbols) - allowed
     if extra:
         return f"gravity depends on {', '.join(sorted(map(str, extra)))}, not only on parameters"
     return None
@@ -106,7 +106,10 @@ def kernel_arrays(model: Model, params: np.ndarray) -> KernelArrays:
     values = dict(zip(model.parameters, (float(x) for x in params)))
 
     def ev(e):
-        return float_value(sp.sympify(e), values) if isinstance(e, sp.Basic) else float(e)
+        return float_value(e, values) if isinstance(e, sp.Basic) else float(e)
+
+    def evs(matrix):  # a sympy matrix's entries, row-major, in floats
+        return [ev(x) for x in (matrix.flat() if isinstance(matrix, sp.MatrixBase) else matrix)]
 
     nb, n = model.n_bodies, model.n_u
     ib = np.zeros((nb, KK_NI), dtype=np.int32)
@@ -120,24 +123,26 @@ def kernel_arrays(model: Model, params: np.ndarray) -> KernelArrays:
         ib[i, :6] = (pj.parent, KINDS.index(kind), range(model.n_q)[pj.q_slice].start if joint.nq else 0, u0,
                      joint.nu, 0)
         rec = db[i]
-        rec[o["R_pF"]:o["R_pF"] + 9] = [ev(x) for x in pj.R_parent_F]
-        rec[o["r_pF"]:o["r_pF"] + 3] = [ev(x) for x in pj.r_parent_F]
-        rec[o["R_cM"]:o["R_cM"] + 9] = [ev(x) for x in pj.R_child_M]
-        rec[o["r_cM"]:o["r_cM"] + 3] = [ev(x) for x in pj.r_child_M]
+        rec[o["R_pF"]:o["R_pF"] + 9] = evs(pj.R_parent_F)
+        rec[o["r_pF"]:o["r_pF"] + 3] = evs(pj.r_parent_F)
+        rec[o["R_cM"]:o["R_cM"] + 9] = evs(pj.R_child_M)
+        rec[o["r_cM"]:o["r_cM"] + 3] = evs(pj.r_child_M)
         if np.array_equal(rec[o["R_cM"]:o["R_cM"] + 9], np.eye(3).ravel()) and not rec[o["r_cM"]:o["r_cM"] + 3].any():
             ib[i, 5] |= 1
-        inertia = body_inertia(model, i)
-        rec[o["m"]] = ev(inertia.m)
-        rec[o["h"]:o["h"] + 3] = [ev(x) for x in inertia.h]
-        rec[o["Ibar"]:o["Ibar"] + 9] = [ev(x) for x in inertia.Ibar]
+        if np.array_equal(rec[o["R_pF"]:o["R_pF"] + 9], np.eye(3).ravel()):
+            ib[i, 5] |= 2
+        body = model.bodies[i]  # mechanics.inertia.body_inertia, in floats: Ibar = I_c + m (c.c 1 - c c^T)
+        m, c = ev(body.mass), np.array(evs(body.com))
+        I_c = np.array(evs(body.inertia)).reshape(3, 3)
+        rec[o["m"]] = m
+        rec[o["h"]:o["h"] + 3] = m * c
+        rec[o["Ibar"]:o["Ibar"] + 9] = (I_c + m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))).ravel()
         if hasattr(joint, "axis"):
-            a = J._axis_vector(joint.axis)
-            rec[o["axis"]:o["axis"] + 3] = [ev(x) for x in a]
-            for k in range(3):
-                e = sp.zeros(3, 1)
-                e[k] = 1
-                if a == e or a == -e:  # the sparse matrices of joints.rotation_about
-                    rec[o["axis_code"]] = (k + 1) * (1 if a == e else -1)
+            a = J._axis_vector(joint.axis).flat()
+            rec[o["axis"]:o["axis"] + 3] = evs(a)
+            for k in range(3):  # a coordinate axis, exactly: the sparse matrices of joints.rotation_about
+                if all(x == 0 for j, x in enumerate(a) if j != k) and a[k] in (1, -1):
+                    rec[o["axis_code"]] = (k + 1) * (1 if a[k] == 1 else -1)
         if isinstance(joint, J.Gimbal):
             rec[o["seq"]:o["seq"] + 3] = [int(c) - 1 for c in joint.sequence]
             rec[o["n_free"]] = joint.n_free
@@ -149,7 +154,7 @@ def kernel_arrays(model: Model, params: np.ndarray) -> KernelArrays:
             raise ModelError(f"model {model.name!r}: joint {pj.name!r} has speeds numbered before its parent's; "
                              "the generic kernel expects parent-before-child speeds")
         last_speed[i] = up
-    g = np.array([ev(x) for x in model.gravity], dtype=float)
+    g = np.array(evs(model.gravity), dtype=float)
     for arr in (db, g):
         arr.flags.writeable = False
     return KernelArrays(ib, db, g, lam, np.array([nb, model.n_q, n], dtype=np.int64))
@@ -198,40 +203,41 @@ class KernelDynamics:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._udot_what = ENTRIES["udot_" + method.value]
-        self._state = self._arrays_for(self._p0)
+        self._last = None
+        self._nbytes = (8 * self.n_q, 8 * self.n_u)
+        self._state0 = self._arrays_for(self._p0)
 
     # ---- arrays and scratch ------------------------------------------------------------------------------------
     def _arrays_for(self, p):
-        """(key, pointers...) of a parameter vector; published whole, never changed (threads read it unlocked)."""
+        """(key, arrays, their pointers...) of a parameter vector, built once and never changed: the defaults' in
+        ``_state0``, the last other one in ``_last`` (replaced whole by one assignment; threads read it unlocked)."""
         key = p.tobytes()
-        st = self._state if hasattr(self, "_state") else None
-        if st is not None and st[0] == key:
-            return st
+        for st in (getattr(self, "_state0", None), self._last):
+            if st is not None and st[0] == key:
+                return st
         with self._lock:
             arrays = kernel_arrays(self.model, p)
             fb = self._ffi.from_buffer
             st = (key, arrays, fb("long[]", arrays.sizes), fb("int[]", arrays.ib), fb("double[]", arrays.db),
                   fb("double[]", arrays.g), fb("int[]", arrays.lam))
-            self._state = st
+            if hasattr(self, "_state0"):
+                self._last = st
         return st
 
     def _work(self):
+        """This thread's scratch: (array, its pointer), made on the thread's first call."""
         loc = self._local
         w = getattr(loc, "work", None)
         if w is None:
             n = self.n_u
             arr = np.empty(self.model.n_bodies * KK_NW + n * n + 4 * n + 1)
             w = loc.work = (arr, self._ffi.from_buffer("double[]", arr))
-        return w[1]
-
-    def _params(self, params):
-        if params is None:
-            return self._state
-        return self._arrays_for(self.model.parameter_values(params))
+        return w
 
     def _call(self, what, q, u, x, nout, params=None):
         """kk_eval for one state or a batch; x (n_u,) or (B, n_u) or None."""
-        fb, st = self._fb, self._params(params)
+        fb = self._fb
+        st = self._state0 if params is None else self._arrays_for(self.model.parameter_values(params))
         if (type(q) is np.ndarray and q.dtype is _F64 and q.ndim == 1 and q.shape[0] == self.n_q
                 and type(u) is np.ndarray and u.dtype is _F64 and u.ndim == 1 and u.shape[0] == self.n_u
                 and q.flags.c_contiguous and u.flags.c_contiguous):
@@ -251,7 +257,7 @@ class KernelDynamics:
         else:
             x = self._ffi.NULL
         out = np.empty((B, nout) if batch else nout)
-        self._eval(what, B, st[2], st[3], st[4], st[5], st[6], fb(_D, q), fb(_D, u), x, fb(_D, out), self._work())
+        self._eval(what, B, st[2], st[3], st[4], st[5], st[6], fb(_D, q), fb(_D, u), x, fb(_D, out), self._work()[1])
         return out
 
     # ---- the Dynamics interface ----------------------------------------------------------------------------
@@ -261,6 +267,20 @@ class KernelDynamics:
 
     def udot(self, t, q, u, params=None, inputs=None, tau=None):
         """u' (n_u,) by the chosen algorithm (ABA, or CRBA and L^T D L), with extra generalized forces ``tau``."""
+        if params is None and inputs is None:  # the simulators' path: one state of float64 arrays, straight to C
+            try:
+                nbq, nbu = self._nbytes
+                if (q.dtype is _F64 and u.dtype is _F64 and q.nbytes == nbq and u.nbytes == nbu and q.ndim == 1
+                        and u.ndim == 1 and (tau is None or (tau.dtype is _F64 and tau.nbytes == nbu
+                                                             and tau.ndim == 1))):
+                    fb, st = self._fb, self._state0
+                    work = getattr(self._local, "work", None) or self._work()
+                    out = np.empty(self.n_u)
+                    self._eval(self._udot_what, 1, st[2], st[3], st[4], st[5], st[6], fb(_D, q), fb(_D, u),
+                               self._ffi.NULL if tau is None else fb(_D, tau), fb(_D, out), work[1])
+                    return out
+            except (AttributeError, ValueError, TypeError):  # not arrays, or not contiguous: the checked path
+                pass
         self._check_inputs(inputs)
         return self._call(self._udot_what, q, u, tau, self.n_u, params)
 

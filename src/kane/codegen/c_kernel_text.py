@@ -4,7 +4,7 @@ q' and the energies, looping over a model's arrays (Featherstone 2008, ch. 5-7; 
 Layout of the arrays (filled by :mod:`kane.algorithms.kernel`), body i in parent-before-child order:
 
 * ``ib[i * KK_NI + ...]`` (int): parent (-1 ground), joint kind (``KK_*``), q offset, u offset, nu, flags
-  (bit 0: the joint frame M is the body frame, so nothing is carried from M);
+  (bit 0: the joint frame M is the body frame, so nothing is carried from M; bit 1: F has the parent's axes);
 * ``db[i * KK_ND + ...]`` (double): R_parent_F (9, row-major), r_parent_F (3), R_child_M (9), r_child_M (3),
   mass, h = m c (3), Ibar about the body origin (9), joint axis (3, unit), Euler digits (3, 0-2), number of free
   Euler axes, coordinate-axis code of the axis (k + 1 for +e_k, -(k + 1) for -e_k, 0 otherwise);
@@ -309,12 +309,14 @@ static void inertia_to_parent_add(const double *R, const double *r, const double
         }
     const double *M3[3] = {A, B, C};
     double *O3[3] = {Ap, Bp, Cp};
-    for (int m = 0; m < 3; m++) {
+    for (int m = 0; m < 3; m++) {  /* A' and C' are symmetric: their upper triangles only */
         matmul3(R, M3[m], T);
         for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++)
+            for (int j = m == 1 ? 0 : i; j < 3; j++)
                 O3[m][3 * i + j] = T[3 * i] * R[3 * j] + T[3 * i + 1] * R[3 * j + 1] + T[3 * i + 2] * R[3 * j + 2];
     }
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < i; j++) { Ap[3 * i + j] = Ap[3 * j + i]; Cp[3 * i + j] = Cp[3 * j + i]; }
     double rx[9] = {0, -r[2], r[1], r[2], 0, -r[0], -r[1], r[0], 0};
     double BX[9], CX[9], rCX[9], rC[9];
     matmul3(Bp, rx, BX); matmul3(Cp, rx, CX); matmul3(rx, CX, rCX); matmul3(rx, Cp, rC);
@@ -339,8 +341,11 @@ static void kinematics(long nb, const int *ib, const double *db, const double *q
         joint_calc(kind, nu, d, q + ii[2], u + ii[3], &o);
         double RF[9], *R = w + W_R, *r = w + W_r, pF[3], vJ[6], cJ[6];
         const double *RpF = d + O_RPF;
-        matmul3(RpF, o.R, RF);
-        for (int k = 0; k < 3; k++) pF[k] = RpF[3 * k] * o.p[0] + RpF[3 * k + 1] * o.p[1] + RpF[3 * k + 2] * o.p[2];
+        if (ii[5] & 2) { memcpy(RF, o.R, sizeof RF); memcpy(pF, o.p, sizeof pF); }  /* F has the parent's axes */
+        else {
+            matmul3(RpF, o.R, RF);
+            for (int k = 0; k < 3; k++) pF[k] = RpF[3 * k] * o.p[0] + RpF[3 * k + 1] * o.p[1] + RpF[3 * k + 2] * o.p[2];
+        }
         if (atM) {
             memcpy(R, RF, sizeof RF);
             for (int k = 0; k < 3; k++) r[k] = d[O_rPF + k] + pF[k];
@@ -436,6 +441,18 @@ static void aba(long nb, const int *ib, const double *db, const double *g, const
         for (int k = 0; k < nu; k++) wi[k] = (tau ? tau[ii[3] + k] : 0.0) - dot6(S + 6 * k, pA);
         if (p < 0) continue;
         double UD[36], Ia[36], pa[6], x[6];  /* UD column k: U D^-1 */
+        if (nu == 1) {  /* the common one-speed joint: D^-1 is a number */
+            for (int r = 0; r < 6; r++) UD[r] = U[r] * di[0];
+            for (int r = 0; r < 6; r++)
+                for (int s = r; s < 6; s++) Ia[6 * r + s] = Ia[6 * s + r] = IA[6 * r + s] - UD[r] * U[s];
+            mv6(Ia, w + W_C, pa);
+            for (int r = 0; r < 6; r++) pa[r] = pA[r] + pa[r] + UD[r] * wi[0];
+            double *wp = work + p * KK_NW;
+            inertia_to_parent_add(w + W_R, w + W_r, Ia, wp + W_IA);
+            force_to_parent(w + W_R, w + W_r, pa, x);
+            for (int r = 0; r < 6; r++) wp[W_PA + r] += x[r];
+            continue;
+        }
         for (int r = 0; r < 6; r++) {
             double y[6];
             for (int i2 = 0; i2 < nu; i2++) {
