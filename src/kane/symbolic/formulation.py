@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import enum
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from ..algorithms.kernel import KernelDynamics, kernel_support, note_traced_build, traced_build_known
 from ..algorithms.recursive import Algorithm, RecursiveDynamics
 from ..codegen.c_backend import BackendNotice, select_backend
+from ..codegen.c_cache import CCompileError
 from ..options import parse_enum
 from ..errors import ArgumentError, ModelError
 from ..model.model import Model
@@ -101,7 +103,9 @@ def dynamics(system: Model | System, formulation: Formulation | str = Formulatio
     formulation: :class:`Formulation` (or its value): "kane" (:func:`kane.derive` then
     :meth:`Equations.compile`), "aba" or "crba" (:class:`kane.algorithms.RecursiveDynamics`), "auto" (see
     :func:`choose_formulation`). backend: "c", "numba", "numpy" or None (C when a compiler is found, else numba,
-    else numpy, with one :class:`BackendNotice` line). ``derive_options`` (dependent, embedding, reference_q,
+    else numpy, with one :class:`BackendNotice` line); for "aba" and "crba" None and "kernel" take the generic
+    compiled kernel (:class:`kane.algorithms.kernel.KernelDynamics`, no per-model C build) where it models the
+    whole tree, and None takes the traced C program instead when it is already cached (see :func:`_recursive`). ``derive_options`` (dependent, embedding, reference_q,
     redundant) go to :func:`kane.derive` and are refused by the recursive formulations. The returned object has
     ``formulation`` (the :class:`Formulation` taken) and ``formulation_choice`` (a :class:`FormulationChoice`).
     """
@@ -113,13 +117,33 @@ def dynamics(system: Model | System, formulation: Formulation | str = Formulatio
         if derive_options:
             raise ArgumentError(f"dynamics: {', '.join(sorted(derive_options))} are options of kane.derive; the "
                                 f"{choice.formulation.value!r} formulation takes none")
-        chosen, notice = select_backend(backend)
-        if notice:
-            warnings.warn(notice, BackendNotice, stacklevel=2)
         method = Algorithm.ABA if choice.formulation is Formulation.ABA else Algorithm.CRBA
-        dyn = RecursiveDynamics(model, method, backend=chosen)
+        dyn, how = _recursive(model, method, backend)
+        choice = replace(choice, reason=f"{choice.reason}; {how}")
     dyn.formulation, dyn.formulation_choice = choice.formulation, choice
     return dyn
+
+
+def _recursive(model: Model, method: Algorithm, backend: str | None):
+    """(dynamics, why this path) for a recursive formulation: the generic compiled kernel (ready at once, no
+    per-model C build) for backend None or "kernel" when it models everything in the model, unless (backend None)
+    this cache already holds the model's traced C library, whose straight-line u' is faster; the traced program
+    for "c", "numba", "numpy" and whatever the kernel does not model."""
+    why = kernel_support(model) if backend in (None, "auto", "kernel") else None
+    if backend in (None, "auto", "kernel") and why is None:
+        if backend == "kernel" or not traced_build_known(model):
+            try:
+                return KernelDynamics(model, method), "generic compiled kernel: ready at once, no per-model C build"
+            except CCompileError as exc:
+                why = f"the kernel needs a C compiler ({exc})"
+        else:
+            why = "the traced C library of this model is in the cache (its u' is faster than the kernel's)"
+    chosen, notice = select_backend(None if backend in ("auto", "kernel") else backend)
+    if notice:
+        warnings.warn(notice, BackendNotice, stacklevel=3)
+    if chosen == "c":
+        note_traced_build(model)
+    return RecursiveDynamics(model, method, backend=chosen), f"traced {chosen} program" + (f": {why}" if why else "")
 
 
 def _model(system) -> Model:

@@ -1,0 +1,195 @@
+"""The generic compiled kernel (kane.algorithms.kernel) against the traced ABA, CRBA and RNEA and against Pinocchio.
+
+References: the traced algorithms of RecursiveDynamics, which evaluate the Python joint contract itself (every joint
+kind, both speed choices, on seeded random trees), and Pinocchio's aba / crba / rnea on a hand-built chain and the
+UR5 and Panda URDFs of example-robot-data (skipped without pinocchio).
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import kane
+from kane.algorithms import Algorithm, RecursiveDynamics
+from kane.algorithms.kernel import KernelDynamics, kernel_support
+from kane.io.urdf import load_urdf
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from _trees import JOINT_KINDS, assert_close, random_state, random_tree  # noqa: E402
+
+TOL = 1e-12
+
+
+@pytest.fixture(scope="module", params=[3, 11])
+def pair(request):
+    """(kernel ABA, kernel CRBA, traced numpy RecursiveDynamics, rng) of a random tree with every joint kind."""
+    model = random_tree(request.param, loads=False).compile()
+    return (KernelDynamics(model), KernelDynamics(model, Algorithm.CRBA), RecursiveDynamics(model),
+            np.random.default_rng(request.param))
+
+
+def test_every_joint_kind_equals_the_traced_algorithms(pair):
+    kd, kc, rd, rng = pair
+    kinds = {pj.joint.kind for pj in kd.model.joints}
+    assert kinds == {"revolute", "prismatic", "cylindrical", "gimbal", "planar", "spherical", "free", "weld"}
+    for k in range(3):
+        q, u = random_state(kd.model, rng)
+        tau, ud = rng.normal(0, 2.0, kd.n_u), rng.normal(0, 2.0, kd.n_u)
+        ref = rd.evaluate(("qdot", "udot_aba", "udot_crba", "M", "f", "kinetic", "potential"), 0.0, q, u, tau=tau)
+        assert_close(kd.qdot(0.0, q, u), ref["qdot"], TOL, f"q' state {k}")
+        assert_close(kd.udot(0.0, q, u, tau=tau), ref["udot_aba"], TOL, f"ABA u' state {k}")
+        assert_close(kc.udot(0.0, q, u, tau=tau), ref["udot_crba"], TOL, f"CRBA u' state {k}")
+        assert_close(kd.mass_matrix(0.0, q), ref["M"], TOL, f"H state {k}")
+        assert_close(kd.forcing(0.0, q, u, tau=tau), ref["f"], TOL, f"f state {k}")
+        assert_close(kd.inverse_dynamics(0.0, q, u, ud), rd.inverse_dynamics(0.0, q, u, ud), TOL, f"RNEA {k}")
+        assert_close(kd.kinetic_energy(0.0, q, u), ref["kinetic"][0], TOL, f"kinetic energy {k}")
+        assert_close(kd.potential_energy(0.0, q), ref["potential"][0], TOL, f"potential energy {k}")
+
+
+def test_a_batch_equals_its_states_one_by_one(pair):
+    kd, _, _, rng = pair
+    states = [random_state(kd.model, rng) for _ in range(4)]
+    Q, U = np.array([s[0] for s in states]), np.array([s[1] for s in states])
+    T = rng.normal(size=(4, kd.n_u))
+    batch = kd.udot(0.0, Q, U, tau=T)
+    assert batch.shape == (4, kd.n_u)
+    for k in range(4):
+        assert_close(batch[k], kd.udot(0.0, Q[k], U[k], tau=T[k]), 1e-15, f"batch row {k}")
+    assert kd.mass_matrix(0.0, Q).shape == (4, kd.n_u, kd.n_u)
+
+
+def test_parameters_stay_arguments():
+    s = kane.System("pendulum", gravity=(0.0, 0.0, -9.81))
+    m, L = s.parameter("m", 1.0), s.parameter("L", 0.5)
+    s.add_body("B", mass=m, com=(0, 0, -L), inertia=(0.1 * m, 0.1 * m, 0.05))
+    s.add_joint("ground", "B", kane.joints.Revolute("x"), parent_point=(0, 0, L))
+    model = s.compile()
+    kd, rd = KernelDynamics(model), RecursiveDynamics(model)
+    q, u = np.array([0.7]), np.array([0.3])
+    for params in (None, {"m": 2.5, "L": 0.8}, None, {"L": 0.2}):
+        assert_close(kd.udot(0.0, q, u, params=params), rd.udot(0.0, q, u, params=params), TOL, f"{params}")
+        assert_close(kd.energy(0.0, q, u, params=params), rd.energy(0.0, q, u, params=params), TOL, f"{params}")
+    # the hand derivation: (I_x + m L^2) q'' = -m g L sin q with g = 9.81 along -z
+    Ix, mm, LL = 0.1 * 2.5, 2.5, 0.8
+    assert kd.udot(0.0, q, u, params={"m": mm, "L": LL})[0] == pytest.approx(
+        -mm * 9.81 * LL * np.sin(0.7) / (Ix + mm * LL**2), rel=1e-13)
+
+
+def test_four_threads_from_the_first_call():
+    model = random_tree(5, loads=False).compile()
+    rd = RecursiveDynamics(model)
+    rng = np.random.default_rng(5)
+    states = [random_state(model, rng) + (rng.normal(size=model.n_u),) for _ in range(8)]
+    expected = [rd.udot(0.0, q, u, tau=t) for q, u, t in states]
+    kd = KernelDynamics(model)  # no call before the threads start
+    barrier, results, errors = threading.Barrier(4), {}, []
+
+    def work(k):
+        try:
+            barrier.wait()
+            for _ in range(25):
+                for j in range(k, len(states), 4):
+                    q, u, t = states[j]
+                    results[j] = kd.udot(0.0, q, u, tau=t)
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
+    for j, ref in enumerate(expected):
+        assert_close(results[j], ref, TOL, f"state {j}")
+
+
+def test_what_the_kernel_does_not_model_is_named_and_refused():
+    loaded = random_tree(3, loads=True).compile()
+    why = kernel_support(loaded)
+    assert "applied loads" in why and "spring" in why
+    with pytest.raises(kane.ModelError, match="applied loads.*RecursiveDynamics"):
+        KernelDynamics(loaded)
+    s = kane.System("mapped")
+    s.add_body("B", mass=1.0, inertia=(0.1, 0.1, 0.1))
+    q1 = kane.joints.Revolute("z", speeds=kane.joints.SpeedMap(Y=((2.0,),)))
+    s.add_joint("ground", "B", q1, name="hinge")
+    assert "joint 'hinge'" in kernel_support(s.compile())
+    with pytest.raises(kane.ModelError, match="method"):
+        KernelDynamics(random_tree(3, loads=False), "noc")
+
+
+def test_dynamics_takes_the_kernel_for_trees_and_says_why():
+    model = random_tree(3, loads=False).compile()
+    assert model.n_u >= 24  # auto takes a recursive formulation
+    dyn = kane.dynamics(model, "auto")
+    assert isinstance(dyn, KernelDynamics) and dyn.backend == "kernel"
+    assert "kernel: ready at once" in dyn.formulation_choice.reason
+    assert isinstance(kane.dynamics(model, "aba", backend="numpy"), RecursiveDynamics)
+    loaded = random_tree(3, loads=True).compile()
+    fallback = kane.dynamics(loaded, "crba", backend="kernel")
+    assert isinstance(fallback, RecursiveDynamics) and fallback.method is Algorithm.CRBA
+    assert "traced" in fallback.formulation_choice.reason and "applied loads" in fallback.formulation_choice.reason
+
+
+# ---- against Pinocchio ------------------------------------------------------------------------------------------
+def _pin_compare(model, pmodel, states):
+    pin = pytest.importorskip("pinocchio")
+    from test_vs_pinocchio import Layout
+
+    kd, kc = KernelDynamics(model), KernelDynamics(model, "crba")
+    data, lay = pmodel.createData(), Layout(model, pmodel)
+    for k, (q, u, tau) in enumerate(states):
+        qp, vp, taup = *lay.to_pin(q, u), tau[lay.v_idx]
+        a = pin.aba(pmodel, data, qp, vp, taup)
+        assert_close(kd.udot(0.0, q, u, tau=tau)[lay.v_idx], a, TOL, f"kernel ABA vs pin.aba, state {k}")
+        assert_close(kc.udot(0.0, q, u, tau=tau)[lay.v_idx], a, TOL, f"kernel CRBA vs pin.aba, state {k}")
+        H = pin.crba(pmodel, data, qp)
+        H = np.triu(H) + np.triu(H, 1).T
+        assert_close(kd.mass_matrix(0.0, q)[np.ix_(lay.v_idx, lay.v_idx)], H, TOL, f"H vs pin.crba, state {k}")
+        ud = np.random.default_rng(k).normal(0, 3.0, model.n_u)
+        assert_close(kd.inverse_dynamics(0.0, q, u, ud)[lay.v_idx], pin.rnea(pmodel, data, qp, vp, ud[lay.v_idx]),
+                      TOL, f"RNEA vs pin.rnea, state {k}")
+
+
+def test_hand_built_chain_matches_pinocchio():
+    pytest.importorskip("pinocchio")
+    from _pin_pairs import paired_chain
+    from test_vs_pinocchio import _states
+
+    kinds = ["free", "revolute", "revolute", "prismatic", "revolute", "spherical", "revolute"]
+    s, pm, _, _ = paired_chain(np.random.default_rng(42), kinds, root_at_origin=True)
+    model = s.compile()
+    _pin_compare(model, pm, _states(model, 7))
+
+
+@pytest.mark.parametrize("robot, floating", [("ur_description/urdf/ur5_robot.urdf", False),
+                                             ("panda_description/urdf/panda.urdf", True)])
+def test_urdf_robots_match_pinocchio_and_the_traced_aba(robot, floating):
+    pin = pytest.importorskip("pinocchio")
+    from test_vs_pinocchio import _robots_dir, _states
+
+    path = _robots_dir() / robot
+    model = load_urdf(path, root_joint="floating" if floating else "fixed", mimic="independent").system.compile()
+    assert kernel_support(model) is None
+    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating else \
+        pin.buildModelFromUrdf(str(path))
+    states = _states(model, 8, n=2)
+    _pin_compare(model, pm, states)
+    kd, rd = KernelDynamics(model), RecursiveDynamics(model)
+    for q, u, tau in states:
+        assert_close(kd.udot(0.0, q, u, tau=tau), rd.udot(0.0, q, u, tau=tau), TOL, robot)
+
+
+def test_joint_kinds_table_is_covered():
+    # every kind of the shared random-tree table reaches the kernel (a new kind there must get a routine here)
+    for name, make in JOINT_KINDS.items():
+        s = kane.System(name)
+        s.add_body("B", mass=1.0, inertia=(0.1, 0.2, 0.3))
+        s.add_joint("ground", "B", make(np.random.default_rng(0)))
+        assert kernel_support(s.compile()) is None, name
