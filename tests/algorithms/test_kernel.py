@@ -193,3 +193,39 @@ def test_joint_kinds_table_is_covered():
         s.add_body("B", mass=1.0, inertia=(0.1, 0.2, 0.3))
         s.add_joint("ground", "B", make(np.random.default_rng(0)))
         assert kernel_support(s.compile()) is None, name
+
+
+def _chain(n: int):
+    """A compiled chain of n revolute links about alternating x and y axes."""
+    s = kane.System(f"chain{n}", gravity=(0.0, 0.0, -9.81))
+    parent = "ground"
+    for k in range(n):
+        s.add_body(f"B{k}", mass=1.0, com=(0.0, 0.0, -0.5), inertia=(0.3, 0.3, 0.1))
+        s.add_joint(parent, f"B{k}", kane.joints.Revolute("xy"[k % 2]), parent_point=(0.0, 0.0, -1.0 if k else 0.0))
+        parent = f"B{k}"
+    return s.compile()
+
+
+def test_auto_takes_the_traced_program_once_its_library_was_built(tmp_path, monkeypatch):
+    monkeypatch.setenv("KANE_CACHE_DIR", str(tmp_path))
+    model = _chain(24)
+    assert isinstance(kane.dynamics(model, "aba"), KernelDynamics)  # nothing noted in a fresh cache
+    traced = kane.dynamics(model, "aba", backend="c")  # its library is built on the first call, and noted now
+    assert isinstance(traced, RecursiveDynamics) and traced.backend == "c"
+    again = kane.dynamics(model, "auto")
+    assert isinstance(again, RecursiveDynamics) and "in the cache" in again.formulation_choice.reason
+    assert isinstance(kane.dynamics(model, "aba", backend="kernel"), KernelDynamics)  # asked for by name
+    other = _chain(25)
+    assert isinstance(kane.dynamics(other, "auto"), KernelDynamics)  # the note is the model's own
+
+
+def test_kane_simulate_steps_the_kernel_as_the_traced_program():
+    # fixed RK4 steps: both runs evaluate u' at the same states, so they agree to round-off
+    model = random_tree(21, loads=False).compile()
+    q0, u0 = random_state(model, np.random.default_rng(2), 0.3, 0.3)
+    a = kane.simulate(KernelDynamics(model), (0.0, 0.2), q0, u0, method="rk4", dt=1e-3)
+    b = kane.simulate(RecursiveDynamics(model), (0.0, 0.2), q0, u0, method="rk4", dt=1e-3)
+    assert a.q.shape == b.q.shape == (201, model.n_q) and np.array_equal(a.t, b.t)
+    assert_close(a.q, b.q, 1e-13, "q(t)")
+    assert_close(a.u, b.u, 1e-13, "u(t)")
+    assert_close(a.energy, b.energy, 1e-12, "energy(t)")
