@@ -229,3 +229,30 @@ def test_kane_simulate_steps_the_kernel_as_the_traced_program():
     assert_close(a.q, b.q, 1e-13, "q(t)")
     assert_close(a.u, b.u, 1e-13, "u(t)")
     assert_close(a.energy, b.energy, 1e-12, "energy(t)")
+
+
+def test_welded_bodies_merged_into_their_hosts_change_nothing():
+    # welds on welds, a moving child of a welded body and a body welded to the ground, at random placements:
+    # merged in the kernel's arrays (as Pinocchio merges fixed joints), kept as bodies by the traced algorithms
+    from _trees import random_inertia, random_rotation
+
+    rng = np.random.default_rng(17)
+    s = kane.System("welds", gravity=(0.2, -0.1, -9.81))
+    plan = [("ground", "revolute"), ("B0", "weld"), ("B1", "weld"), ("B2", "revolute"), ("B1", "spherical"),
+            ("ground", "weld"), ("B5", "prismatic")]
+    for k, (parent, kind) in enumerate(plan):
+        s.add_body(f"B{k}", mass=float(rng.uniform(0.5, 2.0)), com=tuple(rng.normal(0, 0.2, 3)),
+                   inertia=random_inertia(rng).tolist())
+        s.add_joint(parent, f"B{k}", JOINT_KINDS[kind](rng), parent_point=tuple(rng.normal(0, 0.3, 3)),
+                    parent_rotation=random_rotation(rng).tolist(), child_point=tuple(rng.normal(0, 0.2, 3)),
+                    child_rotation=random_rotation(rng).tolist())
+    model = s.compile()
+    kd, rd = KernelDynamics(model), RecursiveDynamics(model)
+    assert kd._state0[1].ib.shape[0] == 5  # B1 and B2 merged into B0; B5 (on the ground) kept
+    for k in range(3):
+        q, u = random_state(model, rng)
+        tau = rng.normal(size=model.n_u)
+        ref = rd.evaluate(("udot_aba", "M", "kinetic", "potential"), 0.0, q, u, tau=tau)
+        assert_close(kd.udot(0.0, q, u, tau=tau), ref["udot_aba"], TOL, f"u' state {k}")
+        assert_close(kd.mass_matrix(0.0, q), ref["M"], TOL, f"H state {k}")
+        assert_close(kd.energy(0.0, q, u), ref["kinetic"][0] + ref["potential"][0], TOL, f"energy state {k}")

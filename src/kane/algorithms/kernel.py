@@ -131,10 +131,6 @@ def kernel_arrays(model: Model, params: np.ndarray) -> KernelArrays:
         rec[o["r_pF"]:o["r_pF"] + 3] = evs(pj.r_parent_F)
         rec[o["R_cM"]:o["R_cM"] + 9] = evs(pj.R_child_M)
         rec[o["r_cM"]:o["r_cM"] + 3] = evs(pj.r_child_M)
-        if np.array_equal(rec[o["R_cM"]:o["R_cM"] + 9], np.eye(3).ravel()) and not rec[o["r_cM"]:o["r_cM"] + 3].any():
-            ib[i, 5] |= 1
-        if np.array_equal(rec[o["R_pF"]:o["R_pF"] + 9], np.eye(3).ravel()):
-            ib[i, 5] |= 2
         body = model.bodies[i]  # mechanics.inertia.body_inertia, in floats: Ibar = I_c + m (c.c 1 - c c^T)
         m, c = ev(body.mass), np.array(evs(body.com))
         I_c = np.array(evs(body.inertia)).reshape(3, 3)
@@ -158,10 +154,61 @@ def kernel_arrays(model: Model, params: np.ndarray) -> KernelArrays:
             raise ModelError(f"model {model.name!r}: joint {pj.name!r} has speeds numbered before its parent's; "
                              "the generic kernel expects parent-before-child speeds")
         last_speed[i] = up
+    ib, db = _fold_welds(ib, db)
+    eye = np.eye(3).ravel()
+    for i in range(len(ib)):
+        rec = db[i]
+        if np.array_equal(rec[o["R_cM"]:o["R_cM"] + 9], eye) and not rec[o["r_cM"]:o["r_cM"] + 3].any():
+            ib[i, 5] |= 1
+        if np.array_equal(rec[o["R_pF"]:o["R_pF"] + 9], eye):
+            ib[i, 5] |= 2
     g = np.array(evs(model.gravity), dtype=float)
     for arr in (db, g):
         arr.flags.writeable = False
-    return KernelArrays(ib, db, g, lam, np.array([nb, model.n_q, n], dtype=np.int64))
+    return KernelArrays(ib, db, g, lam, np.array([len(ib), model.n_q, n], dtype=np.int64))
+
+
+def _fold_welds(ib: np.ndarray, db: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The records with every body welded to a moving body merged into it, as Pinocchio merges fixed joints: its
+    inertia carried into that body's axes (:meth:`kane.mechanics.inertia.SpatialInertia.to_parent`, in floats),
+    its children's joint frames F re-expressed there. Speeds, coordinates and outputs are unchanged; bodies
+    welded to the ground stay (they move nothing and keep their constant potential energy)."""
+    o, weld = OFFSETS, KINDS.index("weld")
+    nb = len(ib)
+    keep = [not (ib[i, 1] == weld and ib[i, 0] >= 0) for i in range(nb)]
+    if all(keep):
+        return ib, db
+    db = db.copy()
+    host, R_host, r_host = list(range(nb)), [np.eye(3)] * nb, [np.zeros(3)] * nb  # body axes -> host axes
+
+    def frame(i, R_key, r_key):
+        return db[i, o[R_key]:o[R_key] + 9].reshape(3, 3), db[i, o[r_key]:o[r_key] + 3]
+
+    for i in range(nb):
+        p = ib[i, 0]
+        R_pF, r_pF = frame(i, "R_pF", "r_pF")
+        if p >= 0 and not keep[p]:  # F was given in a merged body's axes: give it in its host's
+            db[i, o["R_pF"]:o["R_pF"] + 9] = (R_host[p] @ R_pF).ravel()
+            db[i, o["r_pF"]:o["r_pF"] + 3] = r_host[p] + R_host[p] @ r_pF
+            ib[i, 0] = host[p]
+        if keep[i]:
+            continue
+        R_cM, r_cM = frame(i, "R_cM", "r_cM")  # R_pF, r_pF (views) are now in the host's axes
+        R = R_pF @ R_cM.T
+        r = r_pF - R @ r_cM
+        host[i], R_host[i], r_host[i] = ib[i, 0], R, r
+        m, h, Ibar = db[i, o["m"]], db[i, o["h"]:o["h"] + 3], db[i, o["Ibar"]:o["Ibar"] + 9].reshape(3, 3)
+        h1 = R @ h
+        Ip = (R @ Ibar @ R.T - (np.outer(h1, r) + np.outer(r, h1)) - m * np.outer(r, r)
+              + (2 * r @ h1 + m * r @ r) * np.eye(3))
+        t = host[i]
+        db[t, o["m"]] += m
+        db[t, o["h"]:o["h"] + 3] += h1 + m * r
+        db[t, o["Ibar"]:o["Ibar"] + 9] += Ip.ravel()
+    index = np.cumsum(keep) - 1
+    ib = ib[keep].copy()
+    ib[:, 0] = np.where(ib[:, 0] >= 0, index[ib[:, 0]], -1)
+    return ib, db[keep].copy()
 
 
 class KernelDynamics:

