@@ -153,7 +153,7 @@ def _to_pin(model, pmodel, q):
     return np.array(idx), qp
 
 
-def run_ready(traced: bool = False, rounds: int = 7) -> dict:
+def run_ready(traced: bool = False, rounds: int = 15) -> dict:
     """The kernel's cold start and u' per call against pin.aba (see the module docstring)."""
     import pinocchio as pin
 

@@ -256,3 +256,29 @@ def test_welded_bodies_merged_into_their_hosts_change_nothing():
         assert_close(kd.udot(0.0, q, u, tau=tau), ref["udot_aba"], TOL, f"u' state {k}")
         assert_close(kd.mass_matrix(0.0, q), ref["M"], TOL, f"H state {k}")
         assert_close(kd.energy(0.0, q, u), ref["kinetic"][0] + ref["potential"][0], TOL, f"energy state {k}")
+
+
+def _pendulum():
+    s = kane.System("pendulum", gravity=(0.0, 0.0, -9.81))
+    s.add_body("bob", mass=2.0, com=(0, 0, -0.5), inertia=(0.1, 0.1, 0.05))
+    s.add_joint("ground", "bob", kane.joints.Revolute("x"), name="hinge")
+    return KernelDynamics(s)
+
+
+def test_joint_forces_hold_the_hanging_pendulum_up():
+    kd = _pendulum()
+    q, u = np.zeros(1), np.zeros(1)
+    ud = kd.udot(0.0, q, u)
+    assert ud[0] == 0.0
+    F = kd.joint_forces(0.0, q, u, ud)["hinge"]  # at rest, hanging: the hinge carries the weight, m g up
+    np.testing.assert_allclose(F, [0, 0, 0, 0, 0, 2.0 * 9.81], atol=1e-12)
+
+
+def test_bad_shapes_are_named():
+    kd = _pendulum()
+    with pytest.raises(kane.KaneError, match=r"expected q of shape \(1,\)"):
+        kd.udot(0.0, np.zeros(3), np.zeros(1))
+    with pytest.raises(kane.KaneError, match=r"tau / udot of shape \(1,\)"):
+        kd.udot(0.0, np.zeros(1), np.zeros(1), tau=np.zeros(2))
+    with pytest.raises(kane.ModelError, match="unknown parameter 'nope'"):
+        kd.udot(0.0, np.zeros(1), np.zeros(1), params={"nope": 1.0})

@@ -38,7 +38,7 @@ from ..errors import ArgumentError, ModelError
 from ..mechanics.arguments import state_arrays
 from ..model import joints as J
 from ..model.model import Model, float_value
-from .recursive import Algorithm
+from .recursive import Algorithm, RecursiveDynamics
 from .trace import tree_model
 
 __all__ = ["KernelArrays", "KernelDynamics", "kernel_support", "kernel_arrays", "traced_build_known",
@@ -214,7 +214,8 @@ def _fold_welds(ib: np.ndarray, db: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 class KernelDynamics:
     """Numeric dynamics of an unconstrained tree by the generic compiled kernel, with the interface of
     :class:`RecursiveDynamics`: ``qdot``, ``udot``, ``rhs``, ``mass_matrix``, ``forcing``, ``inverse_dynamics``,
-    ``kinetic_energy``, ``potential_energy``, ``energy``, ``constraints``.
+    ``kinetic_energy``, ``potential_energy``, ``energy``, ``constraints``; ``joint_forces`` and
+    ``joint_force_monitors`` come from the traced algorithms (:meth:`traced`).
 
     method: :class:`Algorithm` ABA or CRBA (or "aba" / "crba") for ``udot``. State q (n_q,), u (n_u,) or batches
     (B, n_q), (B, n_u); ``params`` a dict or a full vector (the arrays are rebuilt when it changes); ``inputs`` are
@@ -254,7 +255,7 @@ class KernelDynamics:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._udot_what = ENTRIES["udot_" + method.value]
-        self._last = None
+        self._last = self._traced = None
         self._nbytes = (8 * self.n_q, 8 * self.n_u)
         self._state0 = self._arrays_for(self._p0)
 
@@ -374,6 +375,24 @@ class KernelDynamics:
         """(A, b) with 0 rows: a model with constraints is not taken by the kernel."""
         q = np.asarray(q, dtype=float)
         return np.zeros(q.shape[:-1] + (0, self.n_u)), np.zeros(q.shape[:-1] + (0,))
+
+    # ---- what the kernel does not compute: from the traced algorithms of the same model ---------------------------
+    def traced(self) -> RecursiveDynamics:
+        """The traced :class:`RecursiveDynamics` of the same model and method (numpy backend), made on first use:
+        joint reaction forces and named program outputs come from it."""
+        with self._lock:
+            if self._traced is None:
+                self._traced = RecursiveDynamics(self.model, self.method, backend="numpy")
+            return self._traced
+
+    def joint_forces(self, t, q, u, udot, params=None, inputs=None) -> dict:
+        """Joint name -> the spatial force (6,) the joint transmits, by the traced RNEA
+        (:meth:`RecursiveDynamics.joint_forces`)."""
+        return self.traced().joint_forces(t, q, u, udot, params, inputs)
+
+    def joint_force_monitors(self, joints=None, params=None, inputs=None) -> dict:
+        """Monitors of the joint reaction forces (:meth:`RecursiveDynamics.joint_force_monitors`), traced."""
+        return self.traced().joint_force_monitors(joints, params, inputs)
 
     def _check_inputs(self, inputs):
         if inputs is not None and not callable(inputs):
