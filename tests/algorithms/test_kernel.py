@@ -195,30 +195,6 @@ def test_joint_kinds_table_is_covered():
         assert kernel_support(s.compile()) is None, name
 
 
-def _chain(n: int):
-    """A compiled chain of n revolute links about alternating x and y axes."""
-    s = kane.System(f"chain{n}", gravity=(0.0, 0.0, -9.81))
-    parent = "ground"
-    for k in range(n):
-        s.add_body(f"B{k}", mass=1.0, com=(0.0, 0.0, -0.5), inertia=(0.3, 0.3, 0.1))
-        s.add_joint(parent, f"B{k}", kane.joints.Revolute("xy"[k % 2]), parent_point=(0.0, 0.0, -1.0 if k else 0.0))
-        parent = f"B{k}"
-    return s.compile()
-
-
-def test_auto_takes_the_traced_program_once_its_library_was_built(tmp_path, monkeypatch):
-    monkeypatch.setenv("KANE_CACHE_DIR", str(tmp_path))
-    model = _chain(24)
-    assert isinstance(kane.dynamics(model, "aba"), KernelDynamics)  # nothing noted in a fresh cache
-    traced = kane.dynamics(model, "aba", backend="c")  # its library is built on the first call, and noted now
-    assert isinstance(traced, RecursiveDynamics) and traced.backend == "c"
-    again = kane.dynamics(model, "auto")
-    assert isinstance(again, RecursiveDynamics) and "in the cache" in again.formulation_choice.reason
-    assert isinstance(kane.dynamics(model, "aba", backend="kernel"), KernelDynamics)  # asked for by name
-    other = _chain(25)
-    assert isinstance(kane.dynamics(other, "auto"), KernelDynamics)  # the note is the model's own
-
-
 def test_kane_simulate_steps_the_kernel_as_the_traced_program():
     # fixed RK4 steps: both runs evaluate u' at the same states, so they agree to round-off
     model = random_tree(21, loads=False).compile()

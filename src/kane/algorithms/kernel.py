@@ -23,8 +23,6 @@ model is refused here with a :class:`kane.ModelError` and ``kane.dynamics`` keep
 
 from __future__ import annotations
 
-import hashlib
-import pathlib
 import threading
 from dataclasses import dataclass
 
@@ -32,7 +30,6 @@ import numpy as np
 import sympy as sp
 
 from ..codegen.c_kernel import kernel_library
-from ..codegen.cache import private_dir, read_sealed, write_sealed
 from ..codegen.c_kernel_text import ENTRIES, KINDS, KK_ND, KK_NI, KK_NW, OFFSETS
 from ..errors import ArgumentError, ModelError
 from ..mechanics.arguments import state_arrays
@@ -41,8 +38,7 @@ from ..model.model import Model, float_value
 from .recursive import Algorithm, RecursiveDynamics
 from .trace import tree_model
 
-__all__ = ["KernelArrays", "KernelDynamics", "kernel_support", "kernel_arrays", "traced_build_known",
-           "note_traced_build"]
+__all__ = ["KernelArrays", "KernelDynamics", "kernel_support", "kernel_arrays"]
 
 _F64 = np.dtype(np.float64)
 _D = "double[]"
@@ -398,31 +394,3 @@ class KernelDynamics:
         if inputs is not None and not callable(inputs):
             self.model.input_values(inputs)
 
-
-# ---- what kane.dynamics knows of traced builds: the kernel is ready at once, a traced library only when cached ----
-def _fingerprint(model: Model) -> str:
-    """SHA-256 of the model's text (sympy prints deterministically, whatever the hash seed)."""
-    return hashlib.sha256(repr(model).encode()).hexdigest()
-
-
-def _marker(model: Model) -> tuple[pathlib.Path, pathlib.Path]:
-    name = _fingerprint(model)[:32]
-    root = private_dir("traced")
-    return root / f"{name}.txt", root / f"{name}.mac"
-
-
-def traced_build_known(model: Model) -> bool:
-    """Whether this cache holds the note that a traced C library of ``model`` was built (by
-    :func:`note_traced_build`): then the traced program is ready as fast as the kernel and evaluates faster. An
-    empty note directory answers without fingerprinting the model."""
-    if not any(private_dir("traced").glob("*.mac")):
-        return False
-    path, mac = _marker(model)
-    return read_sealed(path, mac) is not None
-
-
-def note_traced_build(model: Model) -> None:
-    """Note (a sealed file in the private cache, :mod:`kane.codegen.cache`) that the traced C library of
-    ``model`` is being built, for :func:`traced_build_known`."""
-    path, mac = _marker(model)
-    write_sealed(path, mac, model.name.encode())
