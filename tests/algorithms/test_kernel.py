@@ -258,3 +258,22 @@ def test_bad_shapes_are_named():
         kd.udot(0.0, np.zeros(1), np.zeros(1), tau=np.zeros(2))
     with pytest.raises(kane.ModelError, match="unknown parameter 'nope'"):
         kd.udot(0.0, np.zeros(1), np.zeros(1), params={"nope": 1.0})
+
+
+def test_a_new_model_runs_without_a_c_build(monkeypatch):
+    import kane.codegen.c_cache as c_cache
+
+    KernelDynamics(_pendulum().model)  # the kernel library is loaded (built once if this cache lacks it)
+
+    def no_compiler(*args, **kwargs):
+        raise AssertionError(f"the C compiler ran: {args[0] if args else kwargs}")
+
+    monkeypatch.setattr(c_cache.subprocess, "run", no_compiler)
+    s = kane.System("other", gravity=(0.0, -9.81, 0.0))
+    s.add_body("A", mass=1.5, com=(0.1, 0.0, 0.0), inertia=(0.02, 0.03, 0.04))
+    s.add_body("B", mass=0.7, com=(0.0, 0.2, 0.0), inertia=(0.01, 0.01, 0.02))
+    s.add_joint("ground", "A", kane.joints.Planar())
+    s.add_joint("A", "B", kane.joints.Cylindrical("y"), parent_point=(0.3, 0.0, 0.1))
+    kd, rd = KernelDynamics(s), RecursiveDynamics(s)
+    q, u = np.array([0.1, -0.2, 0.4, 0.3, 0.05]), np.array([0.5, -0.1, 1.2, 2.0, -0.3])
+    assert_close(kd.udot(0.0, q, u), rd.udot(0.0, q, u), TOL, "u' of a model first seen after the kernel loaded")
