@@ -92,6 +92,7 @@ def compile_system(system) -> Model:
         return body_index[name]
 
     bodies, joints, parent, qs, us, q0, u0 = [], [], [], [], [], [], []
+    param_symbols = frozenset(sp.Symbol(k) for k in system._params)
     for i, name in enumerate(order):
         body = system._bodies[name]
         _check_inertia(body, system._params)
@@ -119,7 +120,7 @@ def compile_system(system) -> Model:
             e.joint.transform(q_sym)
         except ModelError as exc:
             raise ModelError(f"joint {e.name!r}: {exc}") from None
-        _check_subspace(e, q_sym, q_init, system._params)
+        _check_subspace(e, q_sym, q_init, system._params, param_symbols)
 
     params = tuple(sp.Symbol(n) for n in system._params)
     inputs = tuple(sp.Symbol(n) for n in system._inputs)
@@ -133,10 +134,11 @@ def compile_system(system) -> Model:
                              "or parameters/inputs declared with System.parameter / System.input")
         return expr
 
+    param_set = frozenset(params)
     for b in bodies:
         for expr in [b.mass, *b.com, *b.inertia]:
             check(expr, f"body {b.name!r}")
-            if expr.free_symbols - set(params):
+            if expr.free_symbols - param_set:
                 raise ModelError(f"body {b.name!r}: mass properties may depend on parameters only")
     check(gravity, "gravity")
     forces = tuple(Force(bidx(b, "force"), check(v, f"force on {b!r}"), check(pt, f"force point on {b!r}"),
@@ -213,11 +215,12 @@ def _parameter_bounds(system, bodies) -> tuple:
     return tuple(bounds[name] for name in system._params)
 
 
-def _check_subspace(e, q_sym, q_init, defaults: dict):
+def _check_subspace(e, q_sym, q_init, defaults: dict, param_symbols: frozenset):
     """Every joint axis is a direction at the default parameters: a zero (or undefined) column of the motion
-    subspace there, such as a parametric axis (a, a, 0) with a = 0, is refused with the joint's name."""
+    subspace there, such as a parametric axis (a, a, 0) with a = 0, is refused with the joint's name.
+    ``param_symbols``: the symbols of ``defaults``' names."""
     S = e.joint.kinematics(q_sym, t).S_M
-    if not S.free_symbols & {sp.Symbol(k) for k in defaults}:
+    if not S.free_symbols & param_symbols:
         return
     values = dict(defaults) | {str(q): v for q, v in zip(q_sym, q_init)}
     try:
