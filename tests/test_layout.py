@@ -30,7 +30,7 @@ LAYERS = [
     ("mechanics",),
     ("codegen",),
     ("model", "joints"),
-    ("spatial", "errors", "options"),
+    ("spatial", "errors", "options", "protocol"),
 ]
 RANK = {name: depth for depth, names in enumerate(LAYERS) for name in names}
 

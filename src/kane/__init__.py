@@ -36,17 +36,19 @@ from .model.model import GROUND, Model, stretch, stretch_rate, t  # noqa: E402
 from .model.system import System  # noqa: E402
 from .options import Method  # noqa: E402
 from .simulate import Event, SimulationError, assemble, project_positions  # noqa: E402
+from .simulate.run import Loop, RunOptions, State, run  # noqa: E402; the one run pipeline (issue 28)
 from .symbolic.derive import Embedding, Equations, Redundant, derive  # noqa: E402
-from .symbolic.dynamics import Dynamics  # noqa: E402
+from .protocol import Capabilities, Dynamics  # noqa: E402; the protocol every dynamics class satisfies
+from .symbolic.dynamics import KaneDynamics  # noqa: E402
 from .symbolic.formulation import Formulation, dynamics  # noqa: E402; Kane's equations or a recursive algorithm
 from .analysis import linearize  # noqa: E402; also Equations.linearize (attached by kane.analysis)
 
 __all__ = [
     "System", "Model", "GROUND", "joints", "algorithms", "Speeds", "SpeedMap", "derive", "Embedding", "Equations",
-    "Redundant", "Dynamics", "SingularStateError",
+    "Redundant", "Dynamics", "KaneDynamics", "Capabilities", "SingularStateError",
     "KaneError", "ModelError", "DerivationError", "t", "stretch", "stretch_rate",
     "simulate", "switching", "Method", "Event", "SimulationError", "Trajectory", "load_trajectory", "assemble",
-    "project_positions", "linearize", "Formulation", "dynamics",
+    "project_positions", "linearize", "Formulation", "dynamics", "run", "RunOptions", "State", "Loop",
 ]
 
 __version__ = "0.1.0"

@@ -53,7 +53,9 @@ _LIBVER = ("v108", "v108")  # superblock version 2: no "open for write" flag, so
 @dataclass(frozen=True)
 class Stats:
     """Work and time of a run: evaluations of f, Jacobians, LU factorizations, steps (attempted, accepted,
-    rejected; rejected is None where the method does not report it), wall time [s] spent stepping, method name."""
+    rejected; rejected is None where the method does not report it), wall time [s] spent stepping, method name,
+    and the loop that stepped it: ``loop`` "compiled" or "python" ("" in files written before it was recorded),
+    ``loop_reason`` why not the compiled loop ("" when it ran)."""
 
     n_fev: int = 0
     n_steps: int = 0
@@ -63,6 +65,15 @@ class Stats:
     method: str = ""
     n_jev: int = 0
     n_lu: int = 0
+    loop: str = ""
+    loop_reason: str = ""
+
+    @property
+    def loop_text(self) -> str:
+        """"compiled loop", "python loop: <why>" or "" (not recorded)."""
+        if not self.loop:
+            return ""
+        return f"{self.loop} loop" + (f": {self.loop_reason}" if self.loop_reason else "")
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Stats:

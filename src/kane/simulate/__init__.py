@@ -30,7 +30,8 @@ from kane.simulate.integrators import (
     Step,
     make_integrator,
 )
-from kane.simulate.simulator import InconsistentStartWarning, SimulationError, Simulator, StepInfo, simulate
+from kane.simulate.simulator import InconsistentStartWarning, SimulationError, Simulator, StepInfo
+from kane.simulate.run import Loop, ProjectionMode, RunOptions, State, run, simulate
 from kane.simulate.monitors import WorkEnergyBalance, standard_monitors, work_energy_balance
 from kane.simulate.run_limits import RunInterrupted
 
@@ -64,6 +65,11 @@ __all__ = [
     "Trajectory",
     "TrajectoryWriter",
     "load_trajectory",
+    "Loop",
+    "ProjectionMode",
+    "RunOptions",
+    "State",
+    "run",
     "make_integrator",
     "simulate",
     "standard_monitors",
