@@ -17,6 +17,7 @@ import functools
 import runpy
 import signal
 import time
+from collections import namedtuple
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -36,10 +37,11 @@ from .model.system import System
 from .io.h5_read import printable
 from .io.output_path import claim
 from .io.trajectory import check_output_path
-from .simulate import Method, Simulator, SimulationError, TrajectoryWriter, load_trajectory, make_projection
+from .simulate import Method, SimulationError, TrajectoryWriter, load_trajectory
+from .simulate.run import Loop, ProjectionMode, RunOptions, State, run
 from .simulate.run_limits import DEFAULT_MAX_STEPS, interrupt_signals, interrupted_status
 from .simulate.start_check import check_start
-from .simulate.monitors import standard_monitors, work_energy_balance
+from .simulate.monitors import work_energy_balance
 from .simulate.rolling_run import rolling_simulation
 
 __all__ = ["main", "load_model_or_script"]
@@ -230,9 +232,12 @@ def _cell(a: str) -> str:
               f"the results [default: {DEFAULT_MAX_STEPS:,} for adaptive methods, none for fixed-step ones].")
 @click.option("--max-wall-time", type=click.FloatRange(min=0), default=3600.0, show_default=True,
               help="Stop after this many seconds of stepping, keeping the results (0: no limit).")
+@click.option("--loop", type=click.Choice([v.value for v in Loop], case_sensitive=False), default="auto",
+              show_default=True, help="auto: the compiled loop where the run allows it (the closing table says which "
+              "ran and why); compiled: that or an error; python: step in Python.")
 @_errors
 def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent, project, max_steps,
-             max_wall_time):
+             max_wall_time, loop):
     """Derive, compile and simulate MODEL from its initial conditions; write the run to an HDF5 file.
 
     Settings come from the model's [simulation] table, overridden by the options. The run is saved while it
@@ -247,19 +252,20 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
     path = check_output_path(output or f"{Path(model).stem}.h5")
     with claim(path), interrupt_signals() as signals:  # one run per output path: a second one refuses here
         try:
-            lm, dyn, sim, writer, s = _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent,
-                                             project, max_steps, max_wall_time, err)
+            lm, dyn, job, writer, s = _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent,
+                                             project, max_steps, max_wall_time, loop, err)
         except KeyboardInterrupt:
             err.print(f"interrupted during start-up of {model}; nothing was simulated or saved", markup=False,
                       soft_wrap=True)
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
-        traj = _run(sim, s.t_start, s.t_end, err, writer, signals) or load_trajectory(path)  # (or: not in memory)
+        traj = _run(dyn, job, s.t_start, s.t_end, err, writer, signals) or load_trajectory(path)  # (or: not in memory)
     _print_run_summary(console, lm, dyn, traj, path, time.perf_counter() - start)
 
 
 def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, project, max_steps, max_wall_time,
-           err):
-    """Load, derive and compile MODEL, check its initial state and make the Simulator writing to ``path``."""
+           loop, err):
+    """Load, derive and compile MODEL and check its initial state; (model, dynamics, the run (a :class:`_Job`, or
+    the Simulator of a contact or switching model), its writer to ``path``, the settings)."""
     lm = load_model_or_script(model)
     overrides = {k: v for k, v in (("t_end", t_end), ("method", method), ("rtol", rtol), ("atol", atol),
                                    ("dt", dt), ("output_dt", output_dt)) if v is not None}
@@ -283,55 +289,73 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
     q0, u0 = lm.initial_state(dyn)
     inputs = lm.input_function(dyn)
     check_start(dyn, s.t_start, q0, u0, dict(lm.parameters), inputs)
-    writer = TrajectoryWriter(path)
-    holonomic = any(b.holonomic is not None and not b.transient for b in dyn.equations.constraint_layout.values())
-    sim = Simulator(dyn, t0=s.t_start, q0=q0, u0=u0, method=s.method, rtol=s.rtol, atol=s.atol, dt=s.dt,
-                    t_end=s.t_end, params=dict(lm.parameters), inputs=inputs,
-                    monitors=standard_monitors(dyn, dict(lm.parameters), inputs), output_dt=s.output_dt, writer=writer,
-                    max_step=s.max_step,
-                    projection=make_projection(dyn, params=dict(lm.parameters)) if project and holonomic else None,
-                    description=f"{lm.name} ({model})", max_steps=max_steps,
-                    max_wall_time=max_wall_time or None)
-    return lm, dyn, sim, writer, s
+    options = RunOptions(t_end=s.t_end, method=s.method, rtol=s.rtol, atol=s.atol, dt=s.dt, output_dt=s.output_dt,
+                         max_step=s.max_step, projection=ProjectionMode.AUTO if project else ProjectionMode.NONE,
+                         standard_monitors=True, description=f"{lm.name} ({model})", max_steps=max_steps,
+                         max_wall_time=max_wall_time or None, loop=loop)
+    return lm, dyn, _Job(State(q0, u0, s.t_start), options, dict(lm.parameters), inputs), TrajectoryWriter(path), s
 
 
-def _run(sim, t0, t_end, err: Console, writer, signals):
-    """Step to t_end, showing a progress bar once the run has taken more than a second (on a terminal; else a
-    progress line every ``_PROGRESS_EVERY_S`` seconds). Signals are taken between steps; an interrupted run
-    closes its file, says where it is and exits with status 130."""
-    start, progress, task = time.perf_counter(), None, None
-    last = start
+_Job = namedtuple("_Job", "state options params inputs")  # a run of Kane's equations for kane.simulate.run
+
+
+class _Progress:
+    """``kane simulate``'s progress: a bar once the run has taken more than a second (on a terminal), else a line
+    every ``_PROGRESS_EVERY_S`` seconds; the deferred signals are taken at each call (Ctrl-C ends the run)."""
+
+    def __init__(self, t0, t_end, err: Console, signals):
+        self.t0, self.t_end, self.err, self.signals = t0, t_end, err, signals
+        self.start = self.last = time.perf_counter()
+        self.bar, self.task, self.sim = None, None, None
+
+    def __call__(self, sim) -> None:
+        self.sim = sim
+        now, err, t0, t_end = time.perf_counter(), self.err, self.t0, self.t_end
+        if not err.is_terminal and now - self.last >= _PROGRESS_EVERY_S:
+            self.last = now
+            done = 100 * (sim.t - t0) / (t_end - t0)
+            err.print(f"simulating: t = {sim.t:.6g} s of {t_end:g} s ({done:.0f}%), {sim.stats.n_steps} steps, "
+                      f"{now - self.start:.1f} s", markup=False)
+        elif self.bar is None and now - self.start > 1.0 and err.is_terminal:
+            self.bar = Progress(TextColumn("simulating"), BarColumn(), TextColumn("t = {task.fields[t]} s"),
+                                TimeElapsedColumn(), console=err, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("run", total=t_end - t0, t=f"{sim.t:.3f}")
+        if self.bar is not None and now - self.last > 0.05:
+            self.bar.update(self.task, completed=sim.t - t0, t=f"{sim.t:.3f}")
+            self.last = now
+        self.signals.check()
+
+    def stop(self) -> None:
+        self.bar = self.bar.stop() if self.bar is not None else None
+
+
+def _run(dyn, job, t0, t_end, err: Console, writer, signals):
+    """Run ``job`` (a :class:`_Job` through :func:`kane.simulate.run`, or a Simulator of a contact or switching
+    model, stepped here) to t_end with :class:`_Progress`. Signals are taken between steps or stretches of the
+    compiled loop; an interrupted run closes its file, says where it is and exits with status 130."""
+    progress = _Progress(t0, t_end, err, signals)
     signals.defer = True
     try:
+        if isinstance(job, _Job):
+            return run(dyn, job.state, job.options, writer, params=job.params, inputs=job.inputs, progress=progress)
+        sim = progress.sim = job
         while sim.t < t_end and not sim.terminated:
             sim.step()
-            now = time.perf_counter()
-            if not err.is_terminal and now - last >= _PROGRESS_EVERY_S:
-                last = now
-                done = 100 * (sim.t - t0) / (t_end - t0)
-                err.print(f"simulating: t = {sim.t:.6g} s of {t_end:g} s ({done:.0f}%), {sim.stats.n_steps} steps, "
-                          f"{now - start:.1f} s", markup=False)
-            elif progress is None and now - start > 1.0 and err.is_terminal:
-                progress = Progress(TextColumn("simulating"), BarColumn(), TextColumn("t = {task.fields[t]} s"),
-                                    TimeElapsedColumn(), console=err, transient=True)
-                progress.start()
-                task = progress.add_task("run", total=t_end - t0, t=f"{sim.t:.3f}")
-            if progress is not None and now - last > 0.05:
-                progress.update(task, completed=sim.t - t0, t=f"{sim.t:.3f}")
-                last = now
-            signals.check()
+            progress(sim)
         sim.run(t_end)
         return sim.finish()
     except KeyboardInterrupt as exc:
         status = interrupted_status(exc)
-        saved = writer.close(status, sim.stats) if writer.is_open else writer.path
-        progress = progress.stop() if progress is not None else None
-        err.print(f"{status} at t = {sim.t:.6g} s of {t_end:g} s; the samples so far are saved in {saved} "
+        stats = progress.sim.stats if progress.sim is not None else None
+        saved = writer.close(status, stats) if writer.is_open else writer.path
+        progress.stop()
+        t = f"t = {progress.sim.t:.6g} s" if progress.sim is not None else "the start"
+        err.print(f"{status} at {t} of {t_end:g} s; the samples so far are saved in {saved} "
                   f"(kane info {saved})", markup=False, soft_wrap=True)
         raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
     finally:
-        if progress is not None:
-            progress.stop()
+        progress.stop()
 
 
 def _print_run_summary(console, lm, dyn, traj, path, total_s) -> None:
@@ -351,7 +375,8 @@ def _print_run_summary(console, lm, dyn, traj, path, total_s) -> None:
         if name in traj.residuals and traj.n_samples:
             rows.append((label, f"{float(np.max(traj.residuals[name])):.3e}"))
     rows += mode_change_rows(traj)
-    rows += [("wall time", f"{st.wall_time_s:.3f} s stepping, {total_s:.3f} s in all")]
+    rows += [("loop", st.loop_text or "(not recorded)"),
+             ("wall time", f"{st.wall_time_s:.3f} s stepping, {total_s:.3f} s in all")]
     for k, v in rows:
         table.add_row(escape(k), escape(v))
     console.print(table)

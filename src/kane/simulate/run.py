@@ -16,7 +16,6 @@ import enum
 import math
 import os
 import signal
-import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import nullcontext
@@ -36,10 +35,7 @@ from kane.simulate.monitors import standard_monitors
 from kane.simulate.run_limits import interrupt_signals, interrupted_status
 from kane.simulate.simulator import InconsistentStartWarning, Residual, SimulationError, Simulator
 
-__all__ = ["Loop", "ProjectionMode", "RunOptions", "State", "run", "simulate", "PROGRESS_INTERVAL_S"]
-
-PROGRESS_INTERVAL_S = 0.1
-"""The Python loop calls ``progress`` after the first step taken at least this long [s] after its last call."""
+__all__ = ["Loop", "ProjectionMode", "RunOptions", "State", "run", "simulate"]
 
 
 class Loop(enum.Enum):
@@ -254,17 +250,14 @@ def _monitors(dynamics, options: RunOptions, params, inputs) -> dict[str, Residu
 
 
 def _python_loop(sim: Simulator, t_end: float, progress) -> None:
+    """Step ``sim`` to t_end, calling ``progress(sim)`` after every step (it keeps its own pace)."""
     if progress is None:
         sim.run(t_end)
         return
     sim.integrator.t_bound = t_end
-    last = time.perf_counter()
     while sim.t < t_end and not sim.terminated:
         sim.step()
-        now = time.perf_counter()
-        if now - last >= PROGRESS_INTERVAL_S:
-            progress(sim)
-            last = now
+        progress(sim)
     sim.run(t_end)  # the closing sample at the final time
 
 
@@ -278,8 +271,8 @@ def run(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWrit
     final path at the end, also when the run fails (status "failed: ...") or is interrupted (Ctrl-C, or SIGTERM
     unless the program handles it: "interrupted: ..."). ``params`` and ``inputs`` (a mapping, or a function
     inputs(t, q, u) -> mapping) go to the dynamics. ``progress(sim)``: called between stretches of the compiled
-    loop and about every 0.1 s of the Python loop; it may raise KeyboardInterrupt to stop the run (the file is
-    closed as interrupted and the exception goes on). A failure raises :class:`SimulationError`.
+    loop and after every step of the Python loop (it keeps its own pace); it may raise KeyboardInterrupt to stop
+    the run (the file is closed as interrupted and the exception goes on). A failure raises :class:`SimulationError`.
     """
     if not isinstance(options, RunOptions):
         raise ArgumentError(f"run: options must be a kane.RunOptions, got {type(options).__name__}")
