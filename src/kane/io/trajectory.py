@@ -321,12 +321,15 @@ class TrajectoryWriter:
     def append_block(self, t: np.ndarray, q: np.ndarray, u: np.ndarray, energy: np.ndarray | None = None,
                      residuals: Mapping[str, np.ndarray] | None = None) -> None:
         """Write many samples at once: t (N,), q (N, n_q), u (N, n_u), energy (N,), residuals name -> (N,)."""
-        self.flush()
+        if self._rows:  # the samples buffered before go first (buffered events and modes go with the block)
+            self.flush()
         t = np.asarray(t, dtype=float)
         res = [np.asarray((residuals or {})[name], dtype=float) for name in self.residual_names]
         with h5open(self.partial_path, "r+", self._h5options) as f:
             committed = self._commit(f, t, np.asarray(q, dtype=float), np.asarray(u, dtype=float), energy, res)
         self._committed = committed
+        self._events.clear()
+        self._modes.clear()
         self.n_written += t.shape[0]
         self.n_flushed = self.n_written
 

@@ -25,6 +25,7 @@ from kane.codegen.program import Program
 from kane.errors import KaneError, NotSupportedError
 from kane.simulate.dopri5 import _dopri_dense
 from kane.simulate.fixed_step import _hermite
+from kane.simulate.monitors import BatchMonitor
 from kane.simulate.stepping import Counters, Integrator, IntegratorError, Method, Rhs, Step
 from kane.symbolic.dynamics import KaneDynamics
 
@@ -153,6 +154,9 @@ class CompiledRunner:
         sim._integrator = integrator
 
     def _store(self) -> None:
+        """Record the samples C took since the last call: the monitors at them (a :class:`BatchMonitor` in one
+        call, any other at each sample), then memory and the writer in one block. A monitor that raises stops the
+        run at its sample, the samples before it kept, as in the Python loop."""
         sim, loop = self.sim, self.integrator.loop
         k = loop.taken
         if not k:
@@ -161,23 +165,51 @@ class CompiledRunner:
         loop.clear_samples()
         n, n_q = loop.n, loop.n_q
         t, x, e = rows[:, 0], rows[:, 1:n + 1], rows[:, n + 1]
-        energy = e.tolist() if sim._has_energy else [None] * k
-        monitors = tuple(sim._monitors.values())  # Python functions, evaluated at the samples as the Python loop does
-        res = [tuple(float(f(t[i], x[i, :n_q], x[i, n_q:])) for f in monitors) for i in range(k)] if monitors \
-            else [()] * k
-        if sim._record:
-            sim._rows_t.extend(t.tolist())
-            sim._rows_x.extend(x)
-            sim._rows_e.extend(energy)
-            sim._rows_r.extend(res)
-        if sim._writer is not None:
-            for i in range(k):
-                sim._writer.append(float(t[i]), x[i, :n_q], x[i, n_q:], energy[i], res[i])
-        sim._t_sampled, sim._x_sampled = float(t[-1]), x[-1]
+        try:
+            res = self._residuals(t, x, n_q)
+            failed = None
+        except Exception:
+            res, failed = self._residuals_until_failure(t, x, n_q)
+            t, x, e = t[:len(res)], x[:len(res)], e[:len(res)]
+        if len(t):
+            energy = e if sim._has_energy else None
+            if sim._record:
+                sim._rows_t.extend(t.tolist())
+                sim._rows_x.extend(x)
+                sim._rows_e.extend(e.tolist() if energy is not None else [None] * len(t))
+                sim._rows_r.extend(map(tuple, res.tolist()))
+            if sim._writer is not None:
+                sim._writer.append_block(t, x[:, :n_q], x[:, n_q:], energy,
+                                         {name: res[:, j] for j, name in enumerate(sim._monitors)})
+            sim._t_sampled, sim._x_sampled = float(t[-1]), x[-1]
+        if failed is not None:
+            t_bad, exc = failed
+            sim._fail(f"{type(exc).__name__} raised by a monitor at t = {t_bad!r} s: {exc}", t_bad,
+                      sim._t_sampled, sim._x_sampled, exc)
+
+    def _residuals(self, t, x, n_q) -> np.ndarray:
+        """(k, number of monitors) at the k samples (t, x)."""
+        monitors = tuple(self.sim._monitors.values())
+        out = np.empty((len(t), len(monitors)))
+        q, u = x[:, :n_q], x[:, n_q:]
+        for j, f in enumerate(monitors):
+            out[:, j] = f.batch(t, q, u) if isinstance(f, BatchMonitor) else [
+                float(f(t[i], q[i], u[i])) for i in range(len(t))]
+        return out
+
+    def _residuals_until_failure(self, t, x, n_q):
+        """(the monitors at the samples before the first where one raises, (its time, the exception))."""
+        monitors, out = tuple(self.sim._monitors.values()), []
+        for i in range(len(t)):
+            try:
+                out.append([float(f(t[i], x[i, :n_q], x[i, n_q:])) for f in monitors])
+            except Exception as exc:
+                return np.array(out, dtype=float).reshape(i, len(monitors)), (float(t[i]), exc)
+        return np.array(out, dtype=float).reshape(len(t), len(monitors)), None
 
     def run(self, t_end: float, progress=None):
         """As ``Simulator.run``; ``progress(sim)``, when given, is called after every stretch in C (at most
-        ``capacity`` samples: well under 0.1 s) and every step handed to Python."""
+        ``capacity`` samples) and every step handed to Python."""
         sim, integ = self.sim, self.integrator
         loop, events = integ.loop, sim._events
         nev = len(events.events)
