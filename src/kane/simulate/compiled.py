@@ -171,17 +171,7 @@ class CompiledRunner:
         except Exception:
             res, failed = self._residuals_until_failure(t, x, n_q)
             t, x, e = t[:len(res)], x[:len(res)], e[:len(res)]
-        if len(t):
-            energy = e if sim._has_energy else None
-            if sim._record:
-                sim._rows_t.extend(t.tolist())
-                sim._rows_x.extend(x)
-                sim._rows_e.extend(e.tolist() if energy is not None else [None] * len(t))
-                sim._rows_r.extend(map(tuple, res.tolist()))
-            if sim._writer is not None:
-                sim._writer.append_block(t, x[:, :n_q], x[:, n_q:], energy,
-                                         {name: res[:, j] for j, name in enumerate(sim._monitors)})
-            sim._t_sampled, sim._x_sampled = float(t[-1]), x[-1]
+        sim.record_samples(t, x, e if sim.has_energy else None, res)
         if failed is not None:
             t_bad, exc = failed
             sim._fail(f"{type(exc).__name__} raised by a monitor at t = {t_bad!r} s: {exc}", t_bad,
@@ -189,7 +179,7 @@ class CompiledRunner:
 
     def _residuals(self, t, x, n_q) -> np.ndarray:
         """(k, number of monitors) at the k samples (t, x)."""
-        monitors = tuple(self.sim._monitors.values())
+        monitors = tuple(self.sim.monitors.values())
         out = np.empty((len(t), len(monitors)))
         q, u = x[:, :n_q], x[:, n_q:]
         for j, f in enumerate(monitors):
@@ -199,7 +189,7 @@ class CompiledRunner:
 
     def _residuals_until_failure(self, t, x, n_q):
         """(the monitors at the samples before the first where one raises, (its time, the exception))."""
-        monitors, out = tuple(self.sim._monitors.values()), []
+        monitors, out = tuple(self.sim.monitors.values()), []
         for i in range(len(t)):
             try:
                 out.append([float(f(t[i], x[i, :n_q], x[i, n_q:])) for f in monitors])
@@ -211,7 +201,7 @@ class CompiledRunner:
         """As ``Simulator.run``; ``progress(sim)``, when given, is called after every stretch in C (at most
         ``capacity`` samples) and every step handed to Python."""
         sim, integ = self.sim, self.integrator
-        loop, events = integ.loop, sim._events
+        loop, events = integ.loop, sim.event_detector
         nev = len(events.events)
         if not t_end >= sim._t:
             raise ValueError(f"t_end = {t_end!r} s is before the current time {sim._t!r} s")
@@ -226,7 +216,7 @@ class CompiledRunner:
             if nev:
                 loop.g[:nev] = events._g
             loop.s.grid_k = sim._grid_k
-            limit = getattr(sim, "_max_steps", None)  # the Simulator's step limit, checked before every step
+            limit = sim.max_steps  # the Simulator's step limit, checked before every step
             loop.s.step_limit = -1 if limit is None else int(limit)
             status = loop.advance(t_end)
             integ._serial += 1  # the steps handed out before are no longer C's last step
@@ -245,8 +235,8 @@ class CompiledRunner:
             elif status == LoopStatus.FAILED:
                 error = integ.error()
                 sim._fail(error.reason, error.t, sim._t, sim._x, error)
-            elif status == LoopStatus.FULL and sim._t < t_end and hasattr(sim, "_check_limits"):
-                sim._check_limits()  # the step and wall-time limits, as before a step of the Python loop
+            elif status == LoopStatus.FULL and sim._t < t_end:
+                sim.check_limits()  # the step and wall-time limits, as before a step of the Python loop
             if progress is not None:
                 progress(sim)
         return sim.run(t_end)
@@ -272,7 +262,7 @@ def compiled_loop_choice(sim, dynamics: Any, method: Method | str, *, params=Non
     """(runner, "") when the run of ``sim`` can go in C (see :func:`compiled_runner`), else (None, why not): a
     phrase such as "the inputs are a function of (t, q, u)"."""
     method = Method.parse(method)
-    events = sim._events.events
+    events = sim.event_detector.events
     if not isinstance(dynamics, KaneDynamics):
         return None, f"the C loop runs Kane's equations (KaneDynamics), not {type(dynamics).__name__}"
     caps = dynamics.capabilities
@@ -294,12 +284,12 @@ def compiled_loop_choice(sim, dynamics: Any, method: Method | str, *, params=Non
     try:
         rhs = dynamics.loop_function()
         known = _functions.setdefault(dynamics, {})
-        if sim._has_energy and "energy" not in known:
+        if sim.has_energy and "energy" not in known:
             known["energy"] = CFunction(eqs.program, ["kinetic", "potential"])
         exprs = tuple(f.expr for f in fns)
         if fns and exprs not in known:
             known[exprs] = CFunction(_with_output(eqs.program, "g", exprs), ["g"])
-        energy, g = known.get("energy") if sim._has_energy else None, known.get(exprs) if fns else None
+        energy, g = known.get("energy") if sim.has_energy else None, known.get(exprs) if fns else None
     except NotSupportedError as exc:
         return None, str(exc)
     except CCompileError as exc:

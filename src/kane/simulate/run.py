@@ -34,6 +34,7 @@ from kane.simulate.events import Event
 from kane.simulate.monitors import standard_monitors
 from kane.simulate.run_limits import interrupt_signals, interrupted_status
 from kane.simulate.simulator import InconsistentStartWarning, Residual, SimulationError, Simulator
+from kane.symbolic.dynamics import KaneDynamics
 
 __all__ = ["Loop", "ProjectionMode", "RunOptions", "State", "run", "simulate"]
 
@@ -135,8 +136,7 @@ class RunOptions:
         put("max_wall_time", _positive_time("max_wall_time", self.max_wall_time, allow_none=True, allow_inf=True))
         if not (isinstance(self.min_step, (int, float)) and 0 <= self.min_step < math.inf):
             raise ArgumentError(f"run options: min_step must be a finite time >= 0 s, got {self.min_step!r}")
-        for name in ("max_steps", "project_every"):
-            v = getattr(self, name)
+        for name, v in (("max_steps", self.max_steps), ("project_every", self.project_every)):
             if not (v is None and name == "max_steps") and not (
                     isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1):
                 raise ArgumentError(f"run options: {name} must be an integer >= 1 "
@@ -172,8 +172,7 @@ class State:
     t: float = 0.0
 
     def __post_init__(self):
-        for name in ("q", "u"):
-            v = getattr(self, name)
+        for name, v in (("q", self.q), ("u", self.u)):
             if v is not None:
                 v = np.array(v, dtype=float).reshape(-1)
                 v.setflags(write=False)
@@ -238,7 +237,7 @@ def _projection(dynamics, options: RunOptions, t0: float, q0, params):
 def _monitors(dynamics, options: RunOptions, params, inputs) -> dict[str, Residual]:
     out = {}
     if options.standard_monitors:
-        if not hasattr(dynamics, "equations"):
+        if not isinstance(dynamics, KaneDynamics):
             raise ArgumentError(f"run options: standard_monitors are those of Kane's equations; "
                                 f"{type(dynamics).__name__} has none")
         out.update(standard_monitors(dynamics, params, inputs))

@@ -14,6 +14,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -256,6 +257,42 @@ class Simulator:
         return self._integrator
 
     @property
+    def event_detector(self) -> EventDetector:
+        """The detector of this run's events (its ``events`` and their last values)."""
+        return self._events
+
+    @property
+    def has_energy(self) -> bool:
+        """Whether the energy [J] is recorded with every sample."""
+        return self._has_energy
+
+    @property
+    def monitors(self) -> Mapping[str, Residual]:
+        """The residual monitors recorded with every sample, name -> f(t, q, u) (read-only)."""
+        return MappingProxyType(self._monitors)
+
+    @property
+    def max_steps(self) -> int | None:
+        """The most attempted steps before the run stops (None: no limit)."""
+        return self._max_steps
+
+    def record_samples(self, t: np.ndarray, x: np.ndarray, energy: np.ndarray | None, residuals: np.ndarray) -> None:
+        """Record k samples taken elsewhere (the compiled loop): t (k,) [s], x (k, n_q + n_u), energy (k,) [J] (None
+        without), residuals (k, number of monitors) in :attr:`monitors` order; in memory and to the writer."""
+        k = len(t)
+        if not k:
+            return
+        if self._record:
+            self._rows_t.extend(t.tolist())
+            self._rows_x.extend(x)
+            self._rows_e.extend(energy.tolist() if energy is not None else [None] * k)
+            self._rows_r.extend(map(tuple, residuals.tolist()))
+        if self._writer is not None:
+            self._writer.append_block(t, x[:, :self.n_q], x[:, self.n_q:], energy,
+                                      {name: residuals[:, j] for j, name in enumerate(self._monitors)})
+        self._t_sampled, self._x_sampled = float(t[-1]), x[-1]
+
+    @property
     def event_records(self) -> list[EventRecord]:
         """Events so far."""
         return list(self._event_records)
@@ -312,7 +349,7 @@ class Simulator:
         if not self._t < self._integrator.t_bound:
             raise RuntimeError(f"the simulation reached its end t = {self._t!r} s; call run(t_end) with a later "
                                f"t_end to go on")
-        self._check_limits()
+        self.check_limits()
         start = time.perf_counter()
         t_good, x_good = self._t, self._x
         try:
@@ -327,7 +364,8 @@ class Simulator:
         finally:
             self._wall += time.perf_counter() - start
 
-    def _check_limits(self) -> None:
+    def check_limits(self) -> None:
+        """Stop the run (SimulationError, samples saved) when its step or wall-time limit is reached."""
         reason = limit_reached(self._integrator.counters.n_steps, self._wall, self._t, self._max_steps, self._max_wall)
         if reason is not None:
             self._fail(reason, self._t, self._t, self._x, None)
