@@ -17,7 +17,6 @@ import functools
 import runpy
 import signal
 import time
-from collections import namedtuple
 from dataclasses import fields, replace
 from pathlib import Path
 
@@ -38,7 +37,7 @@ from .io.h5_read import printable
 from .io.output_path import claim
 from .io.trajectory import check_output_path
 from .simulate import Method, SimulationError, TrajectoryWriter, load_trajectory
-from .simulate.run import Loop, ProjectionMode, RunOptions, State, run
+from .simulate.run import Loop, ProjectionMode, RunOptions, RunRequest, State
 from .simulate.run_limits import DEFAULT_MAX_STEPS, interrupt_signals, interrupted_status
 from .simulate.start_check import check_start
 from .simulate.monitors import work_energy_balance
@@ -258,14 +257,14 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
             err.print(f"interrupted during start-up of {model}; nothing was simulated or saved", markup=False,
                       soft_wrap=True)
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
-        traj = _run(dyn, job, s.t_start, s.t_end, err, writer, signals) or load_trajectory(path)  # (or: not in memory)
+        traj = _run(job, s.t_start, s.t_end, err, writer, signals) or load_trajectory(path)  # (or: not in memory)
     _print_run_summary(console, lm, dyn, traj, path, time.perf_counter() - start)
 
 
 def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, project, max_steps, max_wall_time,
            loop, err):
-    """Load, derive and compile MODEL and check its initial state; (model, dynamics, the run (a :class:`_Job`, or
-    the Simulator of a contact or switching model), its writer to ``path``, the settings)."""
+    """Load, derive and compile MODEL and check its initial state; (model, dynamics, the run (a RunRequest, or
+    the SwitchingSimulator of a switching model), its writer to ``path``, the settings)."""
     lm = load_model_or_script(model)
     overrides = {k: v for k, v in (("t_end", t_end), ("method", method), ("rtol", rtol), ("atol", atol),
                                    ("dt", dt), ("output_dt", output_dt)) if v is not None}
@@ -276,9 +275,9 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
         raise ModelError(f"method {s.method!r} is fixed-step: give --dt [s] (or dt in [simulation])")
     if lm.tables.get("contacts"):  # rolling contacts: absolute coordinates, written in joint coordinates
         with err.status("building the rolling contacts"):
-            dyn, sim, writer = rolling_simulation(lm, s, path, project=project, max_steps=max_steps,
+            dyn, job, writer = rolling_simulation(lm, s, path, project=project, max_steps=max_steps,
                                                   max_wall_time=max_wall_time or None)
-        return lm, dyn, sim, writer, s
+        return lm, dyn, job, writer, s
     if lm.tables.get("switching"):  # seed 000's loop: the rules switch the transient constraints during the run
         with err.status("deriving the equations of motion"):
             sim = switching_simulation(lm, s, writer := TrajectoryWriter(path), dependent=_dependent(dependent),
@@ -293,10 +292,8 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
                          max_step=s.max_step, projection=ProjectionMode.AUTO if project else ProjectionMode.NONE,
                          standard_monitors=True, description=f"{lm.name} ({model})", max_steps=max_steps,
                          max_wall_time=max_wall_time or None, loop=loop)
-    return lm, dyn, _Job(State(q0, u0, s.t_start), options, dict(lm.parameters), inputs), TrajectoryWriter(path), s
-
-
-_Job = namedtuple("_Job", "state options params inputs")  # a run of Kane's equations for kane.simulate.run
+    return lm, dyn, RunRequest(dyn, State(q0, u0, s.t_start), options, dict(lm.parameters), inputs), \
+        TrajectoryWriter(path), s
 
 
 class _Progress:
@@ -330,15 +327,15 @@ class _Progress:
         self.bar = self.bar.stop() if self.bar is not None else None
 
 
-def _run(dyn, job, t0, t_end, err: Console, writer, signals):
-    """Run ``job`` (a :class:`_Job` through :func:`kane.simulate.run`, or a Simulator of a contact or switching
-    model, stepped here) to t_end with :class:`_Progress`. Signals are taken between steps or stretches of the
+def _run(job, t0, t_end, err: Console, writer, signals):
+    """Run ``job`` (a :class:`kane.simulate.run.RunRequest`, or the SwitchingSimulator of a switching model,
+    stepped here) to t_end with :class:`_Progress`. Signals are taken between steps or stretches of the
     compiled loop; an interrupted run closes its file, says where it is and exits with status 130."""
     progress = _Progress(t0, t_end, err, signals)
     signals.defer = True
     try:
-        if isinstance(job, _Job):
-            return run(dyn, job.state, job.options, writer, params=job.params, inputs=job.inputs, progress=progress)
+        if isinstance(job, RunRequest):
+            return job.start(writer, progress)
         sim = progress.sim = job
         while sim.t < t_end and not sim.terminated:
             sim.step()

@@ -36,7 +36,7 @@ from kane.simulate.run_limits import interrupt_signals, interrupted_status
 from kane.simulate.simulator import InconsistentStartWarning, Residual, SimulationError, Simulator
 from kane.symbolic.dynamics import KaneDynamics
 
-__all__ = ["Loop", "ProjectionMode", "RunOptions", "State", "run", "simulate"]
+__all__ = ["Loop", "ProjectionMode", "RunOptions", "State", "RunRequest", "run", "simulate"]
 
 
 class Loop(enum.Enum):
@@ -184,6 +184,23 @@ class State:
         if not math.isfinite(t):
             raise ArgumentError(f"state: t must be a finite time [s], got {self.t!r}")
         object.__setattr__(self, "t", t)
+
+
+@dataclass(frozen=True, eq=False)
+class RunRequest:
+    """A run made ready but not started (what ``kane simulate`` builds from a model file): ``dynamics``, ``state``,
+    ``options``, ``params`` and ``inputs`` for :func:`run`; :meth:`start` runs it with a writer and progress."""
+
+    dynamics: Any
+    state: State
+    options: RunOptions
+    params: Any = None
+    inputs: Any = None
+
+    def start(self, writer: TrajectoryWriter | None = None, progress: Callable | None = None) -> Trajectory:
+        """:func:`run` of this request."""
+        return run(self.dynamics, self.state, self.options, writer, params=self.params, inputs=self.inputs,
+                   progress=progress)
 
 
 def _warn_inconsistent_start(dynamics, t0, q0, params, projection) -> None:
