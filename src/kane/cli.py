@@ -48,6 +48,7 @@ __all__ = ["main", "load_model_or_script"]
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 _PROGRESS_EVERY_S = 5.0  # progress line interval [s] when stderr is not a terminal
+_FLUSH_EVERY = 10_000  # samples between writes of a run's file (it is also written every second)
 _METHODS = [m.value for m in Method]
 
 
@@ -293,7 +294,7 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
                          standard_monitors=True, description=f"{lm.name} ({model})", max_steps=max_steps,
                          max_wall_time=max_wall_time or None, loop=loop)
     return lm, dyn, RunRequest(dyn, State(q0, u0, s.t_start), options, dict(lm.parameters), inputs), \
-        TrajectoryWriter(path), s
+        TrajectoryWriter(path, flush_every=_FLUSH_EVERY), s
 
 
 class _Progress:

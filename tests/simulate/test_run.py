@@ -175,3 +175,19 @@ def test_projection_modes(np_pendulum):
     a = run(np_pendulum, State([1.0], [0.0]), RunOptions(t_end=0.5, output_dt=0.1, projection="auto"))
     b = run(np_pendulum, State([1.0], [0.0]), RunOptions(t_end=0.5, output_dt=0.1))
     np.testing.assert_array_equal(a.x, b.x)
+
+
+def test_the_compiled_loop_calls_progress_within_long_stretches(c_pendulum, monkeypatch):
+    """20,000 RK4 steps with one sample at the end: one stretch in C without progress; with it, stretches of the
+    steps that take PROGRESS_S (here ~0 s: the floor of 16 steps); the samples and counts are those of the run
+    without progress (a stretch ends before a step)."""
+    import kane.simulate.compiled as compiled
+    monkeypatch.setattr(compiled, "PROGRESS_S", 1e-12)
+    opts = RunOptions(t_end=20.0, method="rk4", dt=1e-3, output_dt=20.0)
+    calls = []
+    with_progress = run(c_pendulum, State([1.0], [0.0]), opts, progress=lambda sim: calls.append(sim.stats.n_steps))
+    plain = run(c_pendulum, State([1.0], [0.0]), opts)
+    assert with_progress.stats.loop == plain.stats.loop == "compiled"
+    assert len(calls) > 1000 and calls == sorted(calls) and calls[-1] == 20000 and calls[1] - calls[0] == 16
+    np.testing.assert_array_equal(with_progress.x, plain.x)
+    assert with_progress.stats.n_fev == plain.stats.n_fev and with_progress.t.tolist() == [0.0, 20.0]

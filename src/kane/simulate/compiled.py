@@ -32,6 +32,7 @@ from kane.symbolic.dynamics import KaneDynamics
 __all__ = ["EventExpression", "CompiledIntegrator", "CompiledRunner", "compiled_runner", "compiled_loop_choice"]
 
 _LOOP_METHODS = (Method.DOPRI5, Method.RK4, Method.SEMI_IMPLICIT_EULER)
+PROGRESS_S = 0.05  # [s] of stepping in C between two calls of a run's progress callback (about)
 _functions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # dynamics -> its energy and event functions
 
 
@@ -199,9 +200,11 @@ class CompiledRunner:
 
     def run(self, t_end: float, progress=None):
         """As ``Simulator.run``; ``progress(sim)``, when given, is called after every stretch in C (at most
-        ``capacity`` samples) and every step handed to Python."""
+        ``capacity`` samples, and as many steps as took about PROGRESS_S [s] in the stretch before) and every step
+        handed to Python. A stretch ends before a step, so the steps are those of one long stretch."""
         sim, integ = self.sim, self.integrator
         loop, events = integ.loop, sim.event_detector
+        chunk = 64  # steps of a stretch when progress is asked for, sized from the stretch before
         nev = len(events.events)
         if not t_end >= sim._t:
             raise ValueError(f"t_end = {t_end!r} s is before the current time {sim._t!r} s")
@@ -217,8 +220,13 @@ class CompiledRunner:
                 loop.g[:nev] = events._g
             loop.s.grid_k = sim._grid_k
             limit = sim.max_steps  # the Simulator's step limit, checked before every step
-            loop.s.step_limit = -1 if limit is None else int(limit)
+            done = int(loop.s.n_acc + loop.s.n_rej)
+            bounds = [b for b in (limit, None if progress is None else done + chunk) if b is not None]
+            loop.s.step_limit = int(min(bounds)) if bounds else -1
             status = loop.advance(t_end)
+            if progress is not None:
+                taken, spent = int(loop.s.n_acc + loop.s.n_rej) - done, time.perf_counter() - start
+                chunk = int(min(65536, max(16, PROGRESS_S * taken / spent))) if taken and spent > 0 else chunk
             integ._serial += 1  # the steps handed out before are no longer C's last step
             self._store()
             sim._grid_k = int(loop.s.grid_k)
