@@ -187,3 +187,32 @@ def test_old_name_is_a_deprecated_alias():
     import kane.symbolic.dynamics as mod
     with pytest.warns(FutureWarning, match="KaneDynamics"):
         assert mod.Dynamics is kane.KaneDynamics
+
+
+def _four_bar():
+    """Crank (1 m), coupler (2 m) and rocker (1.5 m) about z, the coupler's tip closed on the rocker's in x and y."""
+    s = kane.System("four_bar", gravity=(0, -G, 0))
+    for name, length in (("crank", 1.0), ("coupler", 2.0), ("rocker", 1.5)):
+        s.add_body(name, mass=1.0, com=(length / 2, 0, 0), inertia=(0.01, 0.1, 0.1))
+    s.add_joint("ground", "crank", J.Revolute("z"), name="a")
+    s.add_joint("crank", "coupler", J.Revolute("z"), name="b", parent_point=(1.0, 0, 0))
+    s.add_joint("ground", "rocker", J.Revolute("z"), name="d", parent_point=(2.0, 0, 0))
+    s.add_loop_closure("closure", "coupler", (2.0, 0, 0), "rocker", (1.5, 0, 0), directions=[[1, 0, 0], [0, 1, 0]])
+    return s
+
+
+def test_holonomic_rows_are_the_derivative_of_the_residual():
+    """C' = A_C u_full with q' = W u_full: central differences of C along W v equal A_C v (any v, any q), and
+    C(q) is the gap between the two tips by hand."""
+    dyn = kane.derive(_four_bar()).compile("numpy")
+    assert dyn.capabilities.holonomic
+    q = np.array([0.7, -0.4, 1.9])
+    C, A_C, W = dyn.holonomic_rows(0.0, q)
+    a, b, d = q
+    tip_coupler = np.array([math.cos(a) + 2 * math.cos(a + b), math.sin(a) + 2 * math.sin(a + b)])
+    tip_rocker = np.array([2 + 1.5 * math.cos(d), 1.5 * math.sin(d)])
+    np.testing.assert_allclose(np.abs(C), np.abs(tip_coupler - tip_rocker), rtol=1e-12, atol=1e-12)
+    v = np.array([0.3, -1.2, 0.8])
+    h = 1e-6
+    dC = (dyn.holonomic_rows(0.0, q + h * W @ v)[0] - dyn.holonomic_rows(0.0, q - h * W @ v)[0]) / (2 * h)
+    np.testing.assert_allclose(A_C @ v, dC, rtol=0, atol=1e-8)
