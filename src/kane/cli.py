@@ -283,6 +283,7 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
         with err.status("deriving the equations of motion"):
             sim = switching_simulation(lm, s, writer := TrajectoryWriter(path), dependent=_dependent(dependent),
                                        project=project, max_steps=max_steps, max_wall_time=max_wall_time or None)
+        sim.sim.record_loop("python", "the [[switching]] rules change the embedded constraints during the run")
         return lm, sim.dynamics, sim, writer, s
     with err.status("deriving and compiling the equations of motion"):
         dyn = lm.derive(_dependent(dependent)).compile()
