@@ -210,3 +210,7 @@ def test_projection_auto_puts_a_four_bar_back_on_its_loop():
         traj = run(dyn, State(q0, [1.0]), RunOptions(t_end=2.0, rtol=1e-6, atol=1e-6, output_dt=0.05, projection=mode))
         worst[mode] = max(float(np.max(np.abs(dyn.holonomic_rows(0.0, q)[0]))) for q in traj.q)
     assert worst["auto"] < 1e-10 < worst["none"]
+    c_dyn = kane.derive(s).compile("c")
+    traj = run(c_dyn, State(q0, [1.0]), RunOptions(t_end=0.2, output_dt=0.05, projection="auto"))
+    assert traj.stats.loop_text == ("compiled loop: one step at a time, the projection onto the constraints in "
+                                    "Python after each")

@@ -55,7 +55,7 @@ class Stats:
     """Work and time of a run: evaluations of f, Jacobians, LU factorizations, steps (attempted, accepted,
     rejected; rejected is None where the method does not report it), wall time [s] spent stepping, method name,
     and the loop that stepped it: ``loop`` "compiled" or "python" ("" in files written before it was recorded),
-    ``loop_reason`` why not the compiled loop ("" when it ran)."""
+    ``loop_reason`` why not the compiled loop (for "compiled": how it ran when not in whole stretches; "" else)."""
 
     n_fev: int = 0
     n_steps: int = 0
@@ -70,7 +70,7 @@ class Stats:
 
     @property
     def loop_text(self) -> str:
-        """"compiled loop", "python loop: <why>" or "" (not recorded)."""
+        """"compiled loop", "compiled loop: <how>", "python loop: <why>" or "" (not recorded)."""
         if not self.loop:
             return ""
         return f"{self.loop} loop" + (f": {self.loop_reason}" if self.loop_reason else "")

@@ -324,7 +324,11 @@ def run(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWrit
                 if runner is None and options.loop is Loop.COMPILED:
                     raise ArgumentError(f"run options: loop=compiled, but this run cannot take the compiled loop: "
                                         f"{why}")
-            sim.record_loop("compiled" if runner is not None else "python", why if runner is None else "")
+            if runner is None:
+                sim.record_loop("python", why)
+            else:  # with a projection, C takes one step at a time and Python projects after each
+                sim.record_loop("compiled", "" if projection is None else
+                                "one step at a time, the projection onto the constraints in Python after each")
             if runner is not None:
                 runner.run(t1, progress)
             else:
