@@ -6,6 +6,10 @@ are its members, so the function and the package never hide each other.
 
     >>> traj = kane.simulate(dynamics, (0.0, 10.0), q0, u0, method=Method.DOPRI5, output_dt=0.01, path="run.h5")
     >>> traj = kane.simulate.load_trajectory("run.h5")
+    >>> traj = kane.run(dynamics, kane.State(q0, u0), kane.RunOptions(t_end=10.0, output_dt=0.01), writer)
+
+Every run goes through :func:`kane.simulate.run.run` (``simulate()`` is it with keyword arguments): the compiled
+loop where the dynamics, inputs and events allow it, else the Python loop, recorded in ``traj.stats.loop``.
 
 Constraint changes during a run (contact, stick/slip, locks) live in :mod:`kane.switching`; trajectory files in
 :mod:`kane.io.trajectory` (re-exported here).
@@ -31,7 +35,7 @@ from kane.simulate.integrators import (
     make_integrator,
 )
 from kane.simulate.simulator import InconsistentStartWarning, SimulationError, Simulator, StepInfo
-from kane.simulate.run import Loop, ProjectionMode, RunOptions, State, run, simulate
+from kane.simulate.run import Loop, ProjectionMode, RunOptions, RunRequest, State, run, simulate
 from kane.simulate.monitors import WorkEnergyBalance, standard_monitors, work_energy_balance
 from kane.simulate.run_limits import RunInterrupted
 
@@ -68,6 +72,7 @@ __all__ = [
     "Loop",
     "ProjectionMode",
     "RunOptions",
+    "RunRequest",
     "State",
     "run",
     "make_integrator",
