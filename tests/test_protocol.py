@@ -9,7 +9,7 @@ import pytest
 
 import kane
 from kane import joints as J
-from kane.algorithms import RecursiveDynamics
+from kane.algorithms import KaneMatrixDynamics, NOCDynamics, RecursiveDynamics
 from kane.algorithms.cartesian import CartesianDynamics
 from kane.algorithms.cartesian_contact import RollingContact, RollingContactDynamics
 from kane.errors import KaneError, NotSupportedError
@@ -66,6 +66,8 @@ def _cases():
     out["kane-c"] = lambda: (kane.derive(pend).compile("c"), q, u, _pendulum_energy(Q, U))
     out["recursive-aba"] = lambda: (RecursiveDynamics(pend, "aba"), q, u, _pendulum_energy(Q, U))
     out["recursive-crba"] = lambda: (RecursiveDynamics(pend, "crba"), q, u, _pendulum_energy(Q, U))
+    out["noc"] = lambda: (NOCDynamics(pend), q, u, _pendulum_energy(Q, U))
+    out["kane-matrix"] = lambda: (KaneMatrixDynamics(pend), q, u, _pendulum_energy(Q, U))
     out["online"] = lambda: (OnlineDynamics(kane.derive(pend)), q, u, _pendulum_energy(Q, U))
 
     def cartesian():
@@ -216,3 +218,12 @@ def test_holonomic_rows_are_the_derivative_of_the_residual():
     h = 1e-6
     dC = (dyn.holonomic_rows(0.0, q + h * W @ v)[0] - dyn.holonomic_rows(0.0, q - h * W @ v)[0]) / (2 * h)
     np.testing.assert_allclose(A_C @ v, dC, rtol=0, atol=1e-8)
+
+
+def test_kane_matrix_constraint_forces_hold_the_hanging_bob():
+    """At rest straight down the pivot carries the weight: the force along z on the bob is m g [N], no moment."""
+    dyn = KaneMatrixDynamics(_pendulum())
+    assert dyn.capabilities.constraint_forces
+    forces = dyn.constraint_forces(0.0, np.zeros(1), np.zeros(1))["pivot"]
+    assert forces["trn z"] == pytest.approx(M * G, rel=1e-12)
+    assert abs(forces["trn x"]) < 1e-12 and abs(forces["rot x"]) < 1e-12

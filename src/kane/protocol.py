@@ -115,7 +115,8 @@ class Dynamics(Protocol):
         """(A (m, n_u_full), b (m,)): the constraint rows A u_full + b = 0 [m/s, rad/s] at q."""
 
     def constraint_forces(self, t: float, q, u, params=None, inputs=None) -> dict:
-        """Constraint name -> its multipliers (m,) [N, N m per row] at (t, q, u)."""
+        """Constraint name -> its multipliers (m,) [N, N m per row] at (t, q, u) (KaneMatrixDynamics: joint name ->
+        {axis label: the force [N] or moment [N m] the joint transmits along its constrained axis})."""
 
     def make_projection(self, params=None) -> Projection:
         """Its own ``projection(t, q, u) -> (q, u)`` onto the constraints (see :data:`Projection`)."""
