@@ -172,10 +172,10 @@ def test_ctrl_c_during_the_run_saves_the_samples_and_exits_130_with_progress_lin
     import os
     import signal
 
-    import kane.cli
+    import kane.run_command
     from kane.simulate import Simulator
 
-    monkeypatch.setattr(kane.cli, "_PROGRESS_EVERY_S", 0.0)  # stderr is not a terminal: a line per step here
+    monkeypatch.setattr(kane.run_command, "PROGRESS_EVERY_S", 0.0)  # stderr is not a terminal: a line per step here
     step = Simulator.step
 
     def step_then_ctrl_c(self):
@@ -187,7 +187,7 @@ def test_ctrl_c_during_the_run_saves_the_samples_and_exits_130_with_progress_lin
     monkeypatch.setattr(Simulator, "step", step_then_ctrl_c)
     h5 = tmp_path / "wrist.h5"
     result = runner.invoke(main, ["simulate", str(EXAMPLES / "spherical_wrist.toml"), "-o", str(h5),
-                                  "--t-end", "100", "--output-dt", "0.01"])
+                                  "--t-end", "100", "--output-dt", "0.01", "--loop", "python"])
     assert result.exit_code == 130, result.output
     assert "Traceback" not in result.output
     traj = load_trajectory(h5)
@@ -203,6 +203,62 @@ def test_ctrl_c_during_the_run_saves_the_samples_and_exits_130_with_progress_lin
     times = [float(line.split("t = ")[1].split()[0]) for line in progress]
     assert times == sorted(times) and times[-1] == pytest.approx(t_stop, rel=1e-5)
     assert progress[-1].split(", ")[1] == "30 steps" and " of 100 s " in progress[-1]
+
+
+def test_ctrl_c_during_the_compiled_loop_saves_the_samples_and_exits_130(runner, tmp_path, monkeypatch):
+    """The signal is taken between two stretches of the compiled loop (at the progress call after the first)."""
+    import os
+    import signal
+
+    from kane.simulate.compiled import CompiledRunner
+
+    store = CompiledRunner._store
+
+    def store_then_ctrl_c(self):
+        store(self)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(CompiledRunner, "_store", store_then_ctrl_c)
+    h5 = tmp_path / "chain.h5"
+    result = runner.invoke(main, ["simulate", str(EXAMPLES / "planar_chain.toml"), "-o", str(h5),
+                                  "--t-end", "100", "--output-dt", "0.01"])
+    assert result.exit_code == 130, result.output
+    assert "Traceback" not in result.output
+    traj = load_trajectory(h5)
+    assert traj.status == "interrupted: SIGINT" and traj.stats.loop == "compiled"
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("interrupted: SIGINT at t = ") and f"saved in {h5}" in last
+    t_stop = float(last.split("t = ")[1].split()[0])
+    assert 0 < t_stop < 100 and t_stop - 0.02 < traj.t[-1] <= t_stop  # a sample owed within the last step is lost
+    np.testing.assert_allclose(traj.t, 0.01 * np.arange(traj.n_samples), atol=1e-12)
+
+
+def test_kane_simulate_and_the_api_write_the_same_samples(runner, tmp_path):
+    """issue 28: the command line goes through kane.run and takes the compiled loop, as kane.simulate() does."""
+    import kane
+    from kane.io.model_file import load_model
+
+    h5 = tmp_path / "chain.h5"
+    result = runner.invoke(main, ["simulate", str(EXAMPLES / "planar_chain.toml"), "-o", str(h5), "--t-end", "2",
+                                  "--rtol", "1e-10", "--atol", "1e-10", "--output-dt", "0.01"])
+    assert result.exit_code == 0, result.output
+    assert "compiled loop" in result.output
+    cli = load_trajectory(h5)
+    lm = load_model(EXAMPLES / "planar_chain.toml")
+    dyn = lm.derive().compile()
+    q0, u0 = lm.initial_state(dyn)
+    s = lm.simulation
+    api = kane.simulate.simulate(dyn, (s.t_start, 2.0), q0, u0, method=s.method, rtol=1e-10, atol=1e-10, output_dt=0.01,
+                        max_step=s.max_step, params=dict(lm.parameters), inputs=lm.input_function(dyn))
+    assert cli.n_samples == api.n_samples == 201
+    np.testing.assert_allclose(cli.t, api.t, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(cli.x, api.x, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(cli.energy, api.energy, rtol=0, atol=1e-12)
+    for k in ("n_fev", "n_steps", "n_accepted", "n_rejected", "loop"):
+        assert getattr(cli.stats, k) == getattr(api.stats, k), k
+    assert cli.stats.loop == "compiled" and cli.stats.n_accepted > 1000
+    info = runner.invoke(main, ["info", str(h5)])
+    assert info.exit_code == 0 and "compiled loop" in info.output
 
 
 def test_an_interrupt_during_start_up_prints_no_traceback(runner, tmp_path):

@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "kane"
 # (a re-export of model.joints) sit beside model, spatial and errors; ``lazy`` (the packages' lazy exports) at the
 # bottom; a tuple is one layer.
 LAYERS = [
-    ("cli", "command_group"),
+    ("cli", "command_group", "run_command"),
     ("studies",),
     ("viz",),
     ("sweep",),
@@ -32,7 +32,7 @@ LAYERS = [
     ("mechanics",),
     ("codegen",),
     ("model", "joints"),
-    ("spatial", "errors", "options", "lazy"),
+    ("spatial", "errors", "options", "lazy", "protocol"),
 ]
 RANK = {name: depth for depth, names in enumerate(LAYERS) for name in names}
 

@@ -46,7 +46,10 @@ _EXPORTS = {
     "project_positions": ".simulate.assembly",
     "Embedding": ".symbolic.derive", "Equations": ".symbolic.derive", "Redundant": ".symbolic.derive",
     "derive": ".symbolic.derive",
-    "Dynamics": ".symbolic.dynamics",
+    "Capabilities": ".protocol", "Dynamics": ".protocol",  # the protocol every dynamics class satisfies
+    "KaneDynamics": ".symbolic.dynamics",
+    "Loop": ".simulate.run", "RunOptions": ".simulate.run", "State": ".simulate.run",
+    "run": ".simulate.run",  # the one run pipeline
     "dynamics": ".symbolic.formulation",  # Kane's equations or a recursive algorithm
     "linearize": ".analysis.linearize",
 }
@@ -55,10 +58,10 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _MODULES)
 
 __all__ = [
     "System", "Model", "GROUND", "joints", "algorithms", "Speeds", "SpeedMap", "derive", "Embedding", "Equations",
-    "Redundant", "Dynamics", "SingularStateError",
+    "Redundant", "Dynamics", "KaneDynamics", "Capabilities", "SingularStateError",
     "KaneError", "ModelError", "DerivationError", "t", "stretch", "stretch_rate",
     "simulate", "switching", "Method", "Event", "SimulationError", "Trajectory", "load_trajectory", "assemble",
-    "project_positions", "linearize", "Formulation", "dynamics",
+    "project_positions", "linearize", "Formulation", "dynamics", "run", "RunOptions", "State", "Loop",
 ]
 
 __version__ = "0.1.0"

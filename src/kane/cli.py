@@ -24,6 +24,7 @@ import click
 
 from .errors import KaneError, ModelError
 from .command_group import LazyGroup
+from .run_command import EXIT_INTERRUPTED
 from .options import Method
 from .simulate.run_limits import DEFAULT_MAX_STEPS
 
@@ -33,8 +34,7 @@ from .simulate.run_limits import DEFAULT_MAX_STEPS
 __all__ = ["main", "load_model_or_script"]
 
 EXIT_ERROR = 2
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
-_PROGRESS_EVERY_S = 5.0  # progress line interval [s] when stderr is not a terminal
+_FLUSH_EVERY = 10_000  # samples between writes of a run's file (it is also written every second)
 _METHODS = [m.value for m in Method]
 
 
@@ -231,9 +231,12 @@ def _cell(a: str) -> str:
               f"the results [default: {DEFAULT_MAX_STEPS:,} for adaptive methods, none for fixed-step ones].")
 @click.option("--max-wall-time", type=click.FloatRange(min=0), default=3600.0, show_default=True,
               help="Stop after this many seconds of stepping, keeping the results (0: no limit).")
+@click.option("--loop", type=click.Choice(["auto", "compiled", "python"], case_sensitive=False), default="auto",
+              show_default=True, help="auto: the compiled loop where the run allows it (the closing table says which "
+              "ran and why); compiled: that or an error; python: step in Python.")
 @_errors
 def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent, project, max_steps,
-             max_wall_time):
+             max_wall_time, loop):
     """Derive, compile and simulate MODEL from its initial conditions; write the run to an HDF5 file.
 
     Settings come from the model's [simulation] table, overridden by the options. The run is saved while it
@@ -245,6 +248,7 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
     """
     from .io.output_path import claim
     from .io.trajectory import check_output_path, load_trajectory
+    from .run_command import print_run_summary, run_job
     from .simulate.run_limits import interrupt_signals
 
     start = time.perf_counter()
@@ -252,23 +256,23 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
     path = check_output_path(output or f"{Path(model).stem}.h5")
     with claim(path), interrupt_signals() as signals:  # one run per output path: a second one refuses here
         try:
-            lm, dyn, sim, writer, s = _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent,
-                                             project, max_steps, max_wall_time, err)
+            lm, dyn, job, writer, s = _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent,
+                                             project, max_steps, max_wall_time, loop, err)
         except KeyboardInterrupt:
             err.print(f"interrupted during start-up of {model}; nothing was simulated or saved", markup=False,
                       soft_wrap=True)
             raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
-        traj = _run(sim, s.t_start, s.t_end, err, writer, signals) or load_trajectory(path)  # (or: not in memory)
-    _print_run_summary(console, lm, dyn, traj, path, time.perf_counter() - start)
+        traj = run_job(job, s.t_start, s.t_end, err, writer, signals) or load_trajectory(path)  # (or: not in memory)
+    print_run_summary(console, lm, dyn, traj, path, time.perf_counter() - start)
 
 
 def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, project, max_steps, max_wall_time,
-           err):
-    """Load, derive and compile MODEL, check its initial state and make the Simulator writing to ``path``."""
+           loop, err):
+    """Load, derive and compile MODEL and check its initial state; (model, dynamics, the run (a RunRequest, or
+    the SwitchingSimulator of a switching model), its writer to ``path``, the settings)."""
     from .io.trajectory import TrajectoryWriter
-    from .simulate import Simulator, make_projection
-    from .simulate.monitors import standard_monitors
     from .simulate.rolling_run import rolling_simulation
+    from .simulate.run import ProjectionMode, RunOptions, RunRequest, State
     from .simulate.start_check import check_start
     from .switching.command import switching_simulation
 
@@ -282,100 +286,26 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
         raise ModelError(f"method {s.method!r} is fixed-step: give --dt [s] (or dt in [simulation])")
     if lm.tables.get("contacts"):  # rolling contacts: absolute coordinates, written in joint coordinates
         with err.status("building the rolling contacts"):
-            dyn, sim, writer = rolling_simulation(lm, s, path, project=project, max_steps=max_steps,
+            dyn, job, writer = rolling_simulation(lm, s, path, project=project, max_steps=max_steps,
                                                   max_wall_time=max_wall_time or None)
-        return lm, dyn, sim, writer, s
+        return lm, dyn, job, writer, s
     if lm.tables.get("switching"):  # seed 000's loop: the rules switch the transient constraints during the run
         with err.status("deriving the equations of motion"):
             sim = switching_simulation(lm, s, writer := TrajectoryWriter(path), dependent=_dependent(dependent),
                                        project=project, max_steps=max_steps, max_wall_time=max_wall_time or None)
+        sim.sim.record_loop("python", "the [[switching]] rules change the embedded constraints during the run")
         return lm, sim.dynamics, sim, writer, s
     with err.status("deriving and compiling the equations of motion"):
         dyn = lm.derive(_dependent(dependent)).compile()
     q0, u0 = lm.initial_state(dyn)
     inputs = lm.input_function(dyn)
     check_start(dyn, s.t_start, q0, u0, dict(lm.parameters), inputs)
-    writer = TrajectoryWriter(path)
-    holonomic = any(b.holonomic is not None and not b.transient for b in dyn.equations.constraint_layout.values())
-    sim = Simulator(dyn, t0=s.t_start, q0=q0, u0=u0, method=s.method, rtol=s.rtol, atol=s.atol, dt=s.dt,
-                    t_end=s.t_end, params=dict(lm.parameters), inputs=inputs,
-                    monitors=standard_monitors(dyn, dict(lm.parameters), inputs), output_dt=s.output_dt, writer=writer,
-                    max_step=s.max_step,
-                    projection=make_projection(dyn, params=dict(lm.parameters)) if project and holonomic else None,
-                    description=f"{lm.name} ({model})", max_steps=max_steps,
-                    max_wall_time=max_wall_time or None)
-    return lm, dyn, sim, writer, s
-
-
-def _run(sim, t0, t_end, err: Console, writer, signals):
-    """Step to t_end, showing a progress bar once the run has taken more than a second (on a terminal; else a
-    progress line every ``_PROGRESS_EVERY_S`` seconds). Signals are taken between steps; an interrupted run
-    closes its file, says where it is and exits with status 130."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-    from .simulate.run_limits import interrupted_status
-
-    start, progress, task = time.perf_counter(), None, None
-    last = start
-    signals.defer = True
-    try:
-        while sim.t < t_end and not sim.terminated:
-            sim.step()
-            now = time.perf_counter()
-            if not err.is_terminal and now - last >= _PROGRESS_EVERY_S:
-                last = now
-                done = 100 * (sim.t - t0) / (t_end - t0)
-                err.print(f"simulating: t = {sim.t:.6g} s of {t_end:g} s ({done:.0f}%), {sim.stats.n_steps} steps, "
-                          f"{now - start:.1f} s", markup=False)
-            elif progress is None and now - start > 1.0 and err.is_terminal:
-                progress = Progress(TextColumn("simulating"), BarColumn(), TextColumn("t = {task.fields[t]} s"),
-                                    TimeElapsedColumn(), console=err, transient=True)
-                progress.start()
-                task = progress.add_task("run", total=t_end - t0, t=f"{sim.t:.3f}")
-            if progress is not None and now - last > 0.05:
-                progress.update(task, completed=sim.t - t0, t=f"{sim.t:.3f}")
-                last = now
-            signals.check()
-        sim.run(t_end)
-        return sim.finish()
-    except KeyboardInterrupt as exc:
-        status = interrupted_status(exc)
-        saved = writer.close(status, sim.stats) if writer.is_open else writer.path
-        progress = progress.stop() if progress is not None else None
-        err.print(f"{status} at t = {sim.t:.6g} s of {t_end:g} s; the samples so far are saved in {saved} "
-                  f"(kane info {saved})", markup=False, soft_wrap=True)
-        raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
-    finally:
-        if progress is not None:
-            progress.stop()
-
-
-def _print_run_summary(console, lm, dyn, traj, path, total_s) -> None:
-    import numpy as np
-    from rich.markup import escape
-    from rich.table import Table
-    from .simulate.monitors import work_energy_balance
-    from .switching.command import mode_change_rows
-
-    st = traj.stats
-    table = Table(title=escape(f"{lm.name}: {traj.status}"), title_justify="left", show_header=False)
-    table.add_column(style="bold")
-    table.add_column()
-    rej = "" if st.n_rejected is None else f" ({st.n_rejected} rejected)"
-    rows = [("results", str(path)), ("time", f"{traj.t[0]:g} to {traj.t[-1]:g} s, {traj.n_samples} samples"),
-            ("method", st.method), ("function evaluations", str(st.n_fev)), ("steps", f"{st.n_accepted}{rej}")]
-    balance = work_energy_balance(dyn, traj, dict(lm.parameters)) if traj.energy is not None else None
-    if balance is not None:
-        rows += [(k, v) for k, v in balance.rows() if v]
-    for name, label in (("constraint", "max constraint residual"),
-                        ("configuration", "max configuration residual [m]"),
-                        ("quaternion_norm", "max quaternion norm error")):
-        if name in traj.residuals and traj.n_samples:
-            rows.append((label, f"{float(np.max(traj.residuals[name])):.3e}"))
-    rows += mode_change_rows(traj)
-    rows += [("wall time", f"{st.wall_time_s:.3f} s stepping, {total_s:.3f} s in all")]
-    for k, v in rows:
-        table.add_row(escape(k), escape(v))
-    console.print(table)
+    options = RunOptions(t_end=s.t_end, method=s.method, rtol=s.rtol, atol=s.atol, dt=s.dt, output_dt=s.output_dt,
+                         max_step=s.max_step, projection=ProjectionMode.AUTO if project else ProjectionMode.NONE,
+                         standard_monitors=True, description=f"{lm.name} ({model})", max_steps=max_steps,
+                         max_wall_time=max_wall_time or None, loop=loop)
+    return lm, dyn, RunRequest(dyn, State(q0, u0, s.t_start), options, dict(lm.parameters), inputs), \
+        TrajectoryWriter(path, flush_every=_FLUSH_EVERY), s
 
 
 # ---- plot and info -----------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Exceptions raised by kane. Every message names the body, joint, file or field at fault."""
 
-__all__ = ["KaneError", "ModelError", "DerivationError", "ArgumentError", "ComplexArgumentError", "SingularStateError"]
+__all__ = ["KaneError", "ModelError", "DerivationError", "ArgumentError", "ComplexArgumentError", "SingularStateError",
+           "NotSupportedError"]
 
 
 class KaneError(Exception):
@@ -34,3 +35,8 @@ class SingularStateError(KaneError, ArithmeticError):
         super().__init__(message)
         self.quantity = quantity
         self.state = state
+
+
+class NotSupportedError(KaneError, NotImplementedError):
+    """A dynamics object was asked for something its formulation does not provide (its
+    :class:`kane.protocol.Capabilities` say False): the message names the class, the capability and why."""

@@ -290,3 +290,32 @@ def test_a_killed_run_of_the_old_swmr_format_is_still_read(tmp_path):
     assert tr.status == "incomplete" and tr.events == [] and tr.modes == []
     np.testing.assert_array_equal(tr.t, np.arange(5.0))
     np.testing.assert_array_equal(tr.u[:, 0], -np.arange(5.0))
+
+
+def test_blocks_and_rows_are_buffered_and_written_in_order(tmp_path):
+    """append_block buffers like append (a write every flush_every samples or flush_seconds), and blocks and
+    single rows mixed come back in the order given, with their energies and residuals."""
+    import math
+
+    from kane.io.trajectory import TrajectoryWriter, load_trajectory
+
+    path = tmp_path / "mixed.h5"
+    w = TrajectoryWriter(path, flush_every=6, flush_seconds=math.inf)
+    w.open(q_names=("x",), u_names=("v",), residual_names=("r",), has_energy=True)
+    t = np.arange(12, dtype=float)
+    w.append_block(t[:3], t[:3, None], -t[:3, None], 10 * t[:3], {"r": t[:3] + 0.5})
+    assert w.n_flushed == 0 and w.n_written == 3  # buffered
+    w.append(t[3], t[3:4], -t[3:4], None, (3.5,))  # no energy for this one: NaN
+    w.append_block(t[4:9], t[4:9, None], -t[4:9, None], 10 * t[4:9], {"r": t[4:9] + 0.5})  # rows go first
+    assert w.n_flushed == 4  # the 4 samples before the block were written first; the block waits (5 < 6)
+    w.append_block(t[9:], t[9:, None], -t[9:, None], None, {"r": t[9:] + 0.5})
+    assert w.n_flushed == w.n_written == 12  # 8 >= 6 waiting: written
+    w.close()
+    back = load_trajectory(path)
+    np.testing.assert_array_equal(back.t, t)
+    np.testing.assert_array_equal(back.q[:, 0], t)
+    np.testing.assert_array_equal(back.u[:, 0], -t)
+    np.testing.assert_array_equal(back.residuals["r"], t + 0.5)
+    want = 10 * t
+    want[3] = want[9:] = np.nan
+    np.testing.assert_array_equal(back.energy, want)

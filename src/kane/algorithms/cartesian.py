@@ -41,6 +41,7 @@ from scipy.linalg.lapack import dtrtrs
 from ..errors import KaneError, ModelError
 from ..model.elements import ConstraintKind
 from ..model.system import Model, System
+from ..protocol import Capabilities, unsupported
 from ..spatial import (motion_transform, quaternion_compose, quaternion_to_rotation, rotation_to_quaternion,
                        spatial_inertia)
 from .cartesian_fit import fit_all
@@ -390,3 +391,20 @@ class CartesianDynamics:
     def make_projection(self, params=None, tol: float = 1e-12):
         """A ``projection(t, q, u) -> (q, u)`` hook for kane.simulate (positions and velocities onto C = 0)."""
         return lambda t, q, u: self.project(q, u, t, params, tol)
+
+    # ---- the rest of the kane.protocol.Dynamics interface ------------------------------------------------------
+    @property
+    def capabilities(self) -> Capabilities:
+        """Energy where every load has a potential, and its own projection; M, f, constraint rows and forces are
+        internal to its multiplier solve (not offered), and it has no compiled loop."""
+        return Capabilities(energy=self._has_potential, projection=True,
+                            compiled_loop_reason=f"the C loop runs Kane's equations only, not {type(self).__name__}")
+
+    mass_matrix = unsupported("mass_matrix", "absolute coordinates solve for the accelerations with multipliers; "
+                              "there is no M of independent speeds")
+    forcing = unsupported("forcing", "absolute coordinates solve for the accelerations with multipliers; there is "
+                          "no f of independent speeds")
+    holonomic_rows = unsupported("holonomic_rows", "its constraint rows are internal (configuration_residual gives C)")
+    motion_rows = unsupported("motion_rows", "its constraint rows are internal (constraint_residual gives C')")
+    constraint_forces = unsupported("constraint_forces", "it reports the joints' wrenches (joint_forces) instead")
+    loop_function = unsupported("loop_function", "the C loop runs Kane's equations only")

@@ -38,11 +38,14 @@ solved u' (or a u' the caller already has, e.g. from the integrator's last stage
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import sympy as sp
 
 from ..codegen.program import Program
 from ..errors import KaneError
 from ..model.system import Model, System
+from ..protocol import Capabilities
 from ..codegen.trace import ZERO, dot, mul
 from ..mechanics.kinematics import cross, matvec
 from .crba import LTDL
@@ -303,3 +306,9 @@ class KaneMatrixDynamics(RecursiveDynamics):
         for n, v in zip(asked, values):
             out[n] = {label: (float(v[k]) if v.ndim == 1 else v[..., k]) for k, label in enumerate(self._axes[n])}
         return out
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Those of :class:`.RecursiveDynamics`, with the constraint forces of the joints' constrained axes (joint
+        name -> {axis label: value}: see :meth:`constraint_forces`)."""
+        return replace(super().capabilities, constraint_forces=True)

@@ -26,6 +26,7 @@ from ..errors import ArgumentError, KaneError, ModelError
 from ..mechanics.arguments import state_arrays
 from ..mechanics.constraints import constraint_rows
 from ..options import Formulation
+from ..protocol import Capabilities, model_quaternion_check, unsupported
 from .aba import trace_aba
 from .crba import trace_forward_dynamics
 from .rnea import trace_rnea
@@ -251,3 +252,29 @@ class RecursiveDynamics:
     def constraints(self, t, q, params=None):
         """(A, b) of the model's transient constraints, A u + b = 0 (0 rows when none are declared)."""
         return self._call(("A", "b"), t, q, None, params)
+
+    # ---- the rest of the kane.protocol.Dynamics interface ------------------------------------------------------
+    description = ""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """M and f, the transient constraints' rows, energy where every load has a potential; no holonomic rows,
+        constraint forces or projection (an unconstrained tree) and no compiled loop (it runs Kane's equations)."""
+        try:
+            self._trace("potential")
+            energy = True
+        except NotImplementedError:
+            energy = False
+        return Capabilities(energy=energy, mass_matrix=True, forcing=True, motion_constraints=True,
+                            compiled_loop_reason=f"the C loop runs Kane's equations only, not {type(self).__name__}")
+
+    def motion_rows(self, t, q, params=None):
+        """(A, b) of the transient constraints, A u + b = 0 (as :meth:`constraints`)."""
+        return self.constraints(t, q, params)
+
+    holonomic_rows = unsupported("holonomic_rows", "the recursive algorithms run an unconstrained tree")
+    constraint_forces = unsupported("constraint_forces", "the recursive algorithms impose no constraint")
+    make_projection = unsupported("make_projection", "the recursive algorithms impose no constraint")
+    loop_function = unsupported("loop_function", "the C loop runs Kane's equations only")
+
+    check_quaternions = model_quaternion_check

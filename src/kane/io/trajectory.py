@@ -53,7 +53,9 @@ _LIBVER = ("v108", "v108")  # superblock version 2: no "open for write" flag, so
 @dataclass(frozen=True)
 class Stats:
     """Work and time of a run: evaluations of f, Jacobians, LU factorizations, steps (attempted, accepted,
-    rejected; rejected is None where the method does not report it), wall time [s] spent stepping, method name."""
+    rejected; rejected is None where the method does not report it), wall time [s] spent stepping, method name,
+    and the loop that stepped it: ``loop`` "compiled" or "python" ("" in files written before it was recorded),
+    ``loop_reason`` why not the compiled loop (for "compiled": how it ran when not in whole stretches; "" else)."""
 
     n_fev: int = 0
     n_steps: int = 0
@@ -63,6 +65,15 @@ class Stats:
     method: str = ""
     n_jev: int = 0
     n_lu: int = 0
+    loop: str = ""
+    loop_reason: str = ""
+
+    @property
+    def loop_text(self) -> str:
+        """"compiled loop", "compiled loop: <how>", "python loop: <why>" or "" (not recorded)."""
+        if not self.loop:
+            return ""
+        return f"{self.loop} loop" + (f": {self.loop_reason}" if self.loop_reason else "")
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Stats:
@@ -236,6 +247,7 @@ class TrajectoryWriter:
         self.closed = False
         self._opened = False
         self._rows: list[tuple] = []
+        self._blocks: list[tuple] = []  # (t (m,), q (m, n_q), u (m, n_u), energy (m,) or None, residuals (m, r))
         self._events = bytearray()
         self._modes = bytearray()
         self._last_flush = time.monotonic()
@@ -309,15 +321,22 @@ class TrajectoryWriter:
 
     def append_block(self, t: np.ndarray, q: np.ndarray, u: np.ndarray, energy: np.ndarray | None = None,
                      residuals: Mapping[str, np.ndarray] | None = None) -> None:
-        """Write many samples at once: t (N,), q (N, n_q), u (N, n_u), energy (N,), residuals name -> (N,)."""
-        self.flush()
-        t = np.asarray(t, dtype=float)
-        res = [np.asarray((residuals or {})[name], dtype=float) for name in self.residual_names]
-        with h5open(self.partial_path, "r+", self._h5options) as f:
-            committed = self._commit(f, t, np.asarray(q, dtype=float), np.asarray(u, dtype=float), energy, res)
-        self._committed = committed
-        self.n_written += t.shape[0]
-        self.n_flushed = self.n_written
+        """Buffer many samples at once: t (N,), q (N, n_q), u (N, n_u), energy (N,), residuals name -> (N,);
+        written as :meth:`append`'s rows are (every ``flush_every`` samples or ``flush_seconds``)."""
+        if self._rows:  # the samples buffered one by one go first
+            self.flush()
+        t = np.array(t, dtype=float).reshape(-1)
+        m = t.shape[0]
+        res = np.array([np.asarray((residuals or {})[name], dtype=float).reshape(m) for name in self.residual_names],
+                       dtype=float).reshape(len(self.residual_names), m).T
+        e = None if not self.has_energy else (np.full(m, np.nan) if energy is None else
+                                               np.array(energy, dtype=float).reshape(m))
+        self._blocks.append((t, np.array(q, dtype=float).reshape(m, len(self.q_names)),
+                             np.array(u, dtype=float).reshape(m, len(self.u_names)), e, res))
+        self.n_written += m
+        if self.n_written - self.n_flushed >= self.flush_every or \
+                time.monotonic() - self._last_flush >= self.flush_seconds:
+            self.flush()
 
     def add_event(self, record: EventRecord) -> None:
         """Buffer an event record (written at the next flush)."""
@@ -365,15 +384,19 @@ class TrajectoryWriter:
         """Write the buffered samples and records (and the file attributes ``attrs``), then close the file."""
         self._require_open()
         rows, k = self._rows, len(self._rows)
-        t = np.array([r[0] for r in rows], dtype=float)
-        q = np.array([r[1] for r in rows], dtype=float).reshape(k, len(self.q_names))
-        u = np.array([r[2] for r in rows], dtype=float).reshape(k, len(self.u_names))
-        energy = [np.nan if r[3] is None else r[3] for r in rows] if self.has_energy else None
-        res = np.array([r[4] for r in rows], dtype=float).reshape(k, len(self.residual_names)).T
+        parts = self._blocks + [(  # blocks are buffered only while no row is: they come first
+            np.array([r[0] for r in rows], dtype=float),
+            np.array([r[1] for r in rows], dtype=float).reshape(k, len(self.q_names)),
+            np.array([r[2] for r in rows], dtype=float).reshape(k, len(self.u_names)),
+            np.array([np.nan if r[3] is None else r[3] for r in rows], dtype=float) if self.has_energy else None,
+            np.array([r[4] for r in rows], dtype=float).reshape(k, len(self.residual_names)))]
+        t, q, u, res = (np.concatenate([part[i] for part in parts]) for i in (0, 1, 2, 4))
+        energy = np.concatenate([part[3] for part in parts]) if self.has_energy else None
         with h5open(self.partial_path, "r+", self._h5options) as f:
-            committed = self._commit(f, t, q, u, energy, list(res))
+            committed = self._commit(f, t, q, u, energy, list(res.T))
             f.attrs.update(dict(attrs or {}))
         self._committed = committed
+        self._blocks.clear()
         del self._rows[:k]
         self._events.clear()
         self._modes.clear()

@@ -74,7 +74,7 @@ def stats_fields(f: h5py.File, path: Path, fields: dict) -> dict:
     out = {}
     for name, fld in fields.items():
         v = d.get(name, fld.default)
-        kind = {"method": str, "wall_time_s": (int, float)}.get(name, int)
+        kind = {"method": str, "loop": str, "loop_reason": str, "wall_time_s": (int, float)}.get(name, int)
         if not (isinstance(v, kind) and not isinstance(v, bool) or (v is None and name == "n_rejected")):
             raise HDF5LayoutError(path, "attribute stats", f"field {name} is {printable(repr(v))[:80]} (expected a "
                                   f"{'text' if kind is str else 'number'})")

@@ -5,7 +5,12 @@ A plain package; the one-call run is its function :func:`kane.simulate.simulate`
 
     >>> traj = kane.simulate.simulate(dynamics, (0.0, 10.0), q0, u0, method=Method.DOPRI5, output_dt=0.01,
     ...                               path="run.h5")
+    >>> traj = kane.run(dynamics, kane.State(q0, u0), kane.RunOptions(t_end=10.0, output_dt=0.01), writer)
     >>> traj = kane.load_trajectory("run.h5")
+
+Every run goes through :func:`kane.run` (:mod:`kane.simulate.run`; ``simulate()`` is it with keyword
+arguments): the compiled loop where the dynamics, inputs and events allow it, else the Python loop, recorded in
+``traj.stats.loop``. The function is not a name of this package: ``kane.simulate.run`` is its module.
 
 Constraint changes during a run (contact, stick/slip, locks) live in :mod:`kane.switching`; trajectory files in
 :mod:`kane.io.trajectory` (``kane.Trajectory``, ``kane.load_trajectory``).
@@ -28,8 +33,8 @@ _EXPORTS = {  # each name imports its module on first use (kane.lazy)
     **dict.fromkeys(("Event", "EventDetector", "EventFunctionError", "EventHit"), ".events"),
     **dict.fromkeys(("RK4", "Counters", "DormandPrince5", "Integrator", "IntegratorError", "Rhs", "ScipyImplicit",
                      "SemiImplicitEuler", "Step", "make_integrator"), ".integrators"),
-    **dict.fromkeys(("InconsistentStartWarning", "SimulationError", "Simulator", "StepInfo", "simulate"),
-                    ".simulator"),
+    **dict.fromkeys(("InconsistentStartWarning", "SimulationError", "Simulator", "StepInfo"), ".simulator"),
+    **dict.fromkeys(("Loop", "ProjectionMode", "RunOptions", "RunRequest", "State", "simulate"), ".run"),
     **dict.fromkeys(("WorkEnergyBalance", "standard_monitors", "work_energy_balance"), ".monitors"),
     "RunInterrupted": ".run_limits",
 }
@@ -60,6 +65,11 @@ __all__ = [
     "Simulator",
     "Step",
     "StepInfo",
+    "Loop",
+    "ProjectionMode",
+    "RunOptions",
+    "RunRequest",
+    "State",
     "make_integrator",
     "simulate",
     "standard_monitors",

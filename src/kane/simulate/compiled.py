@@ -22,15 +22,17 @@ from kane.codegen.c_backend import CCompileError, CFunction
 from kane.codegen.c_loops import CLoop, LoopStatus
 from kane.codegen.numpy_backend import compile_program
 from kane.codegen.program import Program
-from kane.errors import KaneError
+from kane.errors import KaneError, NotSupportedError
 from kane.simulate.dopri5 import _dopri_dense
 from kane.simulate.fixed_step import _hermite
+from kane.simulate.monitors import BatchMonitor
 from kane.simulate.stepping import Counters, Integrator, IntegratorError, Method, Rhs, Step
-from kane.symbolic.dynamics import Dynamics
+from kane.symbolic.dynamics import KaneDynamics
 
-__all__ = ["EventExpression", "CompiledIntegrator", "CompiledRunner", "compiled_runner"]
+__all__ = ["EventExpression", "CompiledIntegrator", "CompiledRunner", "compiled_runner", "compiled_loop_choice"]
 
 _LOOP_METHODS = (Method.DOPRI5, Method.RK4, Method.SEMI_IMPLICIT_EULER)
+PROGRESS_S = 0.05  # [s] of stepping in C between two calls of a run's progress callback (about)
 _functions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # dynamics -> its energy and event functions
 
 
@@ -53,7 +55,7 @@ class EventExpression:
 
     ``params`` (mapping or array, default the model's) and ``inputs`` are fixed when it is made."""
 
-    def __init__(self, dynamics: Dynamics, expr, params=None, inputs=None):
+    def __init__(self, dynamics: KaneDynamics, expr, params=None, inputs=None):
         self.dynamics = dynamics
         self.expr = sp.sympify(expr)
         model = dynamics.model
@@ -153,6 +155,9 @@ class CompiledRunner:
         sim._integrator = integrator
 
     def _store(self) -> None:
+        """Record the samples C took since the last call: the monitors at them (a :class:`BatchMonitor` in one
+        call, any other at each sample), then memory and the writer in one block. A monitor that raises stops the
+        run at its sample, the samples before it kept, as in the Python loop."""
         sim, loop = self.sim, self.integrator.loop
         k = loop.taken
         if not k:
@@ -161,23 +166,45 @@ class CompiledRunner:
         loop.clear_samples()
         n, n_q = loop.n, loop.n_q
         t, x, e = rows[:, 0], rows[:, 1:n + 1], rows[:, n + 1]
-        energy = e.tolist() if sim._has_energy else [None] * k
-        monitors = tuple(sim._monitors.values())  # Python functions, evaluated at the samples as the Python loop does
-        res = [tuple(float(f(t[i], x[i, :n_q], x[i, n_q:])) for f in monitors) for i in range(k)] if monitors \
-            else [()] * k
-        if sim._record:
-            sim._rows_t.extend(t.tolist())
-            sim._rows_x.extend(x)
-            sim._rows_e.extend(energy)
-            sim._rows_r.extend(res)
-        if sim._writer is not None:
-            for i in range(k):
-                sim._writer.append(float(t[i]), x[i, :n_q], x[i, n_q:], energy[i], res[i])
-        sim._t_sampled, sim._x_sampled = float(t[-1]), x[-1]
+        try:
+            res = self._residuals(t, x, n_q)
+            failed = None
+        except Exception:
+            res, failed = self._residuals_until_failure(t, x, n_q)
+            t, x, e = t[:len(res)], x[:len(res)], e[:len(res)]
+        sim.record_samples(t, x, e if sim.has_energy else None, res)
+        if failed is not None:
+            t_bad, exc = failed
+            sim._fail(f"{type(exc).__name__} raised by a monitor at t = {t_bad!r} s: {exc}", t_bad,
+                      sim._t_sampled, sim._x_sampled, exc)
 
-    def run(self, t_end: float):
+    def _residuals(self, t, x, n_q) -> np.ndarray:
+        """(k, number of monitors) at the k samples (t, x)."""
+        monitors = tuple(self.sim.monitors.values())
+        out = np.empty((len(t), len(monitors)))
+        q, u = x[:, :n_q], x[:, n_q:]
+        for j, f in enumerate(monitors):
+            out[:, j] = f.batch(t, q, u) if isinstance(f, BatchMonitor) else [
+                float(f(t[i], q[i], u[i])) for i in range(len(t))]
+        return out
+
+    def _residuals_until_failure(self, t, x, n_q):
+        """(the monitors at the samples before the first where one raises, (its time, the exception))."""
+        monitors, out = tuple(self.sim.monitors.values()), []
+        for i in range(len(t)):
+            try:
+                out.append([float(f(t[i], x[i, :n_q], x[i, n_q:])) for f in monitors])
+            except Exception as exc:
+                return np.array(out, dtype=float).reshape(i, len(monitors)), (float(t[i]), exc)
+        return np.array(out, dtype=float).reshape(len(t), len(monitors)), None
+
+    def run(self, t_end: float, progress=None):
+        """As ``Simulator.run``; ``progress(sim)``, when given, is called after every stretch in C (at most
+        ``capacity`` samples, and as many steps as took about PROGRESS_S [s] in the stretch before) and every step
+        handed to Python. A stretch ends before a step, so the steps are those of one long stretch."""
         sim, integ = self.sim, self.integrator
-        loop, events = integ.loop, sim._events
+        loop, events = integ.loop, sim.event_detector
+        chunk = 64  # steps of a stretch when progress is asked for, sized from the stretch before
         nev = len(events.events)
         if not t_end >= sim._t:
             raise ValueError(f"t_end = {t_end!r} s is before the current time {sim._t!r} s")
@@ -185,14 +212,21 @@ class CompiledRunner:
         while (sim._t < t_end or loop.s.sampling_open) and sim._terminal is None:  # open: samples still due
             if sim._projection is not None or sim.failed is not None:
                 sim.step()  # one step in C, the projection and the sampling in Python
+                if progress is not None:
+                    progress(sim)
                 continue
             start = time.perf_counter()
             if nev:
                 loop.g[:nev] = events._g
             loop.s.grid_k = sim._grid_k
-            limit = getattr(sim, "_max_steps", None)  # the Simulator's step limit, checked before every step
-            loop.s.step_limit = -1 if limit is None else int(limit)
+            limit = sim.max_steps  # the Simulator's step limit, checked before every step
+            done = int(loop.s.n_acc + loop.s.n_rej)
+            bounds = [b for b in (limit, None if progress is None else done + chunk) if b is not None]
+            loop.s.step_limit = int(min(bounds)) if bounds else -1
             status = loop.advance(t_end)
+            if progress is not None:
+                taken, spent = int(loop.s.n_acc + loop.s.n_rej) - done, time.perf_counter() - start
+                chunk = int(min(65536, max(16, PROGRESS_S * taken / spent))) if taken and spent > 0 else chunk
             integ._serial += 1  # the steps handed out before are no longer C's last step
             self._store()
             sim._grid_k = int(loop.s.grid_k)
@@ -209,8 +243,10 @@ class CompiledRunner:
             elif status == LoopStatus.FAILED:
                 error = integ.error()
                 sim._fail(error.reason, error.t, sim._t, sim._x, error)
-            elif status == LoopStatus.FULL and sim._t < t_end and hasattr(sim, "_check_limits"):
-                sim._check_limits()  # the step and wall-time limits, as before a step of the Python loop
+            elif status == LoopStatus.FULL and sim._t < t_end:
+                sim.check_limits()  # the step and wall-time limits, as before a step of the Python loop
+            if progress is not None:
+                progress(sim)
         return sim.run(t_end)
 
 
@@ -222,37 +258,55 @@ def compiled_runner(sim, dynamics: Any, method: Method | str, *, params=None, in
                     rtol=1e-8, atol=1e-10, dt=None, t_end=np.inf, max_step=np.inf, min_step=0.0,
                     first_step=None) -> CompiledRunner | None:
     """A runner of ``sim`` in C when the run allows it (Kane's equations with the C backend, constant inputs, only
-    EventExpression events of these dynamics, RK4/Euler/DOPRI5), else None. Monitors (Python functions) are
-    evaluated in Python at the samples C takes."""
+    EventExpression events of these dynamics, RK4/Euler/DOPRI5), else None (:func:`compiled_loop_choice` says
+    why). Monitors (Python functions) are evaluated in Python at the samples C takes."""
+    return compiled_loop_choice(sim, dynamics, method, params=params, inputs=inputs, rtol=rtol, atol=atol, dt=dt,
+                                t_end=t_end, max_step=max_step, min_step=min_step, first_step=first_step)[0]
+
+
+def compiled_loop_choice(sim, dynamics: Any, method: Method | str, *, params=None, inputs=None,
+                         rtol=1e-8, atol=1e-10, dt=None, t_end=np.inf, max_step=np.inf, min_step=0.0,
+                         first_step=None) -> tuple[CompiledRunner | None, str]:
+    """(runner, "") when the run of ``sim`` can go in C (see :func:`compiled_runner`), else (None, why not): a
+    phrase such as "the inputs are a function of (t, q, u)"."""
     method = Method.parse(method)
-    events = sim._events.events
-    if (not isinstance(dynamics, Dynamics) or dynamics.backend != "c" or method not in _LOOP_METHODS
-            or not _constant_inputs(inputs)):
-        return None
+    events = sim.event_detector.events
+    if not isinstance(dynamics, KaneDynamics):
+        return None, f"the C loop runs Kane's equations (KaneDynamics), not {type(dynamics).__name__}"
+    caps = dynamics.capabilities
+    if not caps.compiled_loop:
+        return None, caps.compiled_loop_reason
+    if method not in _LOOP_METHODS:
+        return None, (f"method {method.value} has no compiled loop (only "
+                      f"{', '.join(m.value for m in _LOOP_METHODS)} do)")
+    if not _constant_inputs(inputs):
+        return None, "the inputs are a function of (t, q, u), evaluated in Python"
     fns = [ev.function for ev in events]
     w = dynamics.model.input_values(inputs)
-    if not all(isinstance(f, EventExpression) and f.dynamics is dynamics and np.array_equal(f.inputs, w)
-               and np.array_equal(f.params, fns[0].params) for f in fns):
-        return None
+    for ev, f in zip(events, fns):
+        if not isinstance(f, EventExpression):
+            return None, f"event {ev.name!r} is a Python function (an EventExpression is compiled)"
+        if not (f.dynamics is dynamics and np.array_equal(f.inputs, w) and np.array_equal(f.params, fns[0].params)):
+            return None, f"event {ev.name!r} was made for other dynamics, inputs or parameters than the run's"
     eqs = dynamics.equations
     try:
-        rhs = dynamics._fn("rhs", ["qdot"], False, solve=True)
-        if not isinstance(rhs, CFunction):
-            return None
+        rhs = dynamics.loop_function()
         known = _functions.setdefault(dynamics, {})
-        if sim._has_energy and "energy" not in known:
+        if sim.has_energy and "energy" not in known:
             known["energy"] = CFunction(eqs.program, ["kinetic", "potential"])
         exprs = tuple(f.expr for f in fns)
         if fns and exprs not in known:
             known[exprs] = CFunction(_with_output(eqs.program, "g", exprs), ["g"])
-        energy, g = known.get("energy") if sim._has_energy else None, known.get(exprs) if fns else None
-    except CCompileError:
-        return None
+        energy, g = known.get("energy") if sim.has_energy else None, known.get(exprs) if fns else None
+    except NotSupportedError as exc:
+        return None, str(exc)
+    except CCompileError as exc:
+        return None, f"the C compiler failed ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
     p = dynamics.model.parameter_values(params)
     loop = CLoop(rhs, p, w, method=method.value, t=sim._t, x=sim._x,
                  t_bound=t_end, energy=energy, energy_params=p, events=g,
                  event_params=fns[0].params if fns else None, rtol=rtol, atol=atol, dt=dt, max_step=max_step,
                  min_step=min_step, first_step=first_step, output_dt=sim._output_dt, grid_t0=sim._grid_t0)
     if not loop.started:  # the Python integrator found a first step at this state: C agrees, or the run stays
-        return None
-    return CompiledRunner(sim, CompiledIntegrator(sim._rhs, loop, method, t_end))
+        return None, "the compiled loop found no first step where the Python integrator did"
+    return CompiledRunner(sim, CompiledIntegrator(sim._rhs, loop, method, t_end)), ""

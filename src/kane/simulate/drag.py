@@ -69,9 +69,10 @@ class DragOptions:
             raise ArgumentError(f"DragOptions.method {self.method!r}: expected one of "
                                 f"{', '.join(m.value for m in DragMethod)}")
         object.__setattr__(self, "method", method)
-        for name in ("tol", "step_tol", "gain", "reach_tol"):
-            if not getattr(self, name) > 0:
-                raise ArgumentError(f"DragOptions.{name} must be positive, got {getattr(self, name)!r}")
+        for name, value in (("tol", self.tol), ("step_tol", self.step_tol), ("gain", self.gain),
+                            ("reach_tol", self.reach_tol)):
+            if not value > 0:
+                raise ArgumentError(f"DragOptions.{name} must be positive, got {value!r}")
         if self.max_iter < 1 or self.damping < 0:
             raise ArgumentError(f"DragOptions: max_iter >= 1 and damping >= 0 expected, got {self.max_iter}, "
                                 f"{self.damping}")
@@ -132,12 +133,13 @@ class DragSolver:
         self.dyn, self.model, self.options = dyn, dyn.model, options
         self.targets, self.contacts = tuple(targets), tuple(contacts)
         bodies = {b.name: i for i, b in enumerate(self.model.bodies)}
-        for c in self.contacts:
-            for body in getattr(c, "bodies", ()):
+        self._is_pair = tuple(hasattr(c, "bodies") for c in self.contacts)  # between two bodies' surfaces
+        for c in self._pair_contacts():
+            for body in c.bodies:
                 if body not in bodies:
                     raise ArgumentError(f"contact {c.name!r}: body {body!r} is not in the model; bodies: "
                                         f"{', '.join(bodies)}, or 'ground'")
-        for tg in (*self.targets, *(c for c in self.contacts if not hasattr(c, "bodies"))):
+        for tg in (*self.targets, *(c for c, pair in zip(self.contacts, self._is_pair) if not pair)):
             point = tg.point if isinstance(tg, Target) else tg.center
             if tg.body not in bodies:
                 raise ArgumentError(f"target body {tg.body!r} is not in the model; bodies: {', '.join(bodies)}")
@@ -156,11 +158,11 @@ class DragSolver:
         kin = TreeKinematics(m.name_constants(b.assign), b)
         outs, names = {}, []
         points, self._slots = [(tg.body, tg.point) for tg in self.targets], []
-        for c in self.contacts:
-            extra = [(b, (0.0, 0.0, 0.0)) for b in c.bodies] if hasattr(c, "bodies") else [(c.body, c.center)]
+        for c, pair in zip(self.contacts, self._is_pair):
+            extra = [(b, (0.0, 0.0, 0.0)) for b in c.bodies] if pair else [(c.body, c.center)]
             self._slots.append(range(len(points), len(points) + len(extra)))
             points += extra
-        self._nz = sum(getattr(c, "n_params", 0) for c in self.contacts)
+        self._nz = sum(c.n_params for c in self._pair_contacts())
         self._nv = m.n_u + self._nz  # the step's unknowns: the speeds and the contact parameters
         for k, (body, point) in enumerate(points):
             i, point = bodies[body], [float(c) for c in point]
@@ -198,14 +200,18 @@ class DragSolver:
         return [tuple(np.asarray(vals[4 * k + j], dtype=float).reshape(shape)
                       for j, shape in enumerate(((3,), (3, 3), (3, -1), (3, -1)))) for k in slots]
 
+    def _pair_contacts(self) -> list:
+        """The contacts between two bodies' surfaces (their parameters are unknowns of the iteration), in order."""
+        return [c for c, pair in zip(self.contacts, self._is_pair) if pair]
+
     def errors(self, t: float, q: np.ndarray):
         """(e_soft, J_soft, e_hard, J_hard, distances): weighted target errors [m] and their rows in the full
         speeds and the contact parameters (hard: the grasps, then the surface contacts' rows), and the per-target
         position distances [m]. q: (n_q,), or (n_q + n_z,) with the surface-surface contacts' parameters."""
         n, nq = self.model.n_u, self.model.n_q
         q = np.asarray(q, dtype=float)
-        z = q[nq:] if q.size > nq else np.concatenate([np.asarray(c.params, float) for c in self.contacts
-                                                         if hasattr(c, "bodies")] or [np.zeros(0)])
+        z = q[nq:] if q.size > nq else np.concatenate([np.asarray(c.params, float) for c in self._pair_contacts()]
+                                                        or [np.zeros(0)])
         vals = self._fn(float(t), q[:nq], np.zeros(n), self._p, self._w)
         self._last_q = np.array(q, dtype=float)
         soft, hard, dist = ([], []), ([], []), []
@@ -226,8 +232,8 @@ class DragSolver:
         soft = (soft[0], [np.hstack([J, np.zeros((J.shape[0], self._nz))]) for J in soft[1]])
         hard = (hard[0], [np.hstack([J, np.zeros((J.shape[0], self._nz))]) for J in hard[1]])
         col = n
-        for contact, slots in zip(self.contacts, self._slots):
-            if hasattr(contact, "bodies"):
+        for contact, slots, pair in zip(self.contacts, self._slots, self._is_pair):
+            if pair:
                 k = contact.n_params
                 C, A_u, A_z = contact.rows(self._poses(vals, slots), z[col - n:col - n + k], n)
                 A = np.zeros((C.size, self._nv))
@@ -375,7 +381,7 @@ class DragSolver:
             raise ArgumentError(f"DragSolver.solve: q must be {nq} finite numbers "
                                 f"({', '.join(self.dyn.q_names)}), got {q.tolist()!r}")
         self.model.normalize_quaternions(q)
-        pairs = [(c, slots) for c, slots in zip(self.contacts, self._slots) if hasattr(c, "bodies")]
+        pairs = [(c, slots) for c, slots, pair in zip(self.contacts, self._slots, self._is_pair) if pair]
         if pairs:
             vals = self._fn(float(t), q, np.zeros(self.model.n_u), self._p, self._w)
             for c, slots in pairs:

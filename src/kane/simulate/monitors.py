@@ -11,7 +11,47 @@ import numpy as np
 
 from kane.errors import KaneError
 
-__all__ = ["standard_monitors", "WorkEnergyBalance", "work_energy_balance"]
+__all__ = ["BatchMonitor", "standard_monitors", "WorkEnergyBalance", "work_energy_balance"]
+
+
+class BatchMonitor:
+    """A monitor f(t [s], q (n_q,), u (n_u,)) -> float that also evaluates many samples at once:
+    ``batch(t (k,), q (k, n_q), u (k, n_u)) -> (k,)``, equal to calling it at each sample (the compiled loop
+    evaluates the samples of a stretch in one call)."""
+
+    def __init__(self, one, many):
+        self._one, self._many = one, many
+
+    def __call__(self, t, q, u) -> float:
+        return float(self._one(t, q, u))
+
+    def batch(self, t, q, u) -> np.ndarray:
+        return np.asarray(self._many(t, q, u), dtype=float).reshape(len(t))
+
+
+def _rowwise_max(rows):
+    return lambda values: np.max(np.abs(values[..., rows]), axis=-1)
+
+
+def _condition_monitor(dyn) -> BatchMonitor:
+    """The dependent-block condition (:meth:`kane.Dynamics.dependent_block_monitor`): at many samples the condition
+    numbers in one batch, the one-sample monitor (its warning and its stop) called only past its threshold."""
+    one = dyn.dependent_block_monitor()
+    choice, layout = dyn.equations.embedding, dyn.equations.constraint_layout
+    rows = [r for b in layout.values() if not b.transient for r in range(b.rows.start, b.rows.stop)]
+    kept, dep = [rows[k] for k in choice.rows], list(choice.dependent)
+
+    def many(t, q, u):
+        A = dyn.constraints(t, q)[0][:, kept]
+        largest = np.linalg.svd(A, compute_uv=False)[:, 0]
+        smallest = np.linalg.svd(A[:, :, dep], compute_uv=False)[:, -1]
+        with np.errstate(divide="ignore"):
+            cond = np.where(smallest > 0, largest / np.where(smallest > 0, smallest, 1.0), np.inf)
+        for i in np.flatnonzero(cond > 1e6):  # warn_at of dependent_block_monitor: its own message and stop
+            cond[i] = one(t[i], q[i], u[i])
+        return cond
+
+    return BatchMonitor(one, many)
 
 
 def standard_monitors(dyn, params=None, inputs=None) -> dict:
@@ -19,13 +59,17 @@ def standard_monitors(dyn, params=None, inputs=None) -> dict:
     (a mapping or a callable inputs(t, q, u) -> mapping): the residuals of the permanent constraints as their
     largest absolute value (motion constraints A u + b [m/s or rad/s], configuration constraints C(q) [m]), the
     unit-quaternion norm errors, the power [W] of the loads without a potential (when the potential is known) and
-    the condition of the dependent-speed block (see :meth:`kane.Dynamics.dependent_block_monitor`)."""
+    the condition of the dependent-speed block (see :meth:`kane.Dynamics.dependent_block_monitor`). Each is a
+    :class:`BatchMonitor` (many samples in one call) where the inputs are constants."""
     model, eqs, out = dyn.model, dyn.equations, {}
     if dyn.u_dependent_names:  # warns, then stops the run, where the dependent speeds cannot be solved for
-        out["dependent_block_condition"] = dyn.dependent_block_monitor()
+        out["dependent_block_condition"] = _condition_monitor(dyn)
     if eqs.has_potential:
-        out["power"] = lambda t, q, u: float(dyn.power(t, q, u, params, inputs(t, q, u) if callable(inputs)
-                                                       else inputs))
+        if callable(inputs):
+            out["power"] = lambda t, q, u: float(dyn.power(t, q, u, params, inputs(t, q, u)))
+        else:
+            out["power"] = BatchMonitor(lambda t, q, u: dyn.power(t, q, u, params, inputs),
+                                        lambda t, q, u: dyn.power(t, q, u, params, inputs))
     n_a, n_c = len(eqs.program.outputs["constraint_residual"]), len(eqs.program.outputs["C"])
     rows_a, rows_c = np.zeros(n_a, dtype=bool), np.zeros(n_c, dtype=bool)
     for block in eqs.constraint_layout.values():
@@ -34,12 +78,20 @@ def standard_monitors(dyn, params=None, inputs=None) -> dict:
             if block.holonomic is not None:
                 rows_c[block.holonomic] = True
     if rows_a.any():
-        out["constraint"] = lambda t, q, u: float(np.max(np.abs(dyn.constraint_residual(t, q, u)[rows_a])))
+        worst = _rowwise_max(rows_a)
+        out["constraint"] = BatchMonitor(lambda t, q, u: worst(dyn.constraint_residual(t, q, u)),
+                                         lambda t, q, u: worst(dyn.constraint_residual(t, q, u)))
     if rows_c.any():
-        out["configuration"] = lambda t, q, u: float(np.max(np.abs(dyn.configuration_residual(t, q)[rows_c])))
+        worst_c = _rowwise_max(rows_c)
+        out["configuration"] = BatchMonitor(lambda t, q, u: worst_c(dyn.configuration_residual(t, q)),
+                                            lambda t, q, u: worst_c(dyn.configuration_residual(t, q)))
     quats = [idx for _, idx in model.quaternion_indices()]
     if quats:
-        out["quaternion_norm"] = lambda t, q, u: max(abs(float(np.linalg.norm(q[i])) - 1.0) for i in quats)
+        def norm_error(t, q, u):
+            q = np.asarray(q, dtype=float)
+            return np.max([np.abs(np.linalg.norm(q[..., i], axis=-1) - 1.0) for i in quats], axis=0)
+
+        out["quaternion_norm"] = BatchMonitor(norm_error, norm_error)
     return out
 
 

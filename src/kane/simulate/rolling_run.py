@@ -15,13 +15,13 @@ import numpy as np
 from ..io.model_surfaces import rolling_dynamics
 from ..io.trajectory import TrajectoryWriter
 from ..options import Method
-from .simulator import Simulator
+from .run import ProjectionMode, RunOptions, RunRequest, State, run
 
 __all__ = ["JointCoordinateWriter", "rolling_run", "rolling_simulation"]
 
 
 class JointCoordinateWriter:
-    """A :class:`kane.io.trajectory.TrajectoryWriter` for a Simulator of ``cartesian`` (a CartesianDynamics, such
+    """A :class:`kane.io.trajectory.TrajectoryWriter` for a run of ``cartesian`` (a CartesianDynamics, such
     as a RollingContactDynamics) that writes the kane model's joint coordinates instead: q (n_q,), u (n_u,) named
     after ``cartesian.model``'s coordinates and speeds, ``params`` the parameters of the conversion. Everything
     else (modes, events, closing, the partial file) is the wrapped ``writer``'s."""
@@ -49,20 +49,18 @@ def rolling_run(model, t_span: tuple[float, float], path, *, params=None, output
     the run in the kane model's joint coordinates to ``path`` (HDF5); returns the file's path."""
     dyn = model.dynamics
     writer = JointCoordinateWriter(TrajectoryWriter(path), dyn, params)
-    sim = Simulator(dyn, t0=float(t_span[0]), q0=model.q0, u0=model.u0, method=Method.DOPRI5, rtol=rtol, atol=atol,
-                    params=params, output_dt=output_dt, record=False, writer=writer,
-                    projection=dyn.make_projection(params), project_every=5,
-                    description=description or dyn.description)
-    sim.run(float(t_span[1]))
-    sim.finish()
+    options = RunOptions(t_end=float(t_span[1]), method=Method.DOPRI5, rtol=rtol, atol=atol, output_dt=output_dt,
+                         record=False, projection=ProjectionMode.DYNAMICS, project_every=5,
+                         description=description or dyn.description)
+    run(dyn, State(model.q0, model.u0, float(t_span[0])), options, writer, params=params)
     return Path(path)
 
 
 def rolling_simulation(loaded, settings, path, *, project: bool = True, max_steps: int | None = None,
                        max_wall_time: float | None = None):
     """``kane simulate`` of a model file with ``[[contacts]]``: (``joint``, the kane model's Dynamics in joint
-    coordinates (numpy backend), a :class:`Simulator` of its :func:`rolling_dynamics` under ``settings`` (a
-    :class:`kane.io.SimulationSettings`), its writer to ``path``, in joint coordinates). The [inputs] schedules
+    coordinates (numpy backend), a :class:`kane.simulate.run.RunRequest` of its :func:`rolling_dynamics` under
+    ``settings`` (a :class:`kane.io.SimulationSettings`), its writer to ``path``, in joint coordinates). The [inputs] schedules
     act on the joint state; the monitors are ``power`` [W] of the loads without a potential (``joint.power``, the
     rolling contacts doing no work), ``configuration``, the largest contact point separation [m], and
     ``constraint``, the largest slip velocity of the contact points [m/s]. ``project``: put the state back on the
@@ -83,11 +81,10 @@ def rolling_simulation(loaded, settings, path, *, project: bool = True, max_step
     if joint.equations.has_potential:
         monitors["power"] = lambda t, q, u: float(joint.power(t, *joint_state(t, q, u), params,
                                                               None if inputs is None else inputs(t, q, u)))
-    writer = JointCoordinateWriter(TrajectoryWriter(path), dyn, params)
-    sim = Simulator(dyn, t0=settings.t_start, q0=model.q0, u0=model.u0, method=settings.method, rtol=settings.rtol,
-                    atol=settings.atol, dt=settings.dt, t_end=settings.t_end, params=params, inputs=inputs,
-                    monitors=monitors, output_dt=settings.output_dt, max_step=settings.max_step, record=False,
-                    writer=writer, projection=dyn.make_projection(params) if project else None, project_every=5,
-                    description=f"{loaded.name} ({loaded.path or loaded.name})", max_steps=max_steps,
-                    max_wall_time=max_wall_time)
-    return joint, sim, writer
+    options = RunOptions(t_end=settings.t_end, method=settings.method, rtol=settings.rtol, atol=settings.atol,
+                         dt=settings.dt, output_dt=settings.output_dt, max_step=settings.max_step, monitors=monitors,
+                         record=False, projection=ProjectionMode.DYNAMICS if project else ProjectionMode.NONE,
+                         project_every=5, description=f"{loaded.name} ({loaded.path or loaded.name})",
+                         max_steps=max_steps, max_wall_time=max_wall_time)
+    request = RunRequest(dyn, State(model.q0, model.u0, settings.t_start), options, params, inputs)
+    return joint, request, JointCoordinateWriter(TrajectoryWriter(path), dyn, params)

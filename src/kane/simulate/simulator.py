@@ -1,4 +1,4 @@
-"""Step-wise simulation of a dynamics object (``Simulator``) and the one-call ``simulate()`` on top of it.
+"""Step-wise simulation of a dynamics object (``Simulator``); :mod:`kane.simulate.run` runs one to the end.
 
 The simulator owns the integrator, the event detector, the monitors (energy [J] when the dynamics provides it,
 user residual functions), the optional projection hook (constraint drift correction every ``project_every``
@@ -11,25 +11,22 @@ the trajectory so far is attached to the error and, when a writer is given, save
 from __future__ import annotations
 
 import math
-import os
-import signal
 import time
-import warnings
 from collections.abc import Callable, Iterable, Mapping
-from contextlib import nullcontext
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from kane.errors import ArgumentError, KaneError
+from kane.errors import KaneError
+from kane.protocol import Dynamics
 from kane.simulate.events import Event, EventDetector, EventFunctionError
-from kane.simulate.compiled import compiled_runner
 from kane.simulate.integrators import Integrator, IntegratorError, Method, Rhs, Step, make_integrator
-from kane.simulate.run_limits import interrupt_signals, interrupted_status, limit_reached, run_limits
+from kane.simulate.run_limits import limit_reached, run_limits
 from kane.io.trajectory import EventRecord, Stats, Trajectory, TrajectoryWriter, load_trajectory
 
-__all__ = ["SimulationError", "StepInfo", "Simulator", "simulate", "InconsistentStartWarning"]
+__all__ = ["SimulationError", "StepInfo", "Simulator", "InconsistentStartWarning"]
 
 Residual = Callable[[float, np.ndarray, np.ndarray], float]
 Projection = Callable[[float, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -75,8 +72,12 @@ def _names(dynamics: Any, attr: str, n: int, prefix: str) -> tuple[str, ...]:
 
 
 def _check_quaternions(dynamics: Any, q0: np.ndarray) -> None:
-    """Refuse non-unit quaternions in q0 by the dynamics' own check (its state's layout), else by its model's where
-    q0 is in the model's joint coordinates: never the model's joint slices on a state of another layout."""
+    """Refuse non-unit quaternions in q0 by the dynamics' own check (its state's layout), else (an object outside
+    the protocol) by its model's where q0 is in the model's joint coordinates: never the model's joint slices on a
+    state of another layout."""
+    if isinstance(dynamics, Dynamics):
+        dynamics.check_quaternions(q0, "q0")
+        return
     model = getattr(dynamics, "model", None)
     if callable(getattr(dynamics, "check_quaternions", None)):
         dynamics.check_quaternions(q0, "q0")
@@ -181,6 +182,7 @@ class Simulator:
         self.failed: str | None = None
         self.finished = False
         self._wall = 0.0
+        self._loop = ("python", "stepped by Simulator.step()")
         self._record = bool(record)
         self._rows_t: list[float] = []
         self._rows_x: list[np.ndarray] = []
@@ -213,6 +215,8 @@ class Simulator:
                               trajectory=None) from exc
 
     def _probe_energy(self, t: float, x: np.ndarray) -> bool:
+        if isinstance(self.dynamics, Dynamics) and not self.dynamics.capabilities.energy:
+            return False
         energy = getattr(self.dynamics, "energy", None)
         if energy is None:
             return False
@@ -253,6 +257,42 @@ class Simulator:
         return self._integrator
 
     @property
+    def event_detector(self) -> EventDetector:
+        """The detector of this run's events (its ``events`` and their last values)."""
+        return self._events
+
+    @property
+    def has_energy(self) -> bool:
+        """Whether the energy [J] is recorded with every sample."""
+        return self._has_energy
+
+    @property
+    def monitors(self) -> Mapping[str, Residual]:
+        """The residual monitors recorded with every sample, name -> f(t, q, u) (read-only)."""
+        return MappingProxyType(self._monitors)
+
+    @property
+    def max_steps(self) -> int | None:
+        """The most attempted steps before the run stops (None: no limit)."""
+        return self._max_steps
+
+    def record_samples(self, t: np.ndarray, x: np.ndarray, energy: np.ndarray | None, residuals: np.ndarray) -> None:
+        """Record k samples taken elsewhere (the compiled loop): t (k,) [s], x (k, n_q + n_u), energy (k,) [J] (None
+        without), residuals (k, number of monitors) in :attr:`monitors` order; in memory and to the writer."""
+        k = len(t)
+        if not k:
+            return
+        if self._record:
+            self._rows_t.extend(t.tolist())
+            self._rows_x.extend(x)
+            self._rows_e.extend(energy.tolist() if energy is not None else [None] * k)
+            self._rows_r.extend(map(tuple, residuals.tolist()))
+        if self._writer is not None:
+            self._writer.append_block(t, x[:, :self.n_q], x[:, self.n_q:], energy,
+                                      {name: residuals[:, j] for j, name in enumerate(self._monitors)})
+        self._t_sampled, self._x_sampled = float(t[-1]), x[-1]
+
+    @property
     def event_records(self) -> list[EventRecord]:
         """Events so far."""
         return list(self._event_records)
@@ -262,7 +302,13 @@ class Simulator:
         """Work so far (evaluations, steps) and wall time [s] spent in ``step()``."""
         c = self._integrator.counters
         return Stats(n_fev=c.n_fev, n_steps=c.n_steps, n_accepted=c.n_accepted, n_rejected=c.n_rejected,
-                     wall_time_s=self._wall, method=self.method.value, n_jev=c.n_jev, n_lu=c.n_lu)
+                     wall_time_s=self._wall, method=self.method.value, n_jev=c.n_jev, n_lu=c.n_lu,
+                     loop=self._loop[0], loop_reason=self._loop[1])
+
+    def record_loop(self, loop: str, reason: str = "") -> None:
+        """Record which loop steps this run ("compiled" or "python") and why not the compiled one (``reason``,
+        "" when it runs), as :attr:`stats` and the file report it (:func:`kane.simulate.run` calls it)."""
+        self._loop = (str(loop), str(reason))
 
     def set_mode(self, mode: str) -> None:
         """Start mode ``mode`` at the current time (recorded in the trajectory's ``modes``)."""
@@ -303,7 +349,7 @@ class Simulator:
         if not self._t < self._integrator.t_bound:
             raise RuntimeError(f"the simulation reached its end t = {self._t!r} s; call run(t_end) with a later "
                                f"t_end to go on")
-        self._check_limits()
+        self.check_limits()
         start = time.perf_counter()
         t_good, x_good = self._t, self._x
         try:
@@ -318,7 +364,8 @@ class Simulator:
         finally:
             self._wall += time.perf_counter() - start
 
-    def _check_limits(self) -> None:
+    def check_limits(self) -> None:
+        """Stop the run (SimulationError, samples saved) when its step or wall-time limit is reached."""
         reason = limit_reached(self._integrator.counters.n_steps, self._wall, self._t, self._max_steps, self._max_wall)
         if reason is not None:
             self._fail(reason, self._t, self._t, self._x, None)
@@ -456,65 +503,3 @@ class Simulator:
 
 class InconsistentStartWarning(UserWarning):
     """The initial configuration violates a holonomic constraint (the run starts off the constraint manifold)."""
-
-
-def _warn_inconsistent_start(dynamics, t0, q0, params, projection) -> None:
-    """Say so when q0 violates a holonomic constraint by more than 1e-9 (a projection, if any, corrects it)."""
-    rows = getattr(dynamics, "holonomic_rows", None)
-    if rows is None:
-        return
-    C = np.asarray(rows(t0, q0, params)[0])
-    if C.size and float(np.max(np.abs(C))) > 1e-9:
-        fix = "the projection corrects it at the first step" if projection is not None else \
-            "kane.assemble(dyn, t, q) gives a consistent q0"
-        warnings.warn(f"the initial configuration violates the holonomic constraints: max |C(q0)| = "
-                      f"{float(np.max(np.abs(C))):.3g}; {fix}", InconsistentStartWarning, stacklevel=3)
-
-
-def simulate(dynamics: Any, t_span: tuple[float, float], q0: Any, u0: Any, method: Method | str = Method.DOPRI5,
-             rtol: float = 1e-8, atol: float | np.ndarray = 1e-10, dt: float | None = None,
-             events: Iterable[Event] = (), params: Any = None, inputs: Mapping[str, float] | Callable | None = None,
-             output_dt: float | None = None, monitors: Mapping[str, Residual] | None = None,
-             path: str | os.PathLike | None = None, *, record_energy: bool = True,
-             projection: Projection | None = None, project_every: int = 1, max_step: float = np.inf,
-             min_step: float = 0.0, first_step: float | None = None, mode: str = "default",
-             description: str | None = None, flush_every: int = 1000, flush_seconds: float = 1.0,
-             max_steps: int | None = None, max_wall_time: float | None = None) -> Trajectory:
-    """Integrate ``dynamics`` over ``t_span`` = (t0, t1) [s] from q0 (n_q,), u0 (n_u,) and return the Trajectory.
-
-    See :class:`Simulator` for the arguments. With ``path``, samples are written during the run to
-    ``path + '.partial'`` (flushed every ``flush_every`` samples or ``flush_seconds`` [s]) and the file is
-    renamed to ``path`` at the end, also when the run fails (status "failed: ...") or is interrupted (Ctrl-C,
-    or SIGTERM unless the program handles it: status "interrupted: ..."). See Simulator for ``max_steps``.
-    """
-    try:
-        t0, t1 = (float(v) for v in t_span)
-    except (TypeError, ValueError):
-        raise ArgumentError(f"t_span = {t_span!r}: expected (t0, t1), two real numbers [s]") from None
-    if not (math.isfinite(t0) and math.isfinite(t1) and t1 >= t0):
-        raise ArgumentError(f"t_span = {t_span!r}: expected finite times, the end not before the start")
-    _warn_inconsistent_start(dynamics, t0, q0, params, projection)
-    writer = TrajectoryWriter(path, flush_every=flush_every, flush_seconds=flush_seconds) if path else None
-    try:
-        sim = Simulator(dynamics, t0=t0, q0=q0, u0=u0, method=method, rtol=rtol, atol=atol, dt=dt, t_end=t1,
-                        params=params, inputs=inputs, events=events, monitors=monitors, record_energy=record_energy,
-                        output_dt=output_dt, writer=writer, projection=projection, project_every=project_every,
-                        max_step=max_step, min_step=min_step, first_step=first_step, mode=mode,
-                        description=description, max_steps=max_steps, max_wall_time=max_wall_time)
-    except ValueError as exc:  # an argument refused by an integrator or numpy
-        if isinstance(exc, KaneError):
-            raise
-        raise ArgumentError(str(exc)) from exc
-    try:
-        with interrupt_signals(signals=(signal.SIGTERM,), only_default=True) if writer else nullcontext():
-            runner = compiled_runner(sim, dynamics, method, params=params, inputs=inputs, rtol=rtol, atol=atol,
-                                     dt=dt, t_end=t1, max_step=max_step, min_step=min_step,
-                                     first_step=first_step)  # whole stretches in C
-            (runner or sim).run(t1)
-    except SimulationError:
-        raise
-    except BaseException as exc:
-        if writer is not None and writer.is_open:
-            writer.close(interrupted_status(exc), sim.stats)
-        raise
-    return sim.finish()

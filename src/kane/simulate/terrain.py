@@ -40,6 +40,7 @@ from ..errors import ArgumentError, ModelError
 from ..model import joints as J
 from ..model.model import t as TIME
 from ..model.system import System
+from ..protocol import Capabilities, model_quaternion_check, unsupported
 from ..spatial import quaternion_to_rotation
 from ..surfaces import Surface, closest_point
 from ..surfaces.base import cross3
@@ -322,9 +323,33 @@ class RollingOnTerrain:
         q[3:] /= np.linalg.norm(q[3:])
         return q, u
 
-    def make_projection(self):
-        """A Simulator ``projection`` hook (t, q, u) -> (q, u): :meth:`project`."""
+    def make_projection(self, params=None):
+        """A Simulator ``projection`` hook (t, q, u) -> (q, u): :meth:`project` (it needs no parameters)."""
         return self.project
+
+    # ---- the rest of the kane.protocol.Dynamics interface ------------------------------------------------------
+    input_names = ()  # the inputs (the terrain's normal and its rate) are filled at every evaluation
+
+    @property
+    def parameter_names(self) -> tuple:
+        """The body's parameters, in order."""
+        return self.dynamics.parameter_names
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Energy and its own projection onto touching; the contact's rows and forces stay internal."""
+        return Capabilities(energy=True, projection=True,
+                            compiled_loop_reason="the terrain's contact point is solved in Python at every evaluation")
+
+    mass_matrix = unsupported("mass_matrix", "the embedded M depends on the terrain's normal at the contact")
+    forcing = unsupported("forcing", "the embedded f depends on the terrain's normal at the contact")
+    holonomic_rows = unsupported("holonomic_rows", "the contact with the terrain is solved internally")
+    motion_rows = unsupported("motion_rows", "the contact with the terrain is solved internally")
+    constraint_forces = unsupported("constraint_forces", "the contact with the terrain is solved internally")
+    loop_function = unsupported("loop_function", "the terrain's contact point is solved in Python at every "
+                                "evaluation")
+
+    check_quaternions = model_quaternion_check
 
 
 class RollingSphereOnTerrain(RollingOnTerrain):

@@ -32,6 +32,7 @@ import numpy as np
 from ..codegen.numpy_backend import compile_program
 from ..errors import KaneError, ModelError
 from ..mechanics.constraints import select_dependent
+from ..protocol import Capabilities, model_quaternion_check, unsupported
 from .rules import ImpulseResult, _Cholesky, project_positions, resolve_impulse
 
 __all__ = ["OnlineDynamics", "SlipForce", "ImpulseResult", "constraint_layout"]
@@ -493,3 +494,27 @@ class OnlineDynamics:
         Simulator's ``projection``."""
         q = self.project_positions(t, q, params=params)
         return q, self.project_velocity(q, u, t=t, params=params)
+
+    # ---- the rest of the kane.protocol.Dynamics interface ------------------------------------------------------
+    description = ""
+    parameter_names = property(lambda self: tuple(str(s) for s in self.model.parameters), doc="In model order.")
+    input_names = property(lambda self: tuple(str(s) for s in self.model.inputs), doc="In model order.")
+    mass_matrix = unsupported("mass_matrix", "the embedded M changes with the mode (see embedded_equations)")
+    forcing = unsupported("forcing", "the embedded f changes with the mode (see embedded_equations)")
+    loop_function = unsupported("loop_function", "the mode and the independent speeds change during the run")
+
+    holonomic_rows = unsupported("holonomic_rows", "its positions are projected by kane.switching.rules")
+    capabilities = property(lambda self: Capabilities(
+        energy=bool(self.equations.has_potential), constraint_forces=True, motion_constraints=True, projection=True,
+        compiled_loop_reason="the mode and the independent speeds change during the run"),
+        doc="Energy where every load has a potential; constraint forces and rows, a projection; no single M, f.")
+
+    def motion_rows(self, t, q, params=None):
+        """(A (m, n_u), b (m,)) of the active constraints (:meth:`constraint_rows`)."""
+        return self.constraint_rows(t, q, None, params)
+
+    def make_projection(self, params=None):
+        """The hook (t, q, u) -> (q, u) of :meth:`projection` at these parameters."""
+        return lambda t, q, u: self.projection(t, q, u, params)
+
+    check_quaternions = model_quaternion_check

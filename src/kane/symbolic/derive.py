@@ -28,7 +28,7 @@ from ..model.system import System
 from ..mechanics.constraints import EmbeddingChoice, constraint_bias, constraint_rows, select_dependent
 from ..mechanics.kinematics import TreeKinematics, sum_products
 from ..mechanics.loads import energy_expressions, nonconservative_power
-from .dynamics import Dynamics
+from .dynamics import KaneDynamics
 from .embedding import solve_dependent
 from .kane import explicit_generalized_forces, recursive_mass_forcing
 
@@ -161,7 +161,7 @@ class Equations:
         """A numeric :class:`kane.Dynamics` for these equations. ``backend``: "c" (compiled by the system C
         compiler, cached on disk), "numba" or "numpy"; the default is C when a compiler is found, else numba, else
         numpy, with one line (a :class:`kane.codegen.c_backend.BackendNotice` warning) saying which and why."""
-        return Dynamics(self, backend)
+        return KaneDynamics(self, backend)
 
     def linearize(self, *args, **kwargs):
         """Removed in kane 0.2 (CHANGELOG.md): linearize with the function ``kane.linearize(equations, q, u, ...)``

@@ -1,4 +1,4 @@
-"""``Dynamics``: the one numeric interface every formulation offers (DESIGN.md), here from Kane's equations.
+"""``KaneDynamics``: Kane's compiled equations with the numeric interface of :class:`kane.protocol.Dynamics`.
 
 State: q (n_q,) and the independent speeds u (n_u,). Parameters and inputs are arguments (a dict name -> value,
 an array in model order, or None for the defaults), so a sweep never re-derives. Every method also accepts a
@@ -16,21 +16,33 @@ import numpy as np
 from ..codegen.c_backend import BackendNotice, CCompileError, CFunction, select_backend
 from ..codegen.numba_backend import NumbaFunction
 from ..codegen.numpy_backend import compile_program
-from ..errors import KaneError, SingularStateError
+from ..errors import KaneError, NotSupportedError, SingularStateError
 from ..mechanics.arguments import state_arrays
+from ..protocol import Capabilities, model_quaternion_check, unsupported
 
-__all__ = ["Dynamics", "SingularityWarning"]
+__all__ = ["KaneDynamics", "SingularityWarning"]
 
 _F64 = np.dtype(np.float64)
 
 
 class SingularityWarning(UserWarning):
     """The state nears a configuration where the embedded equations are singular (see
-    :meth:`Dynamics.dependent_block_monitor`)."""
+    :meth:`KaneDynamics.dependent_block_monitor`)."""
 
 
-class Dynamics:
-    """Numeric equations of motion M(q) u' = f(q, u, t), q' = W(q) u + X, compiled from :class:`Equations`."""
+def __getattr__(name):
+    if name == "Dynamics":
+        warnings.warn("kane.symbolic.dynamics.Dynamics is now KaneDynamics (kane.Dynamics is the protocol every "
+                      "dynamics class satisfies); the old name goes in the next release", FutureWarning, stacklevel=2)
+        return KaneDynamics
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class KaneDynamics:
+    """Numeric equations of motion M(q) u' = f(q, u, t), q' = W(q) u + X, compiled from :class:`Equations`
+    (satisfies :class:`kane.protocol.Dynamics`). ``description``: one line stored with runs ("" by default)."""
+
+    description = ""
 
     def __init__(self, equations, backend: str = "numpy"):
         self.backend, notice = select_backend(backend)
@@ -312,3 +324,31 @@ class Dynamics:
     @cached_property
     def input_names(self) -> tuple:
         return tuple(str(s) for s in self.model.inputs)
+
+    # ---- the rest of the kane.protocol.Dynamics interface ------------------------------------------------------
+    @property
+    def capabilities(self) -> Capabilities:
+        """Energy where every load has a potential; M, f, constraint forces and rows (0 rows where none are
+        declared); the compiled loop with the C backend."""
+        c = self.backend == "c"
+        return Capabilities(energy=bool(self.equations.has_potential), mass_matrix=True, forcing=True,
+                            constraint_forces=True, holonomic=True,
+                            motion_constraints=True, projection=False, compiled_loop=c,
+                            compiled_loop_reason="" if c else f"backend {self.backend!r}, not 'c'")
+
+    def motion_rows(self, t, q, params=None):
+        """(A, b) of every declared constraint, A u_full + b = 0 (as :meth:`constraints`)."""
+        return self.constraints(t, q, params)
+
+    make_projection = unsupported("make_projection", "Kane's equations are projected by kane.simulate's "
+                                  "assembly from holonomic_rows (kane.simulate.make_projection)")
+
+    check_quaternions = model_quaternion_check
+
+    def loop_function(self):
+        """The C right-hand side (q', u') with the LDL^T solve, compiled once (C backend only)."""
+        fn = self._fn("rhs", ["qdot"], False, solve=True) if self.backend == "c" else None
+        if not isinstance(fn, CFunction):
+            raise NotSupportedError(f"KaneDynamics does not provide loop_function: backend {self.backend!r}, "
+                                    "not 'c'")
+        return fn

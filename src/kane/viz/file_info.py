@@ -114,7 +114,7 @@ def describe_file(path) -> FileInfo:
             ("samples", f"{traj.n_samples}, t = {span}"), ("method", st.method or "?"),
             ("function evaluations", str(st.n_fev)),
             ("steps", f"{st.n_accepted} accepted, {st.n_rejected if st.n_rejected is not None else '?'} rejected"),
-            ("wall time", f"{st.wall_time_s:.3f} s"),
+            ("wall time", f"{st.wall_time_s:.3f} s"), ("loop", st.loop_text or "(not recorded)"),
             (f"coordinates ({len(traj.q_names)})", ", ".join(traj.q_names)),
             (f"speeds ({len(traj.u_names)})", ", ".join(traj.u_names)),
             ("energy", "recorded" if traj.energy is not None else "not recorded"),
