@@ -17,6 +17,7 @@ import sympy as sp
 from ..codegen.program import Program
 from ..model.system import Model, System
 from ..codegen.trace import sdot
+from ..mechanics.composite import composite_pass, joint_space_inertia
 from ..mechanics.inertia import body_inertia
 from .trace import Trace
 from .rnea import trace_rnea
@@ -25,31 +26,12 @@ __all__ = ["crba", "trace_crba", "trace_forward_dynamics", "LTDL"]
 
 
 def trace_crba(tr: Trace) -> sp.Matrix:
-    """Trace the joint-space inertia H (n_u x n_u, symmetric) of ``tr``'s model."""
-    model, kin, b = tr.model, tr.kin, tr.b
-    n, nb = model.n_u, model.n_bodies
-    # inward pass: composite rigid-body inertias, each about its own body's origin in its axes
-    Ic = [body_inertia(model, i) for i in range(nb)]
-    for i in reversed(range(nb)):
-        p = model.parent[i]
-        if p >= 0:
-            Ic[p] = Ic[p].plus(b, Ic[i].to_parent(b, kin.R_pc[i], kin.r_pc[i]))
-    # per joint: the force that moves the composite body at unit speed derivative, projected on each ancestor
-    H = sp.zeros(n, n)
-    for i in range(nb):
-        S = tr.S(i)
-        for k, col in enumerate(tr.cols(i)):
-            F = Ic[i].apply(b, list(S[:, k]))
-            j = i
-            while j >= 0:
-                Sj = tr.S(j)
-                for kk, row in enumerate(tr.cols(j)):
-                    if j != i or row <= col:
-                        H[row, col] = H[col, row] = b.assign(sdot(Sj[:, kk], F))
-                if model.parent[j] >= 0:
-                    F = kin.force_to_parent(j, F)
-                j = model.parent[j]
-    return H
+    """Trace the joint-space inertia H (n_u x n_u, symmetric) of ``tr``'s model: composite rigid-body inertias,
+    each about its own body's origin in its axes (inward pass), then per joint the force that moves the composite
+    body at unit speed derivative, projected on each ancestor (:mod:`kane.mechanics.composite`)."""
+    model = tr.model
+    own = [body_inertia(model, i) for i in range(model.n_bodies)]
+    return joint_space_inertia(model, tr.kin, composite_pass(model, tr.kin, own).inertias, sdot)
 
 
 class LTDL:
