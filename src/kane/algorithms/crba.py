@@ -16,7 +16,7 @@ import sympy as sp
 
 from ..codegen.program import Program
 from ..model.system import Model, System
-from ..codegen.trace import sdot
+from ..codegen.trace import traced_power
 from ..mechanics.composite import composite_pass, joint_space_inertia
 from ..mechanics.inertia import body_inertia
 from .trace import Trace
@@ -31,7 +31,7 @@ def trace_crba(tr: Trace) -> sp.Matrix:
     body at unit speed derivative, projected on each ancestor (:mod:`kane.mechanics.composite`)."""
     model = tr.model
     own = [body_inertia(model, i) for i in range(model.n_bodies)]
-    return joint_space_inertia(model, tr.kin, composite_pass(model, tr.kin, own).inertias, sdot)
+    return joint_space_inertia(model, tr.kin, composite_pass(model, tr.kin, own).inertias, traced_power)
 
 
 class LTDL:

@@ -18,7 +18,7 @@ import sympy as sp
 
 from ..codegen.program import Program
 from ..model.system import Model, System
-from ..codegen.trace import sdot
+from ..codegen.trace import traced_power
 from ..mechanics.kinematics import cross, matTvec
 from .trace import Trace
 
@@ -46,7 +46,7 @@ def trace_rnea(tr: Trace, udot) -> tuple[list, sp.Matrix]:
         pj = model.joints[i]
         S = tr.S(i)
         for k, col in enumerate(tr.cols(i)):
-            tau[col] = b.assign(sdot(S[:, k], f[i]) - tr.Q[col])
+            tau[col] = b.assign(traced_power(S[:, k], f[i]) - tr.Q[col])
         forces[i, :] = sp.Matrix([_force_in_M(tr, i, f[i])])
         if pj.parent >= 0:
             fp = kin.force_to_parent(i, f[i])

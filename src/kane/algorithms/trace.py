@@ -14,7 +14,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..codegen.program import Program
-from ..codegen.trace import ZERO, TraceBuilder, dot, imul
+from ..codegen.trace import ZERO, TraceBuilder, traced_dot, imul
 from ..errors import ModelError
 from ..mechanics.inertia import body_inertia
 from ..mechanics.composite import newton_euler_force
@@ -77,7 +77,7 @@ class Trace:
         for i, pj in enumerate(model.joints):
             # the joint's relative twist v_J = S u + sigma in body axes, its rate at u' = 0, plus v_i x v_J
             S_c, u_j = kin.S[i], list(model.u[pj.u_slice])
-            rel = [b.assign(dot(S_c.row(r), u_j) + kin.sigma[i][r]) for r in range(6)]
+            rel = [b.assign(traced_dot(S_c.row(r), u_j) + kin.sigma[i][r]) for r in range(6)]
             vxr = crm(kin.vel[i], rel)
             self.c.append([b.assign(b.time_derivative(x) + y) for x, y in zip(rel, vxr)])
         self.a0 = [sp.S.Zero] * 3 + [-g for g in model.gravity]

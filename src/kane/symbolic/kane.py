@@ -15,14 +15,14 @@ import sympy as sp
 
 from ..mechanics.composite import composite_pass, joint_inertia_columns, newton_euler_force
 from ..mechanics.inertia import body_inertias
-from ..mechanics.kinematics import TreeKinematics, sum_products, dot
+from ..mechanics.kinematics import TreeKinematics, sum_products, dot3
 from ..mechanics.loads import applied_body_forces, joint_generalized_forces
 from ..model.model import Model
 
 __all__ = ["recursive_mass_forcing", "explicit_generalized_forces", "body_partial_velocities"]
 
 
-def sdot(m, f):
+def power(m, f):
     """The scalar product of a motion vector and a force vector (power), 6 components each."""
     return sum_products([(m[k], f[k]) for k in range(6)])
 
@@ -50,8 +50,8 @@ def recursive_mass_forcing(model: Model, kin: TreeKinematics):
     M = sp.zeros(n, n)
     for i, pj in enumerate(model.joints):
         for k, col in enumerate(range(n)[pj.u_slice]):
-            forcing[col] = b.assign(Q[col] - sdot(kin.S[i][:, k], gathered.forces[i]))
-        joint_inertia_columns(model, kin, gathered.inertias, sdot, i, M)
+            forcing[col] = b.assign(Q[col] - power(kin.S[i][:, k], gathered.forces[i]))
+        joint_inertia_columns(model, kin, gathered.inertias, power, i, M)
     return M, sp.Matrix(forcing)
 
 
@@ -83,11 +83,11 @@ def explicit_generalized_forces(model: Model, kin: TreeKinematics, C, c_acc):
             col = list(Pt[:, r])
             if all(e == 0 for e in col):
                 continue
-            f[r] = b.assign(f[r] - dot(col[:3], [x + y for x, y in zip(f_bias[i][:3], I_extra[:3])])
-                            - dot(col[3:], [x + y for x, y in zip(f_bias[i][3:], I_extra[3:])]))
+            f[r] = b.assign(f[r] - dot3(col[:3], [x + y for x, y in zip(f_bias[i][:3], I_extra[:3])])
+                            - dot3(col[3:], [x + y for x, y in zip(f_bias[i][3:], I_extra[3:])]))
             Icol = inertias[i].apply(b, col)
             for s in range(r, p):
-                term = dot(list(Pt[:3, s]), Icol[:3]) + dot(list(Pt[3:, s]), Icol[3:])
+                term = dot3(list(Pt[:3, s]), Icol[:3]) + dot3(list(Pt[3:, s]), Icol[3:])
                 M[r, s] = M[s, r] = b.assign(M[r, s] + term)
     return M, f
 
