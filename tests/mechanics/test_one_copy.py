@@ -41,6 +41,13 @@ def is_inward_walk(fn) -> bool:
                for w in ast.walk(fn))
 
 
+def is_force_gather(fn) -> bool:
+    """A pass over the bodies (a for loop) that carries each body's force to its parent (X^T F): not a walk."""
+    in_walks = {id(c) for w in ast.walk(fn) if isinstance(w, ast.While) for c in _calls(w)}
+    return any(isinstance(loop, ast.For) and any(_callee(c) == "force_to_parent" and id(c) not in in_walks
+                                                 for c in _calls(loop)) for loop in ast.walk(fn))
+
+
 def is_composite_sum(fn) -> bool:
     """Ic_parent = Ic_parent + X^T Ic_child X: a ``plus`` whose argument carries an inertia to the parent."""
     return any(_callee(c) == "plus" and any(_callee(d) == "to_parent" for a in c.args for d in _calls(a))
@@ -125,6 +132,7 @@ class LDL:
 def test_the_detectors_find_the_removed_copies():
     funcs = dict(_functions(ast.parse(_OLD_COPY)))
     assert is_inward_walk(funcs["recursive_mass_forcing"]) and is_composite_sum(funcs["recursive_mass_forcing"])
+    assert is_force_gather(funcs["recursive_mass_forcing"])
     assert is_newton_euler_force(funcs["_bias_forces"]) and not is_inward_walk(funcs["_bias_forces"])
     assert is_elimination(dict(_functions(ast.parse(_OLD_LDL)))["LDL.__init__"])
 
@@ -132,6 +140,11 @@ def test_the_detectors_find_the_removed_copies():
 def test_one_composite_inertia_sum_and_one_inward_walk():
     assert _where(is_composite_sum) == {"mechanics/composite.py:composite_pass"}
     assert _where(is_inward_walk) == {"mechanics/composite.py:joint_inertia_columns"}
+
+
+def test_one_subtree_force_pass():
+    # ABA carries articulated-body bias forces p^a, formed with the articulated inertias in the same pass
+    assert _where(is_force_gather) == {"mechanics/composite.py:composite_pass", "algorithms/aba.py:trace_aba"}
 
 
 def test_one_newton_euler_body_force():
@@ -155,6 +168,7 @@ def _imported(path: Path) -> dict[str, set[str]]:
 def test_kane_and_the_recursive_algorithms_call_the_shared_passes():
     uses = {"symbolic/kane.py": {"composite_pass", "joint_inertia_columns", "newton_euler_force"},
             "algorithms/crba.py": {"composite_pass", "joint_space_inertia"},
+            "algorithms/rnea.py": {"composite_pass"},
             "algorithms/trace.py": {"newton_euler_force"}}
     for rel, names in uses.items():
         tree = ast.parse((SRC / rel).read_text())

@@ -3,8 +3,8 @@ once on any scalar type and shared by Kane's method (:mod:`kane.symbolic.kane`) 
 algorithms (:mod:`kane.algorithms.crba`, :mod:`kane.algorithms.rnea`).
 
 * :func:`newton_euler_force`: the force I a + v x* I v - f_ext (6,) a body needs for acceleration a (Newton-Euler);
-* :func:`composite_pass`: inward (tip to base), composite inertias Ic_parent += X_i^T Ic_i X_i and, optionally,
-  subtree forces F_parent += X_i^T F_i;
+* :func:`composite_pass`: inward (tip to base), composite inertias Ic_parent += X_i^T Ic_i X_i and subtree
+  forces F_parent += X_i^T F_i (the bias-force pass of Kane's sums and RNEA's inward pass), either or both;
 * :func:`joint_space_inertia`: per joint i, F = Ic_i S_i gives the diagonal block H_ii = S_i^T F; walking inward,
   F = X_j^T F gives the off-diagonal blocks H_ji = S_j^T F for every ancestor joint j.
 
@@ -30,10 +30,10 @@ __all__ = ["CompositePass", "newton_euler_force", "composite_pass", "joint_space
 @dataclass(frozen=True)
 class CompositePass:
     """Result of :func:`composite_pass`: per body (parent-before-child order) the composite inertia of its subtree
-    about its origin in its axes (``inertias``) and, when forces were given, the subtree force (``forces``,
-    6-vectors in body axes at the origin; None otherwise)."""
+    about its origin in its axes (``inertias``) and the subtree force (``forces``, 6-vectors in body axes at the
+    origin); each None when not asked for."""
 
-    inertias: tuple
+    inertias: tuple | None
     forces: tuple | None
 
 
@@ -45,21 +45,29 @@ def newton_euler_force(b, apply_inertia: Callable, v, a, f_ext) -> list:
     return [b.assign(Ia[k] + vIv[k] - f_ext[k]) for k in range(6)]
 
 
-def composite_pass(model: Model, kin: TreeKinematics, inertias: Sequence[SpatialInertia],
-                   forces: Sequence[Sequence] | None = None) -> CompositePass:
-    """Inward pass (tip to base): each body's inertia (and force, if given) plus its children's, carried to its
-    axes. ``inertias`` (n_bodies): every body's own spatial inertia; ``forces`` (n_bodies x 6) or None."""
+def composite_pass(model: Model, kin: TreeKinematics, inertias: Sequence[SpatialInertia] | None,
+                   forces: Sequence[Sequence] | None = None,
+                   on_subtree: Callable[[int, list], None] | None = None) -> CompositePass:
+    """Inward pass (tip to base): each body's inertia and force plus its children's, carried to its axes.
+
+    ``inertias`` (n_bodies): every body's own spatial inertia, or None (no composite inertias: RNEA's inward pass);
+    ``forces`` (n_bodies x 6) or None; ``on_subtree(i, F_i)``, if given, is called with body i's complete subtree
+    force before it is carried to the parent (RNEA projects it on joint i there).
+    """
     b = kin.b
-    Ic = list(inertias)
+    Ic = None if inertias is None else list(inertias)
     F = None if forces is None else [list(f) for f in forces]
     for i in reversed(range(model.n_bodies)):
+        if on_subtree is not None:
+            on_subtree(i, F[i])
         p = model.parent[i]
         if p >= 0:
             if F is not None:
                 Fp = kin.force_to_parent(i, F[i])
                 F[p] = [b.assign(x + y) for x, y in zip(F[p], Fp)]
-            Ic[p] = Ic[p].plus(b, Ic[i].to_parent(b, kin.R_pc[i], kin.r_pc[i]))
-    return CompositePass(tuple(Ic), None if F is None else tuple(F))
+            if Ic is not None:
+                Ic[p] = Ic[p].plus(b, Ic[i].to_parent(b, kin.R_pc[i], kin.r_pc[i]))
+    return CompositePass(None if Ic is None else tuple(Ic), None if F is None else tuple(F))
 
 
 def joint_space_inertia(model: Model, kin: TreeKinematics, composite: Sequence[SpatialInertia],
