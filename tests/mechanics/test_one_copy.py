@@ -55,8 +55,11 @@ def is_composite_sum(fn) -> bool:
 
 
 def is_newton_euler_force(fn) -> bool:
-    """I a + v x* I v: the force cross product (``crf``, the helper of kane.mechanics.kinematics) of a velocity."""
-    return any(isinstance(c.func, ast.Name) and c.func.id == "crf" for c in _calls(fn))
+    """I a + v x* I v: an inertia applied to vectors (``apply``, ``imul``) and the force cross product (``crf``,
+    the helper of kane.mechanics.kinematics) of the velocity and the momentum."""
+    calls = _calls(fn)
+    return (any(isinstance(c.func, ast.Name) and c.func.id == "crf" for c in calls)
+            and any(_callee(c) in ("apply", "apply_inertia", "imul") for c in calls))
 
 
 def _loop_depth(node, depth=0) -> int:
