@@ -8,8 +8,9 @@ algorithms (:mod:`kane.algorithms.crba`, :mod:`kane.algorithms.rnea`).
 * :func:`joint_space_inertia`: per joint i, F = Ic_i S_i gives the diagonal block H_ii = S_i^T F; walking inward,
   F = X_j^T F gives the off-diagonal blocks H_ji = S_j^T F for every ancestor joint j.
 
-The scalars are whatever the kinematics' builder names (sympy expressions, traced scalars); the scalar product of
-a motion and a force vector is the caller's (``power``), so each formulation keeps its own arithmetic.
+The scalars are whatever the kinematics' builder names (sympy expressions, traced scalars; floats too for
+:func:`newton_euler_force`, with an ``assign`` that returns its argument); the scalar product of a motion and a
+force vector is the caller's (``power``), so each formulation keeps its own arithmetic.
 """
 
 from __future__ import annotations
@@ -51,8 +52,8 @@ def composite_pass(model: Model, kin: TreeKinematics, inertias: Sequence[Spatial
     """Inward pass (tip to base): each body's inertia and force plus its children's, carried to its axes.
 
     ``inertias`` (n_bodies): every body's own spatial inertia, or None (no composite inertias: RNEA's inward pass);
-    ``forces`` (n_bodies x 6) or None; ``on_subtree(i, F_i)``, if given, is called with body i's complete subtree
-    force before it is carried to the parent (RNEA projects it on joint i there).
+    ``forces`` (n_bodies x 6) or None; ``on_subtree(i, F_i)``, if given (with ``forces``), is called with body i's
+    complete subtree force before it is carried to the parent (RNEA projects it on joint i there).
     """
     b = kin.b
     Ic = None if inertias is None else list(inertias)
