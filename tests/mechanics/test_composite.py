@@ -1,5 +1,6 @@
-"""kane.mechanics.composite: the composite inertias equal the direct sum over each subtree, the joint-space inertia
-gives the kinetic energy, the Newton-Euler force and the L^T D L solve work on floats as on traced scalars."""
+"""kane.mechanics.composite: the composite inertias (and subtree forces) equal the direct sum over each subtree, on
+traced scalars and on floats; the joint-space inertia gives the kinetic energy; the Newton-Euler force and the L^T D L
+solve work on floats as on traced scalars."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from kane.algorithms.crba import LTDL
 from kane.algorithms.trace import Trace
 from kane.codegen.numpy_backend import compile_program
 from kane.mechanics.composite import composite_pass, joint_space_inertia, newton_euler_force
-from kane.mechanics.inertia import body_inertia
+from kane.mechanics.inertia import SpatialInertia, body_inertia
+from kane.mechanics.kinematics import TreeKinematics
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "algorithms"))
-from _trees import assert_close, random_state, random_tree  # noqa: E402
+from _trees import assert_close, random_inertia, random_rotation, random_state, random_tree  # noqa: E402
 
 
 def _evaluate(tr, outputs, q, u):
@@ -124,3 +126,47 @@ def test_ltdl_solve_on_floats_matches_numpy_and_keeps_tree_zeros():
     assert_close(fac.solve(list(f)), np.linalg.solve(H, f), 1e-12, "L^T D L solve")
     L = np.array([[fac.L[i][j] if j < i else 0.0 for j in range(n)] for i in range(n)], dtype=float)
     assert np.all(L[~related] == 0)  # no fill-in outside the ancestor pattern
+
+
+class _FloatTree:
+    """A tree with numeric joint placements, standing in for TreeKinematics: parent indices, R_pc[i] (body i's axes
+    to its parent's) and r_pc[i] (body i's origin in parent axes), a float builder and the same force transform."""
+
+    force_to_parent = TreeKinematics.force_to_parent
+
+    def __init__(self, rng, parent):
+        self.parent, self.n_bodies, self.b = list(parent), len(parent), _Floats
+        self.R_pc = [random_rotation(rng) for _ in parent]
+        self.r_pc = [list(rng.normal(0, 0.5, 3)) for _ in parent]
+
+
+def test_composite_pass_on_floats_equals_the_direct_sum():
+    rng = np.random.default_rng(8)
+    tree = _FloatTree(rng, [-1, 0, 1, 0, 3, 3, 5, 2])
+    own = []
+    for _ in range(tree.n_bodies):
+        m, c, J = float(rng.uniform(0.5, 3.0)), rng.normal(0, 0.2, 3), random_inertia(rng)
+        own.append((m, c, J))
+    inertias = [SpatialInertia(m, list(m * c), J + m * (c @ c * np.eye(3) - np.outer(c, c))) for m, c, J in own]
+    forces = [list(rng.normal(size=6)) for _ in range(tree.n_bodies)]
+    gathered = composite_pass(tree, tree, inertias, forces)
+    R0, r0 = [None] * tree.n_bodies, [None] * tree.n_bodies  # body poses in the root's parent frame
+    for i, p in enumerate(tree.parent):
+        R, r = np.array(tree.R_pc[i]), np.array(tree.r_pc[i])
+        R0[i], r0[i] = (R, r) if p < 0 else (R0[p] @ R, r0[p] + R0[p] @ r)
+    for i, sub in enumerate(_subtrees(tree)):
+        m_i, h_i, I_i, F_i = 0.0, np.zeros(3), np.zeros((3, 3)), np.zeros(6)
+        for k in sub:
+            mk, ck, Jk = own[k]
+            Rik, dk = R0[i].T @ R0[k], R0[i].T @ (r0[k] - r0[i])  # body k in body i's axes
+            p = dk + Rik @ ck
+            m_i += mk
+            h_i += mk * p
+            I_i += Rik @ Jk @ Rik.T + mk * (p @ p * np.eye(3) - np.outer(p, p))
+            f = Rik @ np.array(forces[k][3:])
+            F_i += np.concatenate([Rik @ np.array(forces[k][:3]) + np.cross(dk, f), f])
+        Ic = gathered.inertias[i]
+        assert_close([float(Ic.m)], [m_i], 1e-14, f"mass {i}")
+        assert_close(np.array(Ic.h, dtype=float), h_i, 1e-13, f"first moment {i}")
+        assert_close(np.array(Ic.Ibar.tolist(), dtype=float), I_i, 1e-13, f"rotational inertia {i}")
+        assert_close(np.array(gathered.forces[i], dtype=float), F_i, 1e-13, f"subtree force {i}")
