@@ -11,29 +11,30 @@ With body i's quantities in its own axes (Featherstone 2008, Table 7.1, multi-DO
 
 The accurate ordering (§5.3.1): the projection U D^-1 U^T is subtracted from the child's own articulated inertia,
 in the child's axes, *before* it is transformed and added to the parent's; subtracting X^T U D^-1 U^T X from the
-already-summed parent inertia instead loses precision on ill-conditioned chains (Fig. 5.7). D_i^-1 is applied by a
-traced LDL^T factorization of the nu_i x nu_i block (never a symbolic inverse). A joint with six speeds transmits
-no articulated inertia (I^a = 0 exactly, not up to round-off).
+already-summed parent inertia instead loses precision on ill-conditioned chains (Fig. 5.7). D_i^-1 is applied by the
+traced factorization of the nu_i x nu_i block (:class:`.crba.LTDL`, never a symbolic inverse). A joint with six
+speeds transmits no articulated inertia (I^a = 0 exactly, not up to round-off).
 """
 
 from __future__ import annotations
 
 from ..codegen.program import Program
 from ..model.system import Model, System
-from ..codegen.trace import ZERO, dot, imul
+from ..codegen.trace import ZERO, traced_dot, imul
+from .crba import LTDL
 from .trace import Trace
 
-__all__ = ["aba", "trace_aba", "inertia_to_parent", "LDL"]
+__all__ = ["aba", "trace_aba", "inertia_to_parent"]
 
 
 def _mm(A, B):
     """Product of two 3 x 3 nested lists of expressions (unnamed entries)."""
-    return [[dot(A[r], [B[0][c], B[1][c], B[2][c]]) for c in range(3)] for r in range(3)]
+    return [[traced_dot(A[r], [B[0][c], B[1][c], B[2][c]]) for c in range(3)] for r in range(3)]
 
 
 def _mmT(A, B):
     """A B^T of two 3 x 3 nested lists (unnamed entries)."""
-    return [[dot(A[r], B[c]) for c in range(3)] for r in range(3)]
+    return [[traced_dot(A[r], B[c]) for c in range(3)] for r in range(3)]
 
 
 def inertia_to_parent(b, I, R, r) -> list:
@@ -67,34 +68,6 @@ def inertia_to_parent(b, I, R, r) -> list:
     return [A2[i] + B2[i] for i in range(3)] + [[B2[j][i] for j in range(3)] + Cp[i] for i in range(3)]
 
 
-class LDL:
-    """Square-root-free Cholesky factorization D = L diag(d) L^T of a small symmetric positive-definite matrix
-    (n x n nested lists of expressions), traced entry by entry; ``solve(rhs)`` solves D x = rhs."""
-
-    def __init__(self, b, D):
-        self.b, n = b, len(D)
-        self.n = n
-        L = [[ZERO] * n for _ in range(n)]
-        self.L, self.d_inv = L, [ZERO] * n
-        d = [ZERO] * n
-        for j in range(n):
-            d[j] = b.assign(D[j][j] - dot([L[j][k] ** 2 for k in range(j)], d[:j]))
-            self.d_inv[j] = b.assign(1 / d[j])
-            for i in range(j + 1, n):
-                s = D[i][j] - dot([L[i][k] * L[j][k] for k in range(j)], d[:j])
-                L[i][j] = b.assign(s * self.d_inv[j])
-
-    def solve(self, rhs) -> list:
-        a, n, L = self.b.assign, self.n, self.L
-        y = [ZERO] * n
-        for i in range(n):
-            y[i] = a(rhs[i] - dot(L[i][:i], y[:i]))
-        x = [ZERO] * n
-        for i in reversed(range(n)):
-            x[i] = a(y[i] * self.d_inv[i] - dot([L[k][i] for k in range(i + 1, n)], x[i + 1:]))
-        return x
-
-
 def trace_aba(tr: Trace) -> list:
     """Trace the articulated-body method on ``tr``'s model; returns u' (n_u expressions)."""
     model, kin, b = tr.model, tr.kin, tr.b
@@ -109,9 +82,9 @@ def trace_aba(tr: Trace) -> list:
         nu = len(cols)
         Scols = [list(S[:, k]) for k in range(nu)]
         U[i] = [imul(b, IA[i], s) for s in Scols]  # columns of U = I^A S
-        D = [[a_(dot(Scols[r], U[i][k])) for k in range(nu)] for r in range(nu)]
-        ldl[i] = LDL(b, D) if nu else None
-        w[i] = [a_(tr.Q[col] - dot(Scols[k], pA[i])) for k, col in enumerate(cols)]
+        D = [[a_(traced_dot(Scols[r], U[i][k])) for k in range(nu)] for r in range(nu)]
+        ldl[i] = LTDL(b, D) if nu else None
+        w[i] = [a_(tr.Q[col] - traced_dot(Scols[k], pA[i])) for k, col in enumerate(cols)]
         if p < 0:
             continue
         # what body i's subtree looks like to its parent through joint i, still in body i's axes
@@ -121,9 +94,9 @@ def trace_aba(tr: Trace) -> list:
         if nu < 6:  # the accurate ordering: project in the child's axes, before the transform (§5.3.1)
             for r in range(6):
                 for s in range(r, 6):
-                    Ia[r][s] = Ia[s][r] = a_(IA[i][r][s] - dot(rows[r], UT[s]))
+                    Ia[r][s] = Ia[s][r] = a_(IA[i][r][s] - traced_dot(rows[r], UT[s]))
         Iac = imul(b, Ia, tr.c[i])
-        pa = [a_(pA[i][m] + Iac[m] + dot(rows[m], w[i])) for m in range(6)]
+        pa = [a_(pA[i][m] + Iac[m] + traced_dot(rows[m], w[i])) for m in range(6)]
         # hand both to the parent, in its axes about its origin
         Ip = inertia_to_parent(b, Ia, kin.R_pc[i], kin.r_pc[i])
         IA[p] = [[a_(IA[p][r][s] + Ip[r][s]) if s >= r else None for s in range(6)] for r in range(6)]
@@ -141,10 +114,10 @@ def trace_aba(tr: Trace) -> list:
         Xa = kin.motion_to_child(i, a_par)
         ap = [a_(Xa[m] + tr.c[i][m]) for m in range(6)]
         if cols:
-            qdd = ldl[i].solve([w[i][k] - dot(U[i][k], ap) for k in range(len(cols))])
+            qdd = ldl[i].solve([w[i][k] - traced_dot(U[i][k], ap) for k in range(len(cols))])
             for k, col in enumerate(cols):
                 udot[col] = qdd[k]
-            acc[i] = [a_(ap[m] + dot(list(S.row(m)), qdd)) for m in range(6)]
+            acc[i] = [a_(ap[m] + traced_dot(list(S.row(m)), qdd)) for m in range(6)]
         else:
             acc[i] = ap
     return udot

@@ -19,23 +19,12 @@ import sympy as sp
 from ..codegen.numpy_backend import compile_program
 from ..model.model import KaneSymbol, stretch, stretch_rate
 from ..codegen.trace import TraceBuilder
+from ..mechanics.kinematics import crf, crm, cross, matTvec, matvec
 
 __all__ = ["compile_terms", "trace_fit", "trace_terms"]
 
 OUTPUTS = ("G", "gamma", "Cdot", "C", "F", "u_joint")  # what udot needs
 ALL_OUTPUTS = OUTPUTS + ("T", "act", "J", "kappa", "S", "P", "V")  # and the other public methods
-
-
-def _cross(a, b):
-    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-
-
-def _mv(R, v):
-    return [sum((R[r, k] * v[k] for k in range(3)), sp.S.Zero) for r in range(3)]
-
-
-def _mtv(R, v):
-    return [sum((R[k, r] * v[k] for k in range(3)), sp.S.Zero) for r in range(3)]
 
 
 class _Tracer:
@@ -51,18 +40,18 @@ class _Tracer:
     # motion transform X(R, p) = [[E, 0], [-E p x, E]], E = R^T, applied to a motion vector and transposed to a force
     def X(self, R, p, m):
         w, v = m[:3], m[3:]
-        return self.vec(_mtv(R, w) + _mtv(R, [v[k] - c for k, c in enumerate(_cross(p, w))]))
+        return self.vec(matTvec(R, w) + matTvec(R, [v[k] - c for k, c in enumerate(cross(p, w))]))
 
     def XT(self, R, p, f):
         n, fo = f[:3], f[3:]
-        Rf = self.vec(_mv(R, fo))
-        return self.vec([a + c for a, c in zip(_mv(R, n), _cross(p, Rf))] + Rf)
+        Rf = self.vec(matvec(R, fo))
+        return self.vec([a + c for a, c in zip(matvec(R, n), cross(p, Rf))] + Rf)
 
     def crm(self, v, m):  # v x m
-        return self.vec(_cross(v[:3], m[:3]) + [a + c for a, c in zip(_cross(v[:3], m[3:]), _cross(v[3:], m[:3]))])
+        return self.vec(crm(v, m))
 
     def crf(self, v, f):  # v x* f
-        return self.vec([a + c for a, c in zip(_cross(v[:3], f[:3]), _cross(v[3:], f[3:]))] + _cross(v[:3], f[3:]))
+        return self.vec(crf(v, f))
 
     def matrix(self, fn):
         """The 6 x 6 matrix of the linear map ``fn`` on motion vectors, column by column."""
@@ -111,9 +100,9 @@ def _relative(tr, R, p, pj, par, j):
     if par < 0:
         R0F, oF = RpF, list(rpF)
     else:
-        R0F, oF = tr.mat(R[par] * RpF), tr.vec([p[par][k] + c for k, c in enumerate(_mv(R[par], rpF))])
+        R0F, oF = tr.mat(R[par] * RpF), tr.vec([p[par][k] + c for k, c in enumerate(matvec(R[par], rpF))])
     R_FM = tr.mat(R0F.T * tr.mat(R[j] * RcM))
-    p_FM = tr.vec(_mtv(R0F, [p[j][k] + c - oF[k] for k, c in enumerate(_mv(R[j], rcM))]))
+    p_FM = tr.vec(matTvec(R0F, [p[j][k] + c - oF[k] for k, c in enumerate(matvec(R[j], rcM))]))
     return RpF, rpF, RcM, rcM, R_FM, p_FM
 
 
@@ -198,18 +187,18 @@ def trace_terms(cd):
                 continue
             w = nu[body][:3]
             rr = [sp.Float(x) for x in r]
-            vP = tr.vec([a + c for a, c in zip(nu[body][3:], _cross(w, rr))])
-            pos = [p[body][k] + c for k, c in enumerate(_mv(R[body], rr))]
-            vel = _mv(R[body], vP)
-            acc = _mv(R[body], _cross(w, vP))
+            vP = tr.vec([a + c for a, c in zip(nu[body][3:], cross(w, rr))])
+            pos = [p[body][k] + c for k, c in enumerate(matvec(R[body], rr))]
+            vel = matvec(R[body], vP)
+            acc = matvec(R[body], cross(w, vP))
             # G block: D R [-r x, 1]: on omega, D R (-r x) w = D R (w x r)
             for a in range(n):
                 d = list(Dm[a, :])
                 C[row + a] = b.assign(C[row + a] + sum((d[k] * pos[k] for k in range(3)), sp.S.Zero))
                 Cd[row + a] = b.assign(Cd[row + a] + sum((d[k] * vel[k] for k in range(3)), sp.S.Zero))
                 gam[row + a] = b.assign(gam[row + a] - sum((d[k] * acc[k] for k in range(3)), sp.S.Zero))
-                dR = _mtv(R[body], d)  # (D R) row
-                rx = _cross(rr, dR)  # row of D R (-r x): (dR)(-r x) w = dR . (w x r) = w . (r x dR)
+                dR = matTvec(R[body], d)  # (D R) row
+                rx = cross(rr, dR)  # row of D R (-r x): (dR)(-r x) w = dR . (w x r) = w . (r x dR)
                 for c in range(3):
                     G[row + a, 6 * body + c] = b.assign(G[row + a, 6 * body + c] + rx[c])
                     G[row + a, 6 * body + 3 + c] = b.assign(G[row + a, 6 * body + 3 + c] + dR[c])
@@ -217,7 +206,7 @@ def trace_terms(cd):
                 for a in range(3):
                     for c in range(3):
                         G[row + n + a, 6 * body + c] = b.assign(G[row + n + a, 6 * body + c] + sign * R[body][a, c])
-                    Cd[row + n + a] = b.assign(Cd[row + n + a] + sign * _mv(R[body], w)[a])
+                    Cd[row + n + a] = b.assign(Cd[row + n + a] + sign * matvec(R[body], w)[a])
         row += n + (3 if frames else 0)
     F, act, V = _forces(cd, b, tr, R, p, nu, info, uJ)
     prog = b.build({"G": G, "gamma": list(gam), "Cdot": list(Cd), "C": list(C), "F": F, "u_joint": list(uJ),
@@ -236,16 +225,16 @@ def _forces(cd, b, tr, R, p, nu, info, uJ):
         Ibar = tr.mat(Ic + m * Cm * Cm.T)
         h = tr.vec([m * c for c in com])
         w, v = nu[i][:3], nu[i][3:]
-        Inu = tr.vec([a + c for a, c in zip(_mv(Ibar, w), _cross(h, v))] + [m * v[k] - c for k, c in
-                                                                             enumerate(_cross(h, w))])
+        Inu = tr.vec([a + c for a, c in zip(matvec(Ibar, w), cross(h, v))] + [m * v[k] - c for k, c in
+                                                                             enumerate(cross(h, w))])
         F.append([-x for x in tr.crf(nu[i], Inu)])
 
     def add(body, point, vec, frame):
         if body < 0:
             return
         vec = [ex(x) for x in vec]
-        f = tr.vec(_mtv(R[body], vec if frame < 0 else _mv(R[frame], vec)))
-        mo = _cross([ex(x) for x in point], f) if point is not None else [0, 0, 0]
+        f = tr.vec(matTvec(R[body], vec if frame < 0 else matvec(R[frame], vec)))
+        mo = cross([ex(x) for x in point], f) if point is not None else [0, 0, 0]
         F[body] = [a + c for a, c in zip(F[body], list(mo) + f)]
 
     g = list(model.gravity)
@@ -256,12 +245,12 @@ def _forces(cd, b, tr, R, p, nu, info, uJ):
     for tq in model.torques:
         if tq.body >= 0:
             vec = [ex(x) for x in tq.vector]
-            mo = tr.vec(_mtv(R[tq.body], vec if tq.frame < 0 else _mv(R[tq.frame], vec)))
+            mo = tr.vec(matTvec(R[tq.body], vec if tq.frame < 0 else matvec(R[tq.frame], vec)))
             F[tq.body] = [a + c for a, c in zip(F[tq.body], mo + [0, 0, 0])]
     V, st = sp.S.Zero, sp.S.Zero  # the potential energy, where every spring and joint load has one
     if cd._has_potential:
         V = -sum((sp.sympify(body.mass) * sum((ex(g[k]) * c for k, c in enumerate(
-            [p[i][a] + x for a, x in enumerate(_mv(R[i], list(body.com)))])), sp.S.Zero)
+            [p[i][a] + x for a, x in enumerate(matvec(R[i], list(body.com)))])), sp.S.Zero)
             for i, body in enumerate(model.bodies)), sp.S.Zero)
     for s in model.springs:
         ends = []
@@ -270,8 +259,8 @@ def _forces(cd, b, tr, R, p, nu, info, uJ):
             if body < 0:
                 ends.append((body, pt, pt, [0, 0, 0]))
             else:
-                pos = tr.vec([p[body][k] + c for k, c in enumerate(_mv(R[body], pt))])
-                vel = tr.vec(_mv(R[body], [nu[body][3 + k] + c for k, c in enumerate(_cross(nu[body][:3], pt))]))
+                pos = tr.vec([p[body][k] + c for k, c in enumerate(matvec(R[body], pt))])
+                vel = tr.vec(matvec(R[body], [nu[body][3 + k] + c for k, c in enumerate(cross(nu[body][:3], pt))]))
                 ends.append((body, pt, pos, vel))
         d = tr.vec([a - c for a, c in zip(ends[1][2], ends[0][2])])
         length = b.assign(sp.sqrt(d[0] ** 2 + d[1] ** 2 + d[2] ** 2))
@@ -341,7 +330,7 @@ def trace_fit(cd, fast):
         qs, us, jk, bias, Rq, pq = jd.sym
         Rq, pq = tr.mat(Rq), tr.vec(list(pq))
         RFM, pFM = _relative(tr, Rb, pb, pj, model.parent[j], j)[4:]
-        E += list(tr.mat(Rq.T * RFM)) + tr.vec(_mtv(Rq, [pFM[k] - pq[k] for k in range(3)]))
+        E += list(tr.mat(Rq.T * RFM)) + tr.vec(matTvec(Rq, [pFM[k] - pq[k] for k in range(3)]))
         S, nu = jk.S_M, jd.nu
         if not nu:
             continue

@@ -16,7 +16,8 @@ import sympy as sp
 
 from ..codegen.program import Program
 from ..model.system import Model, System
-from ..codegen.trace import sdot
+from ..codegen.trace import traced_power
+from ..mechanics.composite import composite_pass, joint_space_inertia
 from ..mechanics.inertia import body_inertia
 from .trace import Trace
 from .rnea import trace_rnea
@@ -25,62 +26,47 @@ __all__ = ["crba", "trace_crba", "trace_forward_dynamics", "LTDL"]
 
 
 def trace_crba(tr: Trace) -> sp.Matrix:
-    """Trace the joint-space inertia H (n_u x n_u, symmetric) of ``tr``'s model."""
-    model, kin, b = tr.model, tr.kin, tr.b
-    n, nb = model.n_u, model.n_bodies
-    # inward pass: composite rigid-body inertias, each about its own body's origin in its axes
-    Ic = [body_inertia(model, i) for i in range(nb)]
-    for i in reversed(range(nb)):
-        p = model.parent[i]
-        if p >= 0:
-            Ic[p] = Ic[p].plus(b, Ic[i].to_parent(b, kin.R_pc[i], kin.r_pc[i]))
-    # per joint: the force that moves the composite body at unit speed derivative, projected on each ancestor
-    H = sp.zeros(n, n)
-    for i in range(nb):
-        S = tr.S(i)
-        for k, col in enumerate(tr.cols(i)):
-            F = Ic[i].apply(b, list(S[:, k]))
-            j = i
-            while j >= 0:
-                Sj = tr.S(j)
-                for kk, row in enumerate(tr.cols(j)):
-                    if j != i or row <= col:
-                        H[row, col] = H[col, row] = b.assign(sdot(Sj[:, kk], F))
-                if model.parent[j] >= 0:
-                    F = kin.force_to_parent(j, F)
-                j = model.parent[j]
-    return H
+    """Trace the joint-space inertia H (n_u x n_u, symmetric) of ``tr``'s model: composite rigid-body inertias,
+    each about its own body's origin in its axes (inward pass), then per joint the force that moves the composite
+    body at unit speed derivative, projected on each ancestor (:mod:`kane.mechanics.composite`)."""
+    model = tr.model
+    own = [body_inertia(model, i) for i in range(model.n_bodies)]
+    return joint_space_inertia(model, tr.kin, composite_pass(model, tr.kin, own).inertias, traced_power)
 
 
 class LTDL:
     """H = L^T D L (L unit lower triangular) of a symmetric positive-definite matrix, factored from the last row up
-    (Featherstone 2008, Table 6.3), traced entry by entry; ``solve(f)`` solves H x = f."""
+    (Featherstone 2008, Table 6.3), entry by entry; ``solve(f)`` solves H x = f. Written once on any scalar type:
+    H (n x n, a sympy Matrix or nested lists) of expressions named by ``b.assign`` (traced), or of floats with an
+    ``assign`` that returns its argument. Exact zeros of H that stay zero in L (a tree numbered parent before
+    child: no fill-in) are skipped. The one traced factorization: CRBA, ABA's joint blocks, NOC, Kane's matrix."""
 
-    def __init__(self, b, H: sp.Matrix):
-        n = H.shape[0]
+    def __init__(self, b, H):
+        n = len(H) if isinstance(H, (list, tuple)) else H.shape[0]
+        A = [[H[i][j] for j in range(n)] for i in range(n)] if isinstance(H, (list, tuple)) else \
+            [[H[i, j] for j in range(n)] for i in range(n)]
         self.b, self.n = b, n
-        A = sp.Matrix(H)
-        self.d_inv = [sp.S.Zero] * n
+        self.d_inv = [0] * n
         for k in reversed(range(n)):
-            self.d_inv[k] = b.assign(1 / A[k, k])
+            self.d_inv[k] = b.assign(1 / A[k][k])
             for i in reversed(range(k)):
-                if A[k, i] == 0:
+                if A[k][i] == 0:
                     continue
-                a = b.assign(A[k, i] * self.d_inv[k])
+                a = b.assign(A[k][i] * self.d_inv[k])
                 for j in range(i + 1):
-                    if A[k, j] != 0:
-                        A[i, j] = b.assign(A[i, j] - a * A[k, j])
-                A[k, i] = a
+                    if A[k][j] != 0:
+                        A[i][j] = b.assign(A[i][j] - a * A[k][j])
+                A[k][i] = a
         self.L = A  # strictly lower part: L; the diagonal is D (its inverses in d_inv)
 
     def solve(self, f) -> list:
         a, n, L = self.b.assign, self.n, self.L
         y = list(f)
         for i in reversed(range(n)):  # L^T y = f
-            y[i] = a(y[i] - sum((L[k, i] * y[k] for k in range(i + 1, n)), sp.S.Zero))
+            y[i] = a(y[i] - sum((L[k][i] * y[k] for k in range(i + 1, n)), 0))
         x = [a(y[i] * self.d_inv[i]) for i in range(n)]  # D z = y
         for i in range(n):  # L x = z
-            x[i] = a(x[i] - sum((L[i, k] * x[k] for k in range(i)), sp.S.Zero))
+            x[i] = a(x[i] - sum((L[i][k] * x[k] for k in range(i)), 0))
         return x
 
 

@@ -46,7 +46,7 @@ from ..codegen.program import Program
 from ..errors import KaneError
 from ..model.system import Model, System
 from ..protocol import Capabilities
-from ..codegen.trace import ZERO, dot, mul
+from ..codegen.trace import ZERO, traced_dot, mul
 from ..mechanics.kinematics import cross, matvec
 from .crba import LTDL
 from .noc import mass_center_twist, subtrees
@@ -69,7 +69,7 @@ def constrained_axes(joint) -> tuple[int, ...]:
 
 def _vec3(b, M, v) -> list:
     """M v (3,) for a 3 x 3 sympy matrix M and a 3-vector v, each entry named."""
-    return [b.assign(dot(list(M.row(a)), list(v))) for a in range(3)]
+    return [b.assign(traced_dot(list(M.row(a)), list(v))) for a in range(3)]
 
 
 class KaneTerms:
@@ -129,7 +129,7 @@ class KaneTerms:
                 for i in range(tr.model.n_bodies):
                     Om, V = self.Omega[i], self.V[i]
                     if r in Om and s in Om:
-                        terms += [dot(Om[r], IOm[i][s]), mul(self.m[i], dot(V[r], V[s]))]
+                        terms += [traced_dot(Om[r], IOm[i][s]), mul(self.m[i], traced_dot(V[r], V[s]))]
                 terms = [x for x in terms if x is not ZERO]
                 if terms:
                     M[r, s] = M[s, r] = b.assign(sp.Add(*terms, evaluate=False) if len(terms) > 1 else terms[0])
@@ -138,7 +138,7 @@ class KaneTerms:
             terms = [tr.Q[r]]
             for i in range(tr.model.n_bodies):
                 if r in self.Omega[i]:
-                    terms += [dot(self.Omega[i][r], self.e[i]), dot(self.V[i][r], self.p[i])]
+                    terms += [traced_dot(self.Omega[i][r], self.e[i]), traced_dot(self.V[i][r], self.p[i])]
             terms = [x for x in terms if x is not ZERO]
             f.append(b.assign(sp.Add(*terms, evaluate=False)) if len(terms) > 1 else (terms[0] if terms else ZERO))
         return M, f
@@ -150,8 +150,8 @@ class KaneTerms:
         if key not in self._residual:
             b = self.tr.b
             Om, V = self.Omega[i], self.V[i]
-            alpha_u = [dot([Om[r][k] for r in Om], [udot[r] for r in Om]) for k in range(3)]
-            a_u = [dot([V[r][k] for r in V], [udot[r] for r in V]) for k in range(3)]
+            alpha_u = [traced_dot([Om[r][k] for r in Om], [udot[r] for r in Om]) for k in range(3)]
+            a_u = [traced_dot([V[r][k] for r in V], [udot[r] for r in V]) for k in range(3)]
             Ia = matvec(self.Ic[i], [b.assign(x) for x in alpha_u])
             self._residual[key] = ([b.assign(Ia[k] - self.e[i][k]) for k in range(3)],
                                    [b.assign(mul(self.m[i], b.assign(a_u[k])) - self.p[i][k]) for k in range(3)])
@@ -193,7 +193,7 @@ def trace_constraint_forces(terms: KaneTerms, j: int, udot) -> list:
             tw = mass_center_twist(b, twist[i], model.bodies[i].com)
             Om_c, V_c = tw[:3], tw[3:]
             moment, force = terms.residual(i, udot)
-            parts += [dot(Om_c, moment), dot(V_c, force)]
+            parts += [traced_dot(Om_c, moment), traced_dot(V_c, force)]
         parts = [x for x in parts if x is not ZERO]
         out.append(b.assign(sp.Add(*parts, evaluate=False)) if len(parts) > 1 else (parts[0] if parts else ZERO))
     return out

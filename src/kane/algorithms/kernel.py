@@ -36,8 +36,8 @@ from ..mechanics.arguments import state_arrays
 from ..model import joints as J
 from ..model.model import Model, float_value
 from ..options import Formulation, parse_enum
-from ..protocol import Capabilities, model_quaternion_check, unsupported
-from .recursive import RecursiveDynamics
+from ..protocol import Capabilities
+from .recursive import RecursiveDynamics, TreeMembers
 from .trace import tree_model
 
 __all__ = ["KernelArrays", "KernelDynamics", "kernel_support", "kernel_arrays"]
@@ -209,7 +209,7 @@ def _fold_welds(ib: np.ndarray, db: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return ib, db[keep].copy()
 
 
-class KernelDynamics:
+class KernelDynamics(TreeMembers):
     """Numeric dynamics of an unconstrained tree by the generic compiled kernel, with the interface of
     :class:`RecursiveDynamics`: ``qdot``, ``udot``, ``rhs``, ``mass_matrix``, ``forcing``, ``inverse_dynamics``,
     ``kinetic_energy``, ``potential_energy``, ``energy``, ``constraints``; ``joint_forces`` and
@@ -370,25 +370,13 @@ class KernelDynamics:
         q = np.asarray(q, dtype=float)
         return np.zeros(q.shape[:-1] + (0, self.n_u)), np.zeros(q.shape[:-1] + (0,))
 
-    # ---- the rest of the kane.protocol.Dynamics interface ------------------------------------------------------
-    description = ""
-
+    # ---- the rest of the kane.protocol.Dynamics interface (with TreeMembers) -----------------------------------
     @property
     def capabilities(self) -> Capabilities:
         """M, f and the energy (the kernel takes gravity only, which has a potential); no constraints, projection
         or compiled loop (the C loop runs Kane's equations)."""
         return Capabilities(energy=True, mass_matrix=True, forcing=True, motion_constraints=True,
                             compiled_loop_reason=f"the C loop runs Kane's equations only, not {type(self).__name__}")
-
-    def motion_rows(self, t, q, params=None):
-        """(A, b) with 0 rows (as :meth:`constraints`)."""
-        return self.constraints(t, q, params)
-
-    holonomic_rows = unsupported("holonomic_rows", "the kernel runs an unconstrained tree")
-    constraint_forces = unsupported("constraint_forces", "the kernel runs an unconstrained tree")
-    make_projection = unsupported("make_projection", "the kernel runs an unconstrained tree")
-    loop_function = unsupported("loop_function", "the C loop runs Kane's equations only")
-    check_quaternions = model_quaternion_check
 
     # ---- what the kernel does not compute: from the traced algorithms of the same model ---------------------------
     def traced(self) -> RecursiveDynamics:

@@ -33,7 +33,7 @@ import sympy as sp
 
 from ..codegen.program import Program
 from ..model.system import Model, System
-from ..codegen.trace import ZERO, dot, mul
+from ..codegen.trace import ZERO, traced_dot, mul
 from ..mechanics.kinematics import cross
 from .crba import LTDL
 from ..options import Formulation
@@ -106,7 +106,7 @@ def trace_generalized_inertia(tr: Trace, T: sp.Matrix) -> sp.Matrix:
         cols = [r for r in range(n) if _nonzero(Ti[:, r])]
         Ic = sp.Matrix(body.inertia)
         tw = {r: list(Ti[:, r]) for r in cols}
-        Iw = {r: [b.assign(dot(list(Ic.row(a)), tw[r][:3])) for a in range(3)] for r in cols}
+        Iw = {r: [b.assign(traced_dot(list(Ic.row(a)), tw[r][:3])) for a in range(3)] for r in cols}
         per_body.append((set(cols), tw, Iw, body.mass))
     I = sp.zeros(n, n)
     for r in range(n):
@@ -114,8 +114,8 @@ def trace_generalized_inertia(tr: Trace, T: sp.Matrix) -> sp.Matrix:
             terms = []
             for cols, tw, Iw, m in per_body:
                 if r in cols and s in cols:
-                    terms.append(dot(tw[r][:3], Iw[s]))
-                    terms.append(mul(m, dot(tw[r][3:], tw[s][3:])))
+                    terms.append(traced_dot(tw[r][:3], Iw[s]))
+                    terms.append(mul(m, traced_dot(tw[r][3:], tw[s][3:])))
             terms = [e for e in terms if e is not ZERO]
             if terms:
                 I[r, s] = I[s, r] = b.assign(sp.Add(*terms, evaluate=False) if len(terms) > 1 else terms[0])

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ..model.model import Model
     from ..model.system import System
 
-__all__ = ["RecursiveDynamics"]
+__all__ = ["RecursiveDynamics", "TreeMembers"]
 
 
 def deprecated_algorithm(stacklevel: int = 3) -> type[Formulation]:
@@ -57,7 +57,25 @@ def __getattr__(name: str):
 
 # ---- the numeric Dynamics interface -------------------------------------------------------------------------
 
-class RecursiveDynamics:
+class TreeMembers:
+    """The :class:`kane.protocol.Dynamics` members shared by the dynamics of an unconstrained tree
+    (:class:`RecursiveDynamics`, :class:`kane.algorithms.kernel.KernelDynamics`): the motion rows are its
+    ``constraints(t, q, params)``; no holonomic rows, constraint forces, projection or compiled loop."""
+
+    description = ""
+
+    def motion_rows(self, t, q, params=None):
+        """(A, b) of the transient constraints, A u + b = 0 (as ``constraints``)."""
+        return self.constraints(t, q, params)
+
+    holonomic_rows = unsupported("holonomic_rows", "the recursive algorithms run an unconstrained tree")
+    constraint_forces = unsupported("constraint_forces", "the recursive algorithms impose no constraint")
+    make_projection = unsupported("make_projection", "the recursive algorithms impose no constraint")
+    loop_function = unsupported("loop_function", "the C loop runs Kane's equations only")
+    check_quaternions = model_quaternion_check
+
+
+class RecursiveDynamics(TreeMembers):
     """Numeric dynamics of an unconstrained tree by the recursive algorithms, with the interface of
     :class:`kane.Dynamics`: ``qdot``, ``udot``, ``rhs``, ``mass_matrix``, ``forcing``, ``kinetic_energy``,
     ``potential_energy``, ``energy``, plus ``inverse_dynamics`` and ``joint_forces`` (RNEA).
@@ -253,9 +271,7 @@ class RecursiveDynamics:
         """(A, b) of the model's transient constraints, A u + b = 0 (0 rows when none are declared)."""
         return self._call(("A", "b"), t, q, None, params)
 
-    # ---- the rest of the kane.protocol.Dynamics interface ------------------------------------------------------
-    description = ""
-
+    # ---- the rest of the kane.protocol.Dynamics interface (with TreeMembers) -----------------------------------
     @property
     def capabilities(self) -> Capabilities:
         """M and f, the transient constraints' rows, energy where every load has a potential; no holonomic rows,
@@ -268,13 +284,3 @@ class RecursiveDynamics:
         return Capabilities(energy=energy, mass_matrix=True, forcing=True, motion_constraints=True,
                             compiled_loop_reason=f"the C loop runs Kane's equations only, not {type(self).__name__}")
 
-    def motion_rows(self, t, q, params=None):
-        """(A, b) of the transient constraints, A u + b = 0 (as :meth:`constraints`)."""
-        return self.constraints(t, q, params)
-
-    holonomic_rows = unsupported("holonomic_rows", "the recursive algorithms run an unconstrained tree")
-    constraint_forces = unsupported("constraint_forces", "the recursive algorithms impose no constraint")
-    make_projection = unsupported("make_projection", "the recursive algorithms impose no constraint")
-    loop_function = unsupported("loop_function", "the C loop runs Kane's equations only")
-
-    check_quaternions = model_quaternion_check

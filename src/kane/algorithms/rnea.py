@@ -18,7 +18,8 @@ import sympy as sp
 
 from ..codegen.program import Program
 from ..model.system import Model, System
-from ..codegen.trace import sdot
+from ..codegen.trace import traced_power
+from ..mechanics.composite import composite_pass
 from ..mechanics.kinematics import cross, matTvec
 from .trace import Trace
 
@@ -42,15 +43,14 @@ def trace_rnea(tr: Trace, udot) -> tuple[list, sp.Matrix]:
     # inward pass: each joint carries its subtree's force; project it on the joint's motion subspace
     tau = [sp.S.Zero] * model.n_u
     forces = sp.zeros(nb, 6)
-    for i in reversed(range(nb)):
-        pj = model.joints[i]
+
+    def project(i, f_i):
         S = tr.S(i)
         for k, col in enumerate(tr.cols(i)):
-            tau[col] = b.assign(sdot(S[:, k], f[i]) - tr.Q[col])
-        forces[i, :] = sp.Matrix([_force_in_M(tr, i, f[i])])
-        if pj.parent >= 0:
-            fp = kin.force_to_parent(i, f[i])
-            f[pj.parent] = [b.assign(x + y) for x, y in zip(f[pj.parent], fp)]
+            tau[col] = b.assign(traced_power(S[:, k], f_i) - tr.Q[col])
+        forces[i, :] = sp.Matrix([_force_in_M(tr, i, f_i)])
+
+    composite_pass(model, kin, None, f, on_subtree=project)
     return tau, forces
 
 

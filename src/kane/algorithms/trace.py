@@ -14,10 +14,11 @@ from __future__ import annotations
 import sympy as sp
 
 from ..codegen.program import Program
-from ..codegen.trace import ZERO, TraceBuilder, dot, imul
+from ..codegen.trace import ZERO, TraceBuilder, traced_dot, imul
 from ..errors import ModelError
 from ..mechanics.inertia import body_inertia
-from ..mechanics.kinematics import TreeKinematics, crf, crm
+from ..mechanics.composite import newton_euler_force
+from ..mechanics.kinematics import TreeKinematics, crm
 from ..mechanics.loads import applied_body_forces, energy_expressions, joint_generalized_forces
 from ..model.model import KaneSymbol, Model
 from ..model.system import System
@@ -76,7 +77,7 @@ class Trace:
         for i, pj in enumerate(model.joints):
             # the joint's relative twist v_J = S u + sigma in body axes, its rate at u' = 0, plus v_i x v_J
             S_c, u_j = kin.S[i], list(model.u[pj.u_slice])
-            rel = [b.assign(dot(S_c.row(r), u_j) + kin.sigma[i][r]) for r in range(6)]
+            rel = [b.assign(traced_dot(S_c.row(r), u_j) + kin.sigma[i][r]) for r in range(6)]
             vxr = crm(kin.vel[i], rel)
             self.c.append([b.assign(b.time_derivative(x) + y) for x, y in zip(rel, vxr)])
         self.a0 = [sp.S.Zero] * 3 + [-g for g in model.gravity]
@@ -95,10 +96,8 @@ class Trace:
 
     def bias_force(self, i, a_i) -> list:
         """I_i a_i + v_i x* I_i v_i - f_ext_i (6,): the force body i needs for acceleration a_i (Newton-Euler)."""
-        b, v, I = self.b, self.kin.vel[i], self.I[i]
-        Ia, Iv = imul(b, I, a_i), imul(b, I, v)
-        vIv = crf(v, Iv)
-        return [b.assign(Ia[k] + vIv[k] - self.f_ext[i][k]) for k in range(6)]
+        b, I = self.b, self.I[i]
+        return newton_euler_force(b, lambda s: imul(b, I, s), self.kin.vel[i], a_i, self.f_ext[i])
 
     def energies(self):
         """Adds outputs "kinetic" [J] and, when every load has a potential, "potential" [J]."""

@@ -12,7 +12,7 @@ import sympy as sp
 
 from .program import ProgramBuilder
 
-__all__ = ["TraceBuilder", "ZERO", "ONE", "MINUS_ONE", "mul", "dot", "sdot", "imul"]
+__all__ = ["TraceBuilder", "ZERO", "ONE", "MINUS_ONE", "mul", "traced_dot", "traced_power", "imul"]
 
 
 ZERO = sp.S.Zero
@@ -34,17 +34,19 @@ def mul(x, y):
     return sp.Mul(x, y, evaluate=False)
 
 
-def dot(a, b):
-    """Sum of products of two sequences of expressions, exact zeros skipped, formed without canonicalization."""
+def traced_dot(a, b):
+    """Sum of products of two sequences of expressions of any length, exact zeros skipped, formed without
+    canonicalization (an unevaluated Add: the traced order); sympy's canonical 3-vector product is
+    :func:`kane.mechanics.kinematics.dot3`."""
     terms = [mul(x, y) for x, y in zip(a, b) if x is not ZERO and y is not ZERO]
     if len(terms) < 2:
         return terms[0] if terms else ZERO
     return sp.Add(*terms, evaluate=False)
 
 
-def sdot(m, f):
-    """Scalar product of two 6-vectors (power of a force on a motion)."""
-    return dot(m, f)
+def traced_power(m, f):
+    """Scalar product of a motion and a force 6-vector (power), traced as :func:`traced_dot` forms it."""
+    return traced_dot(m, f)
 
 
 class TraceBuilder(ProgramBuilder):
@@ -72,4 +74,4 @@ class TraceBuilder(ProgramBuilder):
 
 def imul(b: ProgramBuilder, I, s) -> list:
     """I s (6,) for a spatial inertia I (6 x 6 nested lists) and a motion vector s (6,), each entry named."""
-    return [b.assign(dot(I[r], s)) for r in range(6)]
+    return [b.assign(traced_dot(I[r], s)) for r in range(6)]

@@ -16,7 +16,7 @@ import sympy as sp
 
 from ..errors import DerivationError, ModelError
 from ..model.elements import ConstraintKind
-from .kinematics import TreeKinematics, cross, dot, matvec
+from .kinematics import TreeKinematics, cross, dot3, matvec
 
 __all__ = ["ConstraintRows", "constraint_bias", "constraint_rows", "select_dependent", "EmbeddingChoice"]
 
@@ -69,7 +69,7 @@ def constraint_rows(model, kin: TreeKinematics, constraint) -> ConstraintRows:
         body, p0, normal = data[0], data[4], data[5]
         contact = _disk_contact(kin, data)[0]
         V, rem = kin.point_partials(body, contact)
-        C = sp.Matrix([a(dot(list(normal), [x - y for x, y in zip(kin.point_in_ground(body, contact), p0)]))])
+        C = sp.Matrix([a(dot3(list(normal), [x - y for x, y in zip(kin.point_in_ground(body, contact), p0)]))])
         rows = _project(constraint.name, kin, V, rem, [*plane_tangents(normal), list(normal)], C)
         return ConstraintRows(rows.name, rows.A, rows.b, C, (2,))
     if kind is ConstraintKind.LOOP_CLOSURE:
@@ -77,7 +77,7 @@ def constraint_rows(model, kin: TreeKinematics, constraint) -> ConstraintRows:
         Va, ra = _point_partials(kin, ba, pa, n)
         Vb, rb = _point_partials(kin, bb, pb, n)
         sep = [a(x - y) for x, y in zip(kin.point_in_ground(ba, pa), kin.point_in_ground(bb, pb))]
-        C = sp.Matrix([a(dot(list(d), sep)) for d in dirs])
+        C = sp.Matrix([a(dot3(list(d), sep)) for d in dirs])
         rows = _project(constraint.name, kin, Va - Vb, [x - y for x, y in zip(ra, rb)], dirs, C)
         rows = ConstraintRows(rows.name, rows.A, rows.b, C, tuple(range(len(dirs))))
         if not frames:
@@ -97,9 +97,9 @@ def _disk_contact(kin, data) -> tuple[list, list]:
     body, radius, axis, center, _, normal = data
     a = kin.b.assign
     R0 = kin.rotation_to_ground(body)
-    ax = list(axis / sp.sqrt(dot(list(axis), list(axis))))
-    n_b = [a(dot(list(normal), list(R0[:, j]))) for j in range(3)]
-    na = a(dot(n_b, ax))
+    ax = list(axis / sp.sqrt(dot3(list(axis), list(axis))))
+    n_b = [a(dot3(list(normal), list(R0[:, j]))) for j in range(3)]
+    na = a(dot3(n_b, ax))
     k = [a(n_b[j] - na * ax[j]) for j in range(3)]
     norm = a(sp.sqrt(1 - na * na))
     return [a(center[j] - radius * k[j] / norm) for j in range(3)], n_b
@@ -140,7 +140,7 @@ def constraint_bias(model, kin: TreeKinematics, constraint, rows: ConstraintRows
         return generic()
     if any(b.time_derivative(e) != 0 for d in dirs for e in d):
         return generic()
-    return [b.assign(dot(list(d), rate)) for d in dirs] + extra
+    return [b.assign(dot3(list(d), rate)) for d in dirs] + extra
 
 
 def _give_rate(b, e, rate) -> None:
@@ -183,8 +183,8 @@ def _project(name, kin, V, rem, dirs, C):
         d = list(d)
         for c in range(V.shape[1]):
             if any(e != 0 for e in V[:, c]):
-                A[r, c] = a(dot(d, list(V[:, c])))
-        b[r] = a(dot(d, rem))
+                A[r, c] = a(dot3(d, list(V[:, c])))
+        b[r] = a(dot3(d, rem))
     return ConstraintRows(name, A, b, C)
 
 

@@ -10,7 +10,7 @@ import sympy as sp
 
 from ..codegen.program import ProgramBuilder
 from ..model.model import Model
-from .kinematics import cross, dot, exact_zero, matmul3, matvec, sum_products
+from .kinematics import cross, dot3, exact_zero, matmul3, matvec, sum_products
 
 __all__ = ["SpatialInertia", "body_inertia", "body_inertias"]
 
@@ -47,7 +47,7 @@ class SpatialInertia:
             for j in range(i, 3):
                 Ir[i, j] = Ir[j, i] = sum_products([(RI[i, k], R[j, k]) for k in range(3)])
         massless = exact_zero(self.m)
-        rh = 2 * dot(r, h1) + (0 if massless else self.m * dot(r, r))
+        rh = 2 * dot3(r, h1) + (0 if massless else self.m * dot3(r, r))
         Ip = sp.zeros(3, 3)
         for i in range(3):
             for j in range(i, 3):
@@ -76,5 +76,5 @@ def body_inertia(model: Model, i: int) -> SpatialInertia:
     """Spatial inertia of body i about its origin in its axes (constants and parameters only)."""
     body = model.bodies[i]
     m, c = body.mass, list(body.com)
-    Ibar = sp.Matrix(body.inertia) + m * (dot(c, c) * sp.eye(3) - sp.Matrix(c) * sp.Matrix(c).T)
+    Ibar = sp.Matrix(body.inertia) + m * (dot3(c, c) * sp.eye(3) - sp.Matrix(c) * sp.Matrix(c).T)
     return SpatialInertia(m, [m * ck for ck in c], Ibar.applyfunc(sp.expand))

@@ -15,7 +15,7 @@ from sympy.core.basic import _args_sortkey
 from ..codegen.program import ProgramBuilder
 from ..model.model import Model
 
-__all__ = ["TreeKinematics", "cross", "dot", "matvec", "matTvec", "matmul3", "sum_products", "product", "add",
+__all__ = ["TreeKinematics", "cross", "dot3", "matvec", "matTvec", "matmul3", "sum_products", "product", "add",
            "exact_zero", "crm", "crf"]
 
 _ZERO = sp.S.Zero
@@ -122,7 +122,9 @@ def cross(a, b):
             sum_products(((a[0], b[1]), (a[1], b[0])), m)]
 
 
-def dot(a, b):
+def dot3(a, b):
+    """a . b of two 3-vectors (their first three entries), formed as sympy's canonical sum (:func:`sum_products`);
+    the traced, non-canonical scalar product of any length is :func:`kane.codegen.trace.traced_dot`."""
     return sum_products(((a[0], b[0]), (a[1], b[1]), (a[2], b[2])))
 
 

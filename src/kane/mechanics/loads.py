@@ -7,7 +7,7 @@ import sympy as sp
 
 from ..model.model import Model, stretch, stretch_rate
 from .inertia import body_inertias
-from .kinematics import TreeKinematics, cross, dot, exact_zero, sum_products
+from .kinematics import TreeKinematics, cross, dot3, exact_zero, sum_products
 
 __all__ = ["applied_body_forces", "joint_generalized_forces", "energy_expressions", "gravity_potential",
            "nonconservative_power", "spring_potential"]
@@ -38,11 +38,11 @@ def applied_body_forces(model: Model, kin: TreeKinematics):
         pa = kin.point_in_ground(sp_.body_a, sp_.point_a)
         pb = kin.point_in_ground(sp_.body_b, sp_.point_b)
         d = [b.assign(y - x) for x, y in zip(pa, pb)]
-        length = b.assign(sp.sqrt(dot(d, d)))
+        length = b.assign(sp.sqrt(dot3(d, d)))
         e = [b.assign(dk / length) for dk in d]
         va = kin.point_velocity_in_ground(sp_.body_a, sp_.point_a)
         vb = kin.point_velocity_in_ground(sp_.body_b, sp_.point_b)
-        rate = b.assign(dot(e, [y - x for x, y in zip(va, vb)]))
+        rate = b.assign(dot3(e, [y - x for x, y in zip(va, vb)]))
         tension = b.assign(sp_.tension.xreplace({stretch: length - sp_.rest_length, stretch_rate: rate}))
         on_a = [b.assign(tension * ek) for ek in e]
         for body, point, sign in ((sp_.body_a, sp_.point_a, 1), (sp_.body_b, sp_.point_b, -1)):
@@ -69,7 +69,7 @@ def gravity_potential(model: Model, kin: TreeKinematics):
     if any(gk != 0 for gk in model.gravity):
         for i, body in enumerate(model.bodies):
             if not exact_zero(body.mass):
-                pe -= body.mass * dot(list(model.gravity), kin.point_in_ground(i, body.com))
+                pe -= body.mass * dot3(list(model.gravity), kin.point_in_ground(i, body.com))
     return pe
 
 
@@ -80,7 +80,7 @@ def spring_potential(model: Model, kin: TreeKinematics):
         if s.potential is None:
             return None
         pa, pb = kin.point_in_ground(s.body_a, s.point_a), kin.point_in_ground(s.body_b, s.point_b)
-        length = sp.sqrt(dot([y - x for x, y in zip(pa, pb)], [y - x for x, y in zip(pa, pb)]))
+        length = sp.sqrt(dot3([y - x for x, y in zip(pa, pb)], [y - x for x, y in zip(pa, pb)]))
         pe += s.potential.xreplace({stretch: length - s.rest_length})
     for load in model.joint_loads:
         if load.potential is None:
@@ -98,7 +98,7 @@ def nonconservative_power(model: Model, kin: TreeKinematics):
     if springs is None:
         return None
     b = kin.b
-    total = sum((dot(f[:3], v[:3]) + dot(f[3:], v[3:]) for f, v in zip(applied_body_forces(model, kin), kin.vel)),
+    total = sum((dot3(f[:3], v[:3]) + dot3(f[3:], v[3:]) for f, v in zip(applied_body_forces(model, kin), kin.vel)),
                 sp.S.Zero)
     total += sum_products(list(zip(joint_generalized_forces(model, kin), model.u)))
     return b.assign(total + (b.time_derivative(springs) if springs != 0 else 0))
@@ -114,7 +114,7 @@ def energy_expressions(model: Model, kin: TreeKinematics):
         I = inertias[i]
         v = kin.vel[i]
         h = I.apply(b, v)
-        ke += dot(v[:3], h[:3]) + dot(v[3:], h[3:])
+        ke += dot3(v[:3], h[:3]) + dot3(v[3:], h[3:])
     springs = spring_potential(model, kin)
     pe = None if springs is None else gravity_potential(model, kin) + springs
     return b.assign(ke / 2), (None if pe is None else b.assign(pe))

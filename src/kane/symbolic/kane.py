@@ -13,70 +13,45 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..mechanics.composite import composite_pass, joint_inertia_columns, newton_euler_force
 from ..mechanics.inertia import body_inertias
-from ..mechanics.kinematics import TreeKinematics, sum_products, crf, dot
+from ..mechanics.kinematics import TreeKinematics, sum_products, dot3
 from ..mechanics.loads import applied_body_forces, joint_generalized_forces
 from ..model.model import Model
 
 __all__ = ["recursive_mass_forcing", "explicit_generalized_forces", "body_partial_velocities"]
 
 
-def sdot(m, f):
+def power(m, f):
     """The scalar product of a motion vector and a force vector (power), 6 components each."""
     return sum_products([(m[k], f[k]) for k in range(6)])
 
 
 def _bias_forces(model, kin, inertias, f_applied):
     """Per body: I a + v x* I v - f_applied (the inertia force at u' = 0, negated, minus applied loads)."""
-    out = []
-    for i in range(model.n_bodies):
-        I = inertias[i]
-        Ia = I.apply(kin.b, kin.acc[i])
-        Iv = I.apply(kin.b, kin.vel[i])
-        vIv = crf(kin.vel[i], Iv)
-        out.append([kin.b.assign(Ia[k] + vIv[k] - f_applied[i][k]) for k in range(6)])
-    return out
+    return [newton_euler_force(kin.b, lambda s, I=inertias[i]: I.apply(kin.b, s), kin.vel[i], kin.acc[i],
+                               f_applied[i]) for i in range(model.n_bodies)]
 
 
 def recursive_mass_forcing(model: Model, kin: TreeKinematics):
     """M (n_u x n_u) and f (n_u,) of the unconstrained system, M u' = f, by recursive gathering of Kane's sums.
 
-    Backward pass: the subtree force F_i = f_i + sum over children of X^T F_c; joint i's rows of f are
-    -S_i^T F_i plus joint loads. Composite inertias Ic_i give M[i, i] = S_i^T Ic_i S_i and, carried inward,
-    the off-diagonal blocks M[j, i] = S_j^T X^T ... Ic_i S_i for every ancestor joint j.
+    Backward pass (:func:`kane.mechanics.composite.composite_pass`): the subtree force F_i = f_i + sum over
+    children of X^T F_c and the composite inertias Ic_i; joint i's rows of f are -S_i^T F_i plus joint loads, and
+    M is formed from the Ic_i joint by joint (:func:`kane.mechanics.composite.joint_inertia_columns`).
     """
     b = kin.b
-    n, nb = model.n_u, model.n_bodies
+    n = model.n_u
     inertias = body_inertias(model, kin)
     f_bias = _bias_forces(model, kin, inertias, applied_body_forces(model, kin))
     Q = joint_generalized_forces(model, kin)
-    # backward pass: subtree forces and composite inertias
-    F = [list(fi) for fi in f_bias]
-    Ic = list(inertias)
-    for i in reversed(range(nb)):
-        p = model.parent[i]
-        if p >= 0:
-            Fp = kin.force_to_parent(i, F[i])
-            F[p] = [b.assign(x + y) for x, y in zip(F[p], Fp)]
-            Ic[p] = Ic[p].plus(b, Ic[i].to_parent(b, kin.R_pc[i], kin.r_pc[i]))
+    gathered = composite_pass(model, kin, inertias, f_bias)
     forcing = [sp.S.Zero] * n
     M = sp.zeros(n, n)
     for i, pj in enumerate(model.joints):
-        cols = range(n)[pj.u_slice]
-        for k, col in enumerate(cols):
-            forcing[col] = b.assign(Q[col] - sdot(kin.S[i][:, k], F[i]))
-        for k, col in enumerate(cols):
-            force = Ic[i].apply(b, list(kin.S[i][:, k]))
-            body = i
-            while body >= 0:  # walk inward, projecting on each joint's subspace
-                pjb = model.joints[body]
-                for kk, row in enumerate(range(n)[pjb.u_slice]):
-                    if row <= col or body != i:
-                        M[row, col] = M[col, row] = b.assign(sdot(kin.S[body][:, kk], force))
-                parent = model.parent[body]
-                if parent >= 0:
-                    force = kin.force_to_parent(body, force)
-                body = parent
+        for k, col in enumerate(range(n)[pj.u_slice]):
+            forcing[col] = b.assign(Q[col] - power(kin.S[i][:, k], gathered.forces[i]))
+        joint_inertia_columns(model, kin, gathered.inertias, power, i, M)
     return M, sp.Matrix(forcing)
 
 
@@ -108,11 +83,11 @@ def explicit_generalized_forces(model: Model, kin: TreeKinematics, C, c_acc):
             col = list(Pt[:, r])
             if all(e == 0 for e in col):
                 continue
-            f[r] = b.assign(f[r] - dot(col[:3], [x + y for x, y in zip(f_bias[i][:3], I_extra[:3])])
-                            - dot(col[3:], [x + y for x, y in zip(f_bias[i][3:], I_extra[3:])]))
+            f[r] = b.assign(f[r] - dot3(col[:3], [x + y for x, y in zip(f_bias[i][:3], I_extra[:3])])
+                            - dot3(col[3:], [x + y for x, y in zip(f_bias[i][3:], I_extra[3:])]))
             Icol = inertias[i].apply(b, col)
             for s in range(r, p):
-                term = dot(list(Pt[:3, s]), Icol[:3]) + dot(list(Pt[3:, s]), Icol[3:])
+                term = dot3(list(Pt[:3, s]), Icol[:3]) + dot3(list(Pt[3:, s]), Icol[3:])
                 M[r, s] = M[s, r] = b.assign(M[r, s] + term)
     return M, f
 
