@@ -6,11 +6,13 @@ file's ``[[switching]]`` tables (:func:`switching_rules`; :func:`switching_simul
 """
 
 from kane.switching.command import switching_simulation
+from kane.switching.dynamics import SwitchedDynamics
 from kane.switching.hybrid import HybridSimulator, mode_system, robust_dependent, simulate_hybrid
 from kane.switching.model_table import switching_rules
 from kane.switching.online import ImpulseResult, OnlineDynamics, SlipForce, constraint_layout
 from kane.switching.rules import Coulomb, Lock, UnilateralContact, resolve_impulse
 from kane.switching.shapes import Contact, Disk, Gap, Plane, Point, Sphere, contact
+from kane.switching.settings import SwitchingSettings
 from kane.switching.simulator import SwitchingSimulator, simulate_switching
 
 __all__ = [
@@ -33,6 +35,8 @@ __all__ = [
     "Point",
     "Sphere",
     "contact",
+    "SwitchedDynamics",
+    "SwitchingSettings",
     "SwitchingSimulator",
     "simulate_switching",
     "switching_rules",
