@@ -18,6 +18,7 @@ from kane.simulate.run import RunOptions, State, run
 from kane.switching import SwitchedDynamics, SwitchingSettings, SwitchingSimulator, switching_rules, \
     switching_simulation
 from kane.switching.dynamics import LOOP_REASON
+from kane.switching.hybrid import HybridSimulator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _switching_files import BLOCKS, SLIDER  # noqa: E402
@@ -113,3 +114,18 @@ def test_bad_settings_and_mixed_options_are_refused():
     with pytest.raises(ArgumentError, match="events are not taken by a switching run"):
         event = kane.Event("x", lambda t, q, u: q[0] - 1.0)
         SwitchingSimulator(eqs, Q0, U0, rules, replace(RunOptions(t_end=1.0), events=(event,)))
+
+
+def test_hybrid_simulator_takes_run_options_as_its_keywords_did():
+    """The blocks with pre-derived modes: RunOptions + SwitchingSettings give the earlier keywords' run, and the
+    latch's plastic impulse keeps the momentum: v = (mA va + mB vb) / (mA + mB) = 0.3 m/s by hand."""
+    lm = parse_model(BLOCKS, "blocks.toml")
+    rules = switching_rules(lm)
+    with pytest.warns(FutureWarning, match="HybridSimulator: the keyword options atol, output_dt, rtol"):
+        old = HybridSimulator(lm.system, Q0, U0, rules, rtol=1e-10, atol=1e-12, output_dt=0.01).run(2.0)
+    options = RunOptions(t_end=2.0, rtol=1e-10, atol=1e-12, output_dt=0.01, projection="dynamics")
+    new = HybridSimulator(lm.system, Q0, U0, rules, options, SwitchingSettings()).run(2.0)
+    _same(new, old)
+    np.testing.assert_allclose(new.u[-1], [0.3, 0.3], rtol=1e-12)
+    with pytest.raises(ArgumentError, match="record=False is not taken"):
+        HybridSimulator(lm.system, Q0, U0, rules, replace(options, record=False))
