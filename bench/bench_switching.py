@@ -26,6 +26,7 @@ from kane import joints as J
 from kane.switching.hybrid import HybridSimulator
 from kane.switching.online import OnlineDynamics
 from kane.switching import Lock, simulate_switching
+from kane.switching.settings import switching_run_options
 
 __all__ = ["cart", "run", "run_hybrid", "run_online"]
 
@@ -69,9 +70,10 @@ def run_online(eqs, q0, u0, t_end, intervals, output_dt, project=True):
 
 def run_hybrid(system, eqs, mode_equations, q0, u0, t_end, intervals, output_dt, inputs_need_speeds=False):
     """The hybrid state machine on the modes derived beforehand (``mode_equations``: active set -> Dynamics)."""
-    runner = HybridSimulator(system, q0, u0, [Lock("caster_stick", on=intervals)], equations=eqs,
+    options = switching_run_options(rtol=RTOL, atol=ATOL, output_dt=output_dt)
+    runner = HybridSimulator(system, q0, u0, [Lock("caster_stick", on=intervals)], options, equations=eqs,
                              mode_equations=mode_equations, on_missing="error", inputs=push,
-                             inputs_need_speeds=inputs_need_speeds, rtol=RTOL, atol=ATOL, output_dt=output_dt)
+                             inputs_need_speeds=inputs_need_speeds)
     return runner.run(t_end)
 
 

@@ -268,8 +268,8 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
 
 def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, project, max_steps, max_wall_time,
            loop, err):
-    """Load, derive and compile MODEL and check its initial state; (model, dynamics, the run (a RunRequest, or
-    the SwitchingSimulator of a switching model), its writer to ``path``, the settings)."""
+    """Load, derive and compile MODEL and check its initial state; (model, dynamics, the run (a
+    :class:`kane.simulate.RunRequest`), its writer to ``path``, the settings)."""
     from .io.trajectory import TrajectoryWriter
     from .simulate.rolling_run import rolling_simulation
     from .simulate.run import ProjectionMode, RunOptions, RunRequest, State
@@ -291,10 +291,9 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
         return lm, dyn, job, writer, s
     if lm.tables.get("switching"):  # seed 000's loop: the rules switch the transient constraints during the run
         with err.status("deriving the equations of motion"):
-            sim = switching_simulation(lm, s, writer := TrajectoryWriter(path), dependent=_dependent(dependent),
-                                       project=project, max_steps=max_steps, max_wall_time=max_wall_time or None)
-        sim.sim.record_loop("python", "the [[switching]] rules change the embedded constraints during the run")
-        return lm, sim.dynamics, sim, writer, s
+            job = switching_simulation(lm, s, dependent=_dependent(dependent), project=project,
+                                       max_steps=max_steps, max_wall_time=max_wall_time or None, loop=loop)
+        return lm, job.dynamics, job, TrajectoryWriter(path), s
     with err.status("deriving and compiling the equations of motion"):
         dyn = lm.derive(_dependent(dependent)).compile()
     q0, u0 = lm.initial_state(dyn)

@@ -32,7 +32,10 @@ class Capabilities:
     C(q) and its Jacobian (0 rows where the model declares none). motion_constraints: ``motion_rows`` gives A u + b.
     projection: ``make_projection`` gives its own projection onto the constraints. compiled_loop:
     ``loop_function`` gives the C right-hand side the compiled loop runs; ``compiled_loop_reason`` says why not
-    when it is False ("" when True).
+    when it is False ("" when True). steps_itself: its runs change what is integrated as they go (constraint
+    switching), so :func:`kane.run` does not build a Simulator of it but steps the object its
+    ``stepper(state, options, writer, params, inputs)`` returns (members ``step()``, ``run(t_end)``,
+    ``finish()``, ``t``, ``terminated``, ``stats``, ``record_loop(loop, reason)``), in the Python loop.
     """
 
     energy: bool = False
@@ -44,6 +47,7 @@ class Capabilities:
     projection: bool = False
     compiled_loop: bool = False
     compiled_loop_reason: str = "it has no compiled right-hand side"
+    steps_itself: bool = False
 
 
 CAPABILITY_MEMBERS = {"energy": "energy", "mass_matrix": "mass_matrix", "forcing": "forcing",

@@ -48,23 +48,15 @@ class RunProgress:
 
 
 def run_job(job, t0, t_end, err: Console, writer, signals):
-    """Run ``job`` (a :class:`kane.simulate.run.RunRequest`, or the SwitchingSimulator of a switching model,
-    stepped here) to t_end with :class:`RunProgress`. Signals are taken between steps or stretches of the
-    compiled loop; an interrupted run closes its file, says where it is and exits with status 130."""
-    from .simulate.run import RunRequest
+    """Run ``job`` (a :class:`kane.simulate.RunRequest`) to t_end through :func:`kane.run` with
+    :class:`RunProgress`. Signals are taken between steps or stretches of the compiled loop; an interrupted run
+    closes its file, says where it is and exits with status 130."""
     from .simulate.run_limits import interrupted_status
 
     progress = RunProgress(t0, t_end, err, signals)
     signals.defer = True
     try:
-        if isinstance(job, RunRequest):
-            return job.start(writer, progress)
-        sim = progress.sim = job
-        while sim.t < t_end and not sim.terminated:
-            sim.step()
-            progress(sim)
-        sim.run(t_end)
-        return sim.finish()
+        return job.start(writer, progress)
     except KeyboardInterrupt as exc:
         status = interrupted_status(exc)
         stats = progress.sim.stats if progress.sim is not None else None

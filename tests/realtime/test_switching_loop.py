@@ -26,7 +26,8 @@ from kane.errors import ArgumentError
 from kane.io import load_model
 from kane.io.trajectory import _json_default
 from kane.realtime import SwitchingDynamics, SwitchingOptions  # the public names
-from kane.switching import Coulomb, Lock, SwitchingSimulator, simulate_switching
+from kane.switching import Coulomb, Lock, SwitchingSettings, SwitchingSimulator, simulate_switching
+from kane.switching.settings import switching_run_options
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 sys.path.insert(0, str(EXAMPLES))
@@ -280,8 +281,9 @@ def test_restart_settles_the_mode_when_the_held_force_steps(cart):
     runs = {}
     for restart in (False, True):
         w = eqs.model.input_values()
-        runner = SwitchingSimulator(eqs, [0.0, 0.0, 0.0, 0.3], np.zeros(4), [rule], inputs=lambda t, q, u: w,
-                                    method="rk4", dt=T, record_forces=False)
+        runner = SwitchingSimulator(eqs, [0.0, 0.0, 0.0, 0.3], np.zeros(4), [rule],
+                                    switching_run_options(method="rk4", dt=T), SwitchingSettings(record_forces=False),
+                                    inputs=lambda t, q, u: w)
         assert runner.dynamics.mode_name == "caster_stick"  # at rest the swivel sticks
         runner.advance(0.01)
         w[names.index("coupler_fy")] = 30.0  # a sideways shove at the handle

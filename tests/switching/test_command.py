@@ -18,7 +18,8 @@ from kane.io.model_file import parse_model
 from kane.io.trajectory import TrajectoryWriter
 from kane.io.trajectory import load_trajectory
 from kane.simulate import SimulationError
-from kane.switching import SwitchingSimulator, switching_rules
+from kane.switching import SwitchingSettings, SwitchingSimulator, switching_rules
+from kane.switching.settings import switching_run_options
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _switching_files import BLOCKS, SLIDER  # noqa: E402
@@ -140,8 +141,8 @@ def test_the_step_limit_stops_a_switching_run_and_keeps_it(tmp_path):
 def test_a_failed_mode_change_closes_the_file_with_the_reason_and_the_records_so_far(tmp_path):
     lm = parse_model(BLOCKS, "blocks.toml")
     writer = TrajectoryWriter(tmp_path / "run.h5")
-    sim = SwitchingSimulator(lm.derive(), [0.0, 1.0], [1.5, -0.5], switching_rules(lm), max_switches=1,
-                             writer=writer, t_end=2.0)
+    sim = SwitchingSimulator(lm.derive(), [0.0, 1.0], [1.5, -0.5], switching_rules(lm),
+                             switching_run_options(t_end=2.0), SwitchingSettings(max_switches=1), writer=writer)
     with pytest.raises(SimulationError, match="more than 1 mode changes") as info:
         sim.run(2.0)
     assert info.value.t == 1.25 and not writer.is_open

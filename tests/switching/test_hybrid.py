@@ -17,6 +17,7 @@ from kane.simulate import Event
 from kane.switching.hybrid import HybridSimulator, mode_system, simulate_hybrid
 from kane.switching.shapes import Plane, Point, contact
 from kane.switching import Coulomb, Lock, UnilateralContact, simulate_switching
+from kane.switching.settings import switching_run_options
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from _models import cart  # noqa: E402
@@ -75,8 +76,8 @@ def test_mode_system_makes_the_mode_constraints_permanent_and_drops_the_others()
 
 def test_cart_pre_derived_modes_give_the_on_line_trajectory(cart_run):
     system, eqs, q0, u0, rules, online = cart_run
-    runner = HybridSimulator(system, q0, u0, rules, equations=eqs, modes=[(), ("caster_stick",)], inputs=push,
-                             output_dt=0.05, **TOL)
+    runner = HybridSimulator(system, q0, u0, rules, switching_run_options(output_dt=0.05, **TOL), equations=eqs,
+                             modes=[(), ("caster_stick",)], inputs=push)
     assert runner.n_derived == 2
     assert {k: d.n_u for k, d in runner.mode_equations.items()} == {(): 2, ("caster_stick",): 1}
     # the free cart's dependent speeds: the rear axle's lateral speed and the swivel rate, whose coefficients in the
@@ -141,7 +142,8 @@ def test_pendulum_hitting_the_floor_same_impacts_rest_and_release_both_ways():
     t_off = t_pull + M_ROD * G * L_ROD * math.cos(th_s) / k  # the floor's reaction at the tip reaches zero
     span = (0.0, t_off + 0.3)
     online = simulate_switching(eqs, span, [0.0], [0.0], rules, inputs=inputs, output_dt=0.01, **TOL)
-    runner = HybridSimulator(system, [0.0], [0.0], rules, equations=eqs, inputs=inputs, output_dt=0.01, **TOL)
+    runner = HybridSimulator(system, [0.0], [0.0], rules, switching_run_options(output_dt=0.01, **TOL), equations=eqs,
+                             inputs=inputs)
     hybrid = runner.run(span[1])
     assert set(runner.mode_equations) == {(), ("tip",)} and runner.mode_equations[("tip",)].n_u == 0
     # the first impact against an independent run of the free pendulum with an event at the floor
@@ -204,8 +206,8 @@ def test_disk_released_spinning_backwards_slips_on_line_then_rolls_pre_derived()
     N = 2.0 * G * math.cos(0.3)
     a1, a2 = -G * math.sin(0.3) + mu_k * G * math.cos(0.3), mu_k * N * 0.5**2 / 0.25
     rule = Coulomb("rolling", normal=N, mu_s=mu_s, mu_k=mu_k)
-    runner = HybridSimulator(system, [0.0, 0.0], [0.0, w0], [rule], modes=[("rolling",)], on_missing="error",
-                             output_dt=0.05)
+    runner = HybridSimulator(system, [0.0, 0.0], [0.0, w0], [rule], switching_run_options(output_dt=0.05),
+                             modes=[("rolling",)], on_missing="error")
     traj = runner.run(3.0)
     (stick,) = traj.events
     assert stick.kind == "stick" and stick.t == pytest.approx(-w0 / (a1 + a2), abs=1e-9)

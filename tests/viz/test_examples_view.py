@@ -118,10 +118,8 @@ def test_the_example_opens_live_and_from_a_run_file(path, tmp_path):
                     output_dt=0.01, description=f"{live.loaded.name} ({path})")
     elif live.switching is not None:  # [[switching]]: kane simulate's run, every speed kept
         lm = load_model(path)
-        sim = switching_simulation(lm, replace(lm.simulation, t_end=0.05, output_dt=0.01),
-                                   TrajectoryWriter(tmp_path / "run.h5"))
-        sim.run(0.05)
-        sim.finish()
+        switching_simulation(lm, replace(lm.simulation, t_end=0.05, output_dt=0.01)).start(
+            TrajectoryWriter(tmp_path / "run.h5"))
     else:
         kane.simulate.simulate(dyn, (0.0, 0.05), q0, u0, params=live.params, output_dt=0.01, path=tmp_path / "run.h5",
                                description=f"{live.loaded.name} ({path})")

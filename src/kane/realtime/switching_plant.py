@@ -23,7 +23,8 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..options import Method
-from ..switching import OnlineDynamics, SwitchingSimulator
+from ..switching import OnlineDynamics, SwitchingSettings, SwitchingSimulator
+from ..switching.settings import switching_run_options
 
 __all__ = ["SwitchingOptions", "SwitchingDynamics", "SwitchingPlant"]
 
@@ -127,12 +128,12 @@ class SwitchingPlant:
         fixed = opts.method in _FIXED
         # samples only at events (output_dt beyond any run): the loop logs the state, memory stays bounded
         rules = dynamics.rules if rules is None else tuple(rules)
-        self.runner = SwitchingSimulator(dynamics.equations, q0, u0, rules, t0=t0, params=params,
-                                         inputs=lambda t, q, u: self.w, method=opts.method, rtol=opts.rtol,
-                                         atol=opts.atol, dt=dt if fixed else None,
-                                         max_step=np.inf if fixed else dt, output_dt=1e12, record_forces=False,
-                                         cond_max=opts.cond_max, dependent=opts.dependent,
-                                         max_switches=opts.max_switches)
+        run = switching_run_options(method=opts.method, rtol=opts.rtol, atol=opts.atol, dt=dt if fixed else None,
+                                    max_step=np.inf if fixed else dt, output_dt=1e12)
+        settings = SwitchingSettings(cond_max=opts.cond_max, dependent=opts.dependent,
+                                     max_switches=opts.max_switches, record_forces=False)
+        self.runner = SwitchingSimulator(dynamics.equations, q0, u0, rules, run, settings, t0=t0, params=params,
+                                         inputs=lambda t, q, u: self.w)
 
     def state(self):
         q, u = self.runner.sim.state

@@ -277,6 +277,30 @@ def _python_loop(sim: Simulator, t_end: float, progress) -> None:
     sim.run(t_end)  # the closing sample at the final time
 
 
+def _run_stepper(dynamics, state: State, options: RunOptions, writer, params, inputs, progress) -> Trajectory:
+    """:func:`run` of a dynamics whose capabilities say ``steps_itself``: the Python loop over the object its
+    ``stepper(state, options, writer, params, inputs)`` returns (see :class:`kane.protocol.Capabilities`)."""
+    why, t1 = dynamics.capabilities.compiled_loop_reason, options.t_end
+    if options.loop is Loop.COMPILED:
+        raise ArgumentError(f"run options: loop=compiled, but this run cannot take the compiled loop: {why}")
+    stepper = dynamics.stepper(state, options, writer, params, inputs)
+    stepper.record_loop("python", why)
+    try:
+        with interrupt_signals(signals=(signal.SIGTERM,), only_default=True) if writer else nullcontext():
+            while progress is not None and stepper.t < t1 and not stepper.terminated:
+                stepper.step()
+                progress(stepper)
+            stepper.run(t1)
+    except SimulationError:
+        raise
+    except BaseException as exc:
+        if writer is not None and writer.is_open:
+            writer.close(interrupted_status(exc), stepper.stats)
+        raise
+    traj = stepper.finish()
+    return load_trajectory(writer.path) if traj is None and writer is not None else traj
+
+
 def run(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWriter | None = None, *,
         params: Any = None, inputs: Mapping[str, float] | Callable | None = None,
         progress: Callable[[Simulator], None] | None = None) -> Trajectory:
@@ -297,6 +321,8 @@ def run(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWrit
     t0, t1 = state.t, options.t_end
     if not t1 >= t0:
         raise ArgumentError(f"run options: t_end = {t1!r} s is before the state's time t = {t0!r} s")
+    if isinstance(dynamics, Dynamics) and dynamics.capabilities.steps_itself:
+        return _run_stepper(dynamics, state, options, writer, params, inputs, progress)
     projection = _projection(dynamics, options, t0, state.q, params)
     _warn_inconsistent_start(dynamics, t0, state.q, params, projection)
     try:

@@ -9,7 +9,8 @@ import json
 import numpy as np
 
 from ..errors import ArgumentError
-from ..switching import SwitchingSimulator
+from ..switching import SwitchingSettings, SwitchingSimulator
+from ..switching.settings import switching_run_options
 
 __all__ = ["switching_text", "run_switched"]
 
@@ -31,7 +32,9 @@ def run_switched(task, equations, run, schedule=None):
     ``schedule`` (an InputSchedule) gives the inputs. Raises SimulationError (with the last good state) or
     KaneError as a run does."""
     inputs = None if schedule is None else schedule.bind(None, task.params)  # (u: every speed of the model)
-    sim = SwitchingSimulator(equations, np.array(task.q0), np.array(task.u0), task.rules, t0=run.t_span[0],
-                             params=task.params, inputs=inputs, method=run.method, rtol=run.rtol, atol=run.atol,
-                             dt=run.dt, max_step=run.max_step, output_dt=run.output_dt, record_forces=False)
+    options = switching_run_options(method=run.method, rtol=run.rtol, atol=run.atol, dt=run.dt,
+                                    max_step=run.max_step, output_dt=run.output_dt)
+    sim = SwitchingSimulator(equations, np.array(task.q0), np.array(task.u0), task.rules, options,
+                             SwitchingSettings(record_forces=False), t0=run.t_span[0], params=task.params,
+                             inputs=inputs)
     return sim.run(run.t_span[1])

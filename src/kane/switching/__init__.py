@@ -10,7 +10,9 @@ from kane.lazy import lazy_exports
 _EXPORTS = {  # each name imports its module on first use (kane.lazy)
     "switching_simulation": ".command",
     **dict.fromkeys(("HybridSimulator", "mode_system", "robust_dependent", "simulate_hybrid"), ".hybrid"),
+    "SwitchedDynamics": ".dynamics",
     "switching_rules": ".model_table",
+    "SwitchingSettings": ".settings",
     **dict.fromkeys(("ImpulseResult", "OnlineDynamics", "SlipForce", "constraint_layout"), ".online"),
     **dict.fromkeys(("Coulomb", "Lock", "UnilateralContact", "resolve_impulse"), ".rules"),
     **dict.fromkeys(("Contact", "Disk", "Gap", "Plane", "Point", "Sphere", "contact"), ".shapes"),
@@ -38,6 +40,8 @@ __all__ = [
     "Point",
     "Sphere",
     "contact",
+    "SwitchedDynamics",
+    "SwitchingSettings",
     "SwitchingSimulator",
     "simulate_switching",
     "switching_rules",

@@ -29,15 +29,17 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from ..errors import KaneError, ModelError
+from ..errors import ArgumentError, KaneError, ModelError
 from ..mechanics.constraints import select_dependent
 from ..model.system import System
 from ..symbolic.derive import Immobile, derive
 from ..io.trajectory import Stats, Trajectory
-from ..options import Method
 from ..simulate.events import Event
+from ..protocol import Dynamics
+from ..simulate.run import ProjectionMode, RunOptions
 from ..simulate.simulator import Simulator
 from .rules import Coulomb, Lock, UnilateralContact, lock_step_limit
+from .settings import SwitchingSettings, atol_value, runner_options
 from .simulator import SwitchingSimulator, run_and_save
 
 __all__ = ["HybridSimulator", "mode_system", "robust_dependent", "simulate_hybrid"]
@@ -124,45 +126,49 @@ class HybridSimulator(SwitchingSimulator):
     another runner's ``mode_equations``, to run again without deriving). ``equations``: kane.derive(system) if
     at hand (used for impulses, forces and slip modes). ``on_missing``: "derive", "online" or "error" for a mode
     not derived yet. ``inputs_need_speeds``: a callable ``inputs(t, q, u)`` receives the full speeds (True) or
-    the integrated speeds as they are (False, no conversion cost; for inputs that do not read u). Other options
-    as for
-    :class:`~kane.switching.SwitchingSimulator`; ``project`` corrects the positions of a pre-derived mode
-    onto its active holonomic constraints every ``project_every`` steps.
+    the integrated speeds as they are (False, no conversion cost; for inputs that do not read u). ``options`` (a
+    :class:`kane.simulate.run.RunOptions`) and ``settings`` (a :class:`kane.switching.SwitchingSettings`) as for
+    :class:`~kane.switching.SwitchingSimulator` (the earlier keyword options too, with a FutureWarning); a
+    projection corrects the positions of a pre-derived mode onto its active holonomic constraints every
+    ``project_every`` steps. A hybrid run keeps its samples in memory (no writer).
     """
 
-    def __init__(self, system: System, q0, u0, rules=(), *, modes=None, mode_system: Callable | None = None,
+    _segments: tuple | list = ()  # (mode, Simulator) of each interval, once started
+
+    def __init__(self, system: System, q0, u0, rules=(), options: RunOptions | None = None,
+                 settings: SwitchingSettings | None = None, *, modes=None, mode_system: Callable | None = None,
                  mode_equations=None, equations=None, on_missing: str = "derive", inputs_need_speeds: bool = True,
-                 t0: float = 0.0, params=None, inputs=None, method: Method | str = Method.DOPRI5, rtol: float = 1e-9,
-                 atol: float = 1e-11, max_step: float = np.inf, output_dt: float | None = None, monitors=None,
-                 project: bool = True, project_every: int = 1, cond_max: float = 1e6, dependent=None,
-                 force_tol: float = 1e-9, max_switches: int = 10000, record_forces: bool = True,
-                 description: str | None = None):
+                 t0: float = 0.0, params=None, inputs=None, **legacy):
         if not isinstance(system, System):
             raise ModelError(f"HybridSimulator: expected the kane.System of the run, got {type(system).__name__}")
         if on_missing not in ("derive", "online", "error"):
             raise ModelError(f"on_missing must be 'derive', 'online' or 'error', got {on_missing!r}")
+        options, settings = runner_options(type(self).__name__, options, settings, legacy)
+        if not options.record:
+            raise ArgumentError("HybridSimulator: run options: record=False is not taken (a hybrid run keeps its "
+                                "samples in memory, one Simulator per mode interval)")
         self.system = system
         self.mode_system = mode_system or _mode_system
         self.on_missing = on_missing
         self.inputs_need_speeds = bool(inputs_need_speeds)
         equations = derive(system) if equations is None else equations
-        super().__init__(equations, q0, u0, rules, t0=t0, params=params, inputs=inputs, method=method, rtol=rtol,
-                         atol=atol, max_step=max_step, project=project, project_every=project_every,
-                         cond_max=cond_max, dependent=dependent, force_tol=force_tol, max_switches=max_switches,
-                         record_forces=False, description=description)
-        self._options = {"method": method, "rtol": rtol, "atol": atol, "params": params,
-                         "max_step": min(max_step, lock_step_limit(self.rules)),  # no step spans a lock interval
-                         "output_dt": output_dt, "project_every": project_every,
+        super().__init__(equations, q0, u0, rules, dataclasses.replace(options, monitors=(), standard_monitors=False),
+                         dataclasses.replace(settings, record_forces=False), t0=t0, params=params, inputs=inputs)
+        self.options, self.settings = options, settings
+        self._options = {"method": options.method, "rtol": options.rtol, "atol": atol_value(options), "dt": options.dt,
+                         "params": params,
+                         "max_step": min(options.max_step, lock_step_limit(self.rules)),  # no step spans a lock
+                         "output_dt": options.output_dt, "project_every": options.project_every,
                          "description": self.sim.description}
-        self._project = bool(project)
-        self._user_monitors = dict(monitors or {})
-        self._record_forces = bool(record_forces)
+        self._project = options.projection is not ProjectionMode.NONE
+        self._user_monitors = dict(options.monitors)
+        self._record_forces = settings.record_forces
         self._t_start, self._t_end = float(t0), math.inf
         q, u = self.sim.state  # the consistent initial state of the on-line machinery
         self.mode_equations: dict = {}
         self.n_derived = 0
         for active, given in dict(mode_equations or {}).items():
-            self._add(self._names(active), given if hasattr(given, "full_speeds") else given.compile())
+            self._add(self._names(active), given if isinstance(given, Dynamics) else given.compile())
         for active in (modes or ()):
             names = self._names(active)
             if names not in self.mode_equations:
@@ -264,13 +270,14 @@ class HybridSimulator(SwitchingSimulator):
         elif self._project and any(self.dynamics.layout[n].holonomic is not None for n in self.dynamics.active_all):
             projection = lambda t, q, u: (self.dynamics.project_positions(t, q, params=self.params), u)
         sim = Simulator(mode.dynamics, t0=t, q0=q, u0=mode.state(u_full), method=o["method"], rtol=o["rtol"],
-                        atol=o["atol"], max_step=o["max_step"], t_end=self._t_end, params=o["params"],
+                        atol=o["atol"], dt=o["dt"], max_step=o["max_step"], t_end=self._t_end, params=o["params"],
                         inputs=inputs, events=self._mode_events(mode), monitors=monitors, output_dt=o["output_dt"],
                         projection=projection, project_every=o["project_every"], mode=mode.name,
                         description=o["description"])
-        if o["output_dt"] is not None and hasattr(sim, "_grid_t0"):  # samples on the run's grid, not the interval's
+        if o["output_dt"] is not None:  # samples on the run's grid, not the interval's
             sim._grid_t0 = self._t_start
             sim._grid_k = max(1, math.floor((t - self._t_start) / o["output_dt"]) + 1)
+        sim.record_loop(*self._loop)
         self.sim, self._mode_now = sim, mode
         self._segments.append((mode, sim))
 
@@ -288,7 +295,7 @@ class HybridSimulator(SwitchingSimulator):
 
     def trajectory(self, status: str | None = None) -> Trajectory:
         """The samples so far (speeds: all the model's), the event records and the mode intervals."""
-        if not getattr(self, "_segments", None):
+        if not self._segments:
             return super().trajectory(status)
         parts = [(mode, sim.trajectory(status)) for mode, sim in self._segments]
         ts, qs, us, es, res, modes = [], [], [], [], {}, []
@@ -319,7 +326,8 @@ class HybridSimulator(SwitchingSimulator):
                       n_accepted=sum(s.n_accepted for s in stats),
                       n_rejected=None if None in rejected else sum(rejected),
                       wall_time_s=sum(s.wall_time_s for s in stats), method=stats[-1].method,
-                      n_jev=sum(s.n_jev for s in stats), n_lu=sum(s.n_lu for s in stats))
+                      n_jev=sum(s.n_jev for s in stats), n_lu=sum(s.n_lu for s in stats), loop=self._loop[0],
+                      loop_reason=self._loop[1])
         energy = np.concatenate(es)
         tr = parts[-1][1]
         return Trajectory(t=np.concatenate(ts), q=np.concatenate(qs), u=np.concatenate(us),

@@ -30,7 +30,7 @@ import sympy as sp
 from ..codegen.numpy_backend import compile_program
 from ..codegen.program import ProgramBuilder
 from ..errors import ModelError
-from ..model.system import GROUND, System
+from ..model.system import GROUND, Model, System
 from .rules import Coulomb, UnilateralContact
 
 __all__ = ["Contact", "Disk", "Gap", "Plane", "Point", "Sphere", "contact"]
@@ -133,6 +133,7 @@ class _Frames:
 
     def __init__(self, model):
         self.model, self._R, self._r = model, {}, {}
+        self._qdot: dict | None = None  # q_j -> q_j' of every coordinate, built on the first velocity()
 
     def index(self, body: str) -> int:
         return -1 if body == GROUND else self.model.body_index(body)
@@ -159,7 +160,7 @@ class _Frames:
         """d/dt of the expressions x(q, t) (a column), linear in the speeds: sum_j dx/dq_j q_j' + dx/dt, with
         q' = W(q) u + X of every joint."""
         m = self.model
-        if not hasattr(self, "_qdot"):
+        if self._qdot is None:
             self._qdot = {}
             for pj in m.joints:
                 q_j = sp.Matrix(m.q[pj.q_slice])
@@ -199,7 +200,7 @@ class Gap:
 
     def bind(self, model) -> Gap:
         """Compile against ``model`` (a kane.Model, or Equations / Dynamics holding one); returns self."""
-        model = getattr(model, "model", model)
+        model = model if isinstance(model, Model) else model.model
         groups = {"t": (model.t,), "q": model.q, "u": model.u, "params": model.parameters, "inputs": model.inputs}
         b = ProgramBuilder(groups, prefix="g")
         prog = b.build({"x": [b.assign(e) for e in self.exprs]})

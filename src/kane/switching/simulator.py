@@ -34,11 +34,12 @@ import numpy as np
 
 from ..errors import KaneError, ModelError
 from ..io.trajectory import EventRecord, Trajectory
-from ..options import Method
 from ..simulate.events import Event, EventFunctionError
+from ..simulate.run import ProjectionMode, RunOptions
 from ..simulate.simulator import SimulationError, Simulator
 from .online import OnlineDynamics, SlipForce
 from .rules import Coulomb, Lock, UnilateralContact, check_rules, gap_value, lock_step_limit
+from .settings import SwitchingSettings, atol_value, run_and_save, runner_options
 
 __all__ = ["UnilateralContact", "Coulomb", "Lock", "SwitchingSimulator", "simulate_switching", "run_and_save"]
 
@@ -47,32 +48,32 @@ class SwitchingSimulator:
     """Run ``equations`` (from :func:`kane.derive`, the switched constraints declared ``transient=True``) under
     ``rules`` from (t0 [s], q0 (n_q,), u0 (n_u of the model,)).
 
-    Integration options (``method``, ``rtol``, ``atol``, ``max_step``, ``dt`` [s] of the fixed-step methods,
-    ``output_dt``, ``monitors``) go to the Simulator; ``params`` and ``inputs`` (mapping or callable
-    inputs(t, q, u)) to the dynamics. ``project``: put the state back on the active constraints every
-    ``project_every`` accepted steps. ``cond_max`` and ``dependent``: see OnlineDynamics. ``record_forces``:
-    record every constraint's multipliers at every output sample as residuals "lambda_<name>"
-    (:meth:`_force_monitors`); ``record_balance``: record ``power`` and ``constraint`` too, for the work-energy
-    balance of ``kane simulate`` (:meth:`_balance_monitors`). ``force_tol`` [N]: multipliers within it
-    of a limit count as on it. ``max_switches`` bounds the mode changes (Zeno guard). ``writer``: a
+    ``options``: a :class:`kane.simulate.run.RunOptions`: the method, tolerances, steps, ``output_dt``,
+    ``monitors``, ``max_steps``, ``max_wall_time`` go to the Simulator; ``t_end`` [s] bounds the steps of
+    :meth:`step`; ``projection`` NONE runs without one, a function (t, q, u) -> (q, u) is used as it is, any other
+    mode puts the state back on the active constraints every ``project_every`` accepted steps;
+    ``standard_monitors`` records ``power`` and ``constraint`` for the work-energy balance of ``kane simulate``
+    (:meth:`_balance_monitors`); a switching run takes no ``events`` (its rules make them) and no ``mode`` (its
+    rules name them). ``settings``: a :class:`SwitchingSettings` (``cond_max``, ``dependent``, ``force_tol``,
+    ``max_switches``, ``record_forces``: the residuals "lambda_<name>" of :meth:`_force_monitors`). ``params`` and
+    ``inputs`` (mapping or callable inputs(t, q, u)) go to the dynamics. ``writer``: a
     :class:`kane.io.TrajectoryWriter` that receives the samples, modes and event records as the run goes (closed
-    with the status when it fails or :meth:`finish` ends it); ``t_end`` [s] bounds the steps of :meth:`step`;
-    ``max_steps`` and ``max_wall_time`` [s] stop a runaway run (see :class:`kane.simulate.Simulator`).
-    Raises :class:`kane.ModelError` for bad rules before the run, :class:`SimulationError` during it.
+    with the status when it fails or :meth:`finish` ends it). The keyword options of the earlier API (``rtol=...,
+    project=..., cond_max=...``, see :func:`kane.switching.settings.split_options`) still work for one release,
+    with a FutureWarning. Raises :class:`kane.ModelError` for bad rules before the run, :class:`SimulationError`
+    during it.
     """
 
-    def __init__(self, equations, q0, u0, rules=(), *, t0: float = 0.0, params=None, inputs=None,
-                 method: Method | str = Method.DOPRI5, rtol: float = 1e-9, atol: float = 1e-11,
-                 max_step: float = np.inf, dt: float | None = None, output_dt: float | None = None, monitors=None,
-                 project: bool = True, project_every: int = 1, cond_max: float = 1e6, dependent=None,
-                 force_tol: float = 1e-9, max_switches: int = 10000, record_forces: bool = True,
-                 record_balance: bool = False, description: str | None = None, writer=None,
-                 t_end: float = np.inf, max_steps: int | None = None, max_wall_time: float | None = None):
-        self.dynamics = dyn = OnlineDynamics(equations, cond_max=cond_max, dependent=dependent)
+    def __init__(self, equations, q0, u0, rules=(), options: RunOptions | None = None,
+                 settings: SwitchingSettings | None = None, *, t0: float = 0.0, params=None, inputs=None,
+                 writer=None, **legacy):
+        options, settings = runner_options(type(self).__name__, options, settings, legacy)
+        self.options, self.settings = options, settings
+        self.dynamics = dyn = OnlineDynamics(equations, cond_max=settings.cond_max, dependent=settings.dependent)
         self.rules = tuple(rules)
         self.params, self.inputs = params, inputs
-        self.force_tol = float(force_tol)
-        self.max_switches = int(max_switches)
+        self.force_tol = settings.force_tol
+        self.max_switches = settings.max_switches
         t0 = float(t0)
         q0 = np.array(q0, dtype=float).reshape(-1)
         u0 = np.array(u0, dtype=float).reshape(-1)
@@ -86,20 +87,39 @@ class SwitchingSimulator:
         self.slipping: dict = {}
         self.n_switches = 0
         self._n_selections = 0
+        self._loop, self._started = ("python", ""), False
         q0, u0 = self._initial_mode(t0, q0, u0)
-        projection = (lambda t, q, u: dyn.projection(t, q, u, params)) if project else None
-        monitors = {**(self._force_monitors() if record_forces else {}),
-                    **(self._balance_monitors() if record_balance else {}), **dict(monitors or {})}
-        max_step = min(max_step, lock_step_limit(self.rules))  # no step spans a whole lock interval
-        self._t_end = float(t_end)
-        self.sim = Simulator(dyn, t0=t0, q0=q0, u0=u0, method=method, rtol=rtol, atol=atol, max_step=max_step,
-                             dt=dt, params=params, inputs=inputs, events=self._events(), monitors=monitors,
-                             output_dt=output_dt, projection=projection, project_every=project_every,
-                             mode=dyn.mode_name, writer=writer, t_end=t_end, max_steps=max_steps,
-                             max_wall_time=max_wall_time, record_events=False,
-                             description=description if description is not None else equations.model.name)
+        monitors = {**(self._force_monitors() if settings.record_forces else {}),
+                    **(self._balance_monitors() if options.standard_monitors else {}), **dict(options.monitors)}
+        max_step = min(options.max_step, lock_step_limit(self.rules))  # no step spans a whole lock interval
+        self._t_end = options.t_end
+        self.sim = Simulator(dyn, t0=t0, q0=q0, u0=u0, method=options.method, rtol=options.rtol,
+                             atol=atol_value(options), max_step=max_step, min_step=options.min_step,
+                             first_step=options.first_step, dt=options.dt, params=params, inputs=inputs,
+                             events=self._events(), monitors=monitors, output_dt=options.output_dt,
+                             projection=self._projection(), project_every=options.project_every,
+                             mode=dyn.mode_name, writer=writer, t_end=options.t_end, max_steps=options.max_steps,
+                             max_wall_time=options.max_wall_time, record_events=False, record=options.record,
+                             record_energy=options.record_energy,
+                             description=options.description if options.description is not None
+                             else equations.model.name)
+        self._started = True
         self._log_selections()
         self._write_records()
+
+    def _projection(self):
+        """The projection hook of ``options.projection`` (None: none)."""
+        choice, dyn, params = self.options.projection, self.dynamics, self.params
+        if callable(choice):
+            return choice
+        if choice is ProjectionMode.NONE:
+            return None
+        return lambda t, q, u: dyn.projection(t, q, u, params)
+
+    def record_loop(self, loop: str, reason: str = "") -> None:
+        """Record which loop steps this run and why not the compiled one (:func:`kane.run` calls it)."""
+        self._loop = (str(loop), str(reason))
+        self.sim.record_loop(loop, reason)
 
     # ---- the mode and its quantities -----------------------------------------------------------------------
     def _inputs_at(self, t, q, u):
@@ -371,7 +391,7 @@ class SwitchingSimulator:
 
     # ---- running -------------------------------------------------------------------------------------------
     def _error(self, t, q, u, reason, exc=None) -> SimulationError:
-        traj = self.trajectory(f"failed: {reason}") if hasattr(self, "sim") else None
+        traj = self._so_far(f"failed: {reason}")
         names = self.dynamics
         fmt = ", ".join
         message = (f"switching simulation failed at t = {t!r} s in mode '{names.mode_name}': {reason}\n"
@@ -397,12 +417,12 @@ class SwitchingSimulator:
         """Work so far (evaluations, steps, wall time) of the integrator, over every mode."""
         return self.sim.stats
 
-    def run(self, t_end: float) -> Trajectory:
+    def run(self, t_end: float) -> Trajectory | None:
         """Integrate to ``t_end`` [s] through every mode change; returns the trajectory (its last sample at the
-        final time)."""
+        final time; None when ``options.record`` is False)."""
         self.advance(t_end)
         self.sim.run(t_end)
-        return self.trajectory()
+        return self._so_far(None)
 
     def advance(self, t_end: float) -> None:
         """Integrate to ``t_end`` [s] through every mode change without building the trajectory (a real-time
@@ -419,7 +439,7 @@ class SwitchingSimulator:
         try:
             info = sim.step()
         except SimulationError as exc:
-            exc.trajectory = self.trajectory(f"failed: {exc.reason}")
+            exc.trajectory = self._so_far(f"failed: {exc.reason}") or exc.trajectory
             raise
         self._log_selections()
         if info.terminated:
@@ -464,7 +484,7 @@ class SwitchingSimulator:
             raise self._error(t, q, u, str(exc), exc) from exc
         except SimulationError as exc:  # the next mode cannot start (e.g. its equations fail there)
             if exc.trajectory is None:
-                exc.trajectory = self.trajectory(f"failed: {exc.reason}")
+                exc.trajectory = self._so_far(f"failed: {exc.reason}")
             raise
         except (KaneError, np.linalg.LinAlgError, ValueError) as exc:
             raise self._error(t, q, u, f"{type(exc).__name__} while switching on '{name}': {exc}", exc) from exc
@@ -474,33 +494,22 @@ class SwitchingSimulator:
         traj = self.sim.trajectory(status)
         return dataclasses.replace(traj, events=list(self.records))
 
-    def finish(self, status: str = "completed") -> Trajectory:
-        """End the run: close the writer, if any, with ``status``; returns the trajectory."""
+    def finish(self, status: str = "completed") -> Trajectory | None:
+        """End the run: close the writer, if any, with ``status``; returns the trajectory (None when
+        ``options.record`` is False: read the writer's file)."""
         self._write_records()
         self.sim.finish(status)
-        return self.trajectory(status)
+        return self._so_far(status)
 
-
-def run_and_save(runner_class, model, t_span, q0, u0, rules, path, options) -> Trajectory:
-    """Run ``runner_class(model, q0, u0, rules, t0=..., **options)`` over ``t_span`` [s]; with ``path`` the
-    trajectory is saved to HDF5 there, also when the run fails."""
-    t0, t1 = (float(v) for v in t_span)
-    if not t1 >= t0:
-        raise ValueError(f"t_span = {t_span!r}: the end must not precede the start")
-    runner = runner_class(model, q0, u0, rules, t0=t0, **options)
-    try:
-        traj = runner.run(t1)
-    except SimulationError as exc:
-        if path is not None and exc.trajectory is not None:
-            exc.trajectory.save(path)
-        raise
-    if path is not None:
-        traj.save(path)
-    return traj
+    def _so_far(self, status: str | None) -> Trajectory | None:
+        """The trajectory so far with ``status``; None before the start or when the samples are not in memory."""
+        return self.trajectory(status) if self._started and self.options.record else None
 
 
 def simulate_switching(equations, t_span, q0, u0, rules=(), *, path: str | os.PathLike | None = None,
                        **options) -> Trajectory:
-    """Integrate ``equations`` over ``t_span`` = (t0, t1) [s] under ``rules`` (see :class:`SwitchingSimulator`
-    for ``options``); with ``path`` the trajectory is saved to HDF5 there, also when the run fails."""
+    """Integrate ``equations`` over ``t_span`` = (t0, t1) [s] under ``rules``: a :class:`SwitchingSimulator` of
+    ``options`` spelled as keywords (``method``, ``rtol`` (1e-9), ``atol`` (1e-11), ``project`` (True),
+    ``cond_max``, ``params``, ``inputs``, ...: :data:`kane.switching.settings.RUN_KEYWORDS` and ``SETTINGS_KEYWORDS``,
+    as :func:`kane.simulate` spells :func:`kane.run`'s options); with ``path`` the trajectory is saved to HDF5 there, also when the run fails."""
     return run_and_save(SwitchingSimulator, equations, t_span, q0, u0, rules, path, options)
