@@ -36,7 +36,7 @@ from kane.simulate.run_limits import interrupt_signals, interrupted_status
 from kane.simulate.simulator import InconsistentStartWarning, Residual, SimulationError, Simulator
 from kane.symbolic.dynamics import KaneDynamics
 
-__all__ = ["Loop", "ProjectionMode", "RunOptions", "State", "RunRequest", "run", "simulate"]
+__all__ = ["Loop", "ProjectionMode", "RunOptions", "State", "RunRequest", "make_simulator", "run", "simulate"]
 
 
 class Loop(enum.Enum):
@@ -218,7 +218,7 @@ def _warn_inconsistent_start(dynamics, t0, q0, params, projection) -> None:
         fix = "the projection corrects it at the first step" if projection is not None else \
             "kane.assemble(dyn, t, q) gives a consistent q0"
         warnings.warn(f"the initial configuration violates the holonomic constraints: max |C(q0)| = "
-                      f"{float(np.max(np.abs(C))):.3g}; {fix}", InconsistentStartWarning, stacklevel=4)
+                      f"{float(np.max(np.abs(C))):.3g}; {fix}", InconsistentStartWarning, stacklevel=5)
 
 
 def _projection(dynamics, options: RunOptions, t0: float, q0, params):
@@ -277,6 +277,34 @@ def _python_loop(sim: Simulator, t_end: float, progress) -> None:
     sim.run(t_end)  # the closing sample at the final time
 
 
+def make_simulator(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWriter | None = None, *,
+                   params: Any = None, inputs: Mapping[str, float] | Callable | None = None) -> Simulator:
+    """The step-wise :class:`Simulator` of ``dynamics`` from ``state`` with ``options`` (what :func:`run` steps;
+    interactive callers, a live viewer or a realtime plant, step it themselves). ``options.loop`` is not used."""
+    if not isinstance(options, RunOptions):
+        raise ArgumentError(f"run: options must be a kane.RunOptions, got {type(options).__name__}")
+    if not isinstance(state, State):
+        raise ArgumentError(f"run: state must be a kane.State(q, u, t), got {type(state).__name__}")
+    t0, t1 = state.t, options.t_end
+    if not t1 >= t0:
+        raise ArgumentError(f"run options: t_end = {t1!r} s is before the state's time t = {t0!r} s")
+    projection = _projection(dynamics, options, t0, state.q, params)
+    _warn_inconsistent_start(dynamics, t0, state.q, params, projection)
+    try:
+        return Simulator(dynamics, t0=t0, q0=state.q, u0=state.u, method=options.method, rtol=options.rtol,
+                         atol=np.asarray(options.atol) if isinstance(options.atol, tuple) else options.atol,
+                         dt=options.dt, t_end=t1, params=params, inputs=inputs, events=options.events,
+                         monitors=_monitors(dynamics, options, params, inputs), record_energy=options.record_energy,
+                         output_dt=options.output_dt, record=options.record, writer=writer, projection=projection,
+                         project_every=options.project_every, max_step=options.max_step, min_step=options.min_step,
+                         first_step=options.first_step, mode=options.mode, description=options.description,
+                         max_steps=options.max_steps, max_wall_time=options.max_wall_time)
+    except ValueError as exc:  # an argument refused by an integrator or numpy
+        if isinstance(exc, KaneError):
+            raise
+        raise ArgumentError(str(exc)) from exc
+
+
 def run(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWriter | None = None, *,
         params: Any = None, inputs: Mapping[str, float] | Callable | None = None,
         progress: Callable[[Simulator], None] | None = None) -> Trajectory:
@@ -290,28 +318,8 @@ def run(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWrit
     loop and after every step of the Python loop (it keeps its own pace); it may raise KeyboardInterrupt to stop
     the run (the file is closed as interrupted and the exception goes on). A failure raises :class:`SimulationError`.
     """
-    if not isinstance(options, RunOptions):
-        raise ArgumentError(f"run: options must be a kane.RunOptions, got {type(options).__name__}")
-    if not isinstance(state, State):
-        raise ArgumentError(f"run: state must be a kane.State(q, u, t), got {type(state).__name__}")
-    t0, t1 = state.t, options.t_end
-    if not t1 >= t0:
-        raise ArgumentError(f"run options: t_end = {t1!r} s is before the state's time t = {t0!r} s")
-    projection = _projection(dynamics, options, t0, state.q, params)
-    _warn_inconsistent_start(dynamics, t0, state.q, params, projection)
-    try:
-        sim = Simulator(dynamics, t0=t0, q0=state.q, u0=state.u, method=options.method, rtol=options.rtol,
-                        atol=np.asarray(options.atol) if isinstance(options.atol, tuple) else options.atol,
-                        dt=options.dt, t_end=t1, params=params, inputs=inputs, events=options.events,
-                        monitors=_monitors(dynamics, options, params, inputs), record_energy=options.record_energy,
-                        output_dt=options.output_dt, record=options.record, writer=writer, projection=projection,
-                        project_every=options.project_every, max_step=options.max_step, min_step=options.min_step,
-                        first_step=options.first_step, mode=options.mode, description=options.description,
-                        max_steps=options.max_steps, max_wall_time=options.max_wall_time)
-    except ValueError as exc:  # an argument refused by an integrator or numpy
-        if isinstance(exc, KaneError):
-            raise
-        raise ArgumentError(str(exc)) from exc
+    sim = make_simulator(dynamics, state, options, writer, params=params, inputs=inputs)
+    t1 = options.t_end
     try:
         with interrupt_signals(signals=(signal.SIGTERM,), only_default=True) if writer else nullcontext():
             runner, why = None, "requested (loop=python)"
