@@ -14,7 +14,7 @@ import math
 
 from ..errors import ArgumentError, KaneError
 from ..options import Method
-from ..simulate import Simulator
+from ..simulate.run import RunOptions, State, make_simulator
 
 __all__ = ["CompiledPlant", "PythonPlant", "input_holder"]
 
@@ -80,8 +80,8 @@ class PythonPlant:
     def __init__(self, dynamics, t, q, u, params, names, dt):
         self.w = dynamics.model.input_values()  # model order, written in place: no name look-ups per evaluation
         self.index = tuple(dynamics.input_names.index(n) for n in names)
-        self.sim = Simulator(dynamics, t0=t, q0=q, u0=u, method=Method.RK4, dt=dt, params=params,
-                             inputs=lambda t, q, u: self.w, record=False, record_energy=False)
+        options = RunOptions(t_end=math.inf, method=Method.RK4, dt=dt, record=False, record_energy=False)
+        self.sim = make_simulator(dynamics, State(q, u, t), options, params=params, inputs=lambda t, q, u: self.w)
 
     def state(self):
         q, u = self.sim.state

@@ -74,10 +74,11 @@ def _positive_time(name: str, value, allow_none: bool = False, allow_inf: bool =
 
 @dataclass(frozen=True, eq=False)
 class RunOptions:
-    """How to run: to ``t_end`` [s] by ``method`` (a :class:`kane.Method` or its name) with ``rtol`` and ``atol``
-    (adaptive methods; atol a number or one per state entry), ``max_step``, ``min_step``, ``first_step`` [s]; ``dt``
-    [s] the step of fixed-step methods. Samples every ``output_dt`` [s] (None: every step); ``record`` keeps them in
-    memory (the returned Trajectory), ``record_energy`` records the energy [J] where the dynamics has one.
+    """How to run: to ``t_end`` [s] (inf: no end, for a step-wise :func:`make_simulator`) by ``method`` (a
+    :class:`kane.Method` or its name) with ``rtol`` and ``atol`` (adaptive methods; atol a number or one per state
+    entry), ``max_step``, ``min_step``, ``first_step`` [s]; ``dt`` [s] the step of fixed-step methods. Samples
+    every ``output_dt`` [s] (None: every step); ``record`` keeps them in memory (the returned Trajectory),
+    ``record_energy`` records the energy [J] where the dynamics has one.
     ``max_steps`` attempted steps and ``max_wall_time`` [s] stop a runaway run (None: the Simulator's defaults).
     ``projection``: a :class:`ProjectionMode` (or its name) or a hook ``projection(t, q, u) -> (q, u)``, run every
     ``project_every`` accepted steps. ``standard_monitors``: record ``kane simulate``'s monitors (constraint
@@ -114,8 +115,9 @@ class RunOptions:
             t_end = float(self.t_end)
         except (TypeError, ValueError):
             t_end = math.nan
-        if not math.isfinite(t_end):
-            raise ArgumentError(f"run options: t_end must be a finite time [s], got {self.t_end!r}")
+        if not (math.isfinite(t_end) or t_end == math.inf):
+            raise ArgumentError(f"run options: t_end must be a finite time [s] (or inf: a step-wise Simulator "
+                                f"without an end, see make_simulator), got {self.t_end!r}")
         put("t_end", t_end)
         try:
             put("method", Method.parse(self.method))
@@ -280,7 +282,14 @@ def _python_loop(sim: Simulator, t_end: float, progress) -> None:
 def make_simulator(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWriter | None = None, *,
                    params: Any = None, inputs: Mapping[str, float] | Callable | None = None) -> Simulator:
     """The step-wise :class:`Simulator` of ``dynamics`` from ``state`` with ``options`` (what :func:`run` steps;
-    interactive callers, a live viewer or a realtime plant, step it themselves). ``options.loop`` is not used."""
+    interactive callers, a live viewer or a realtime plant, step it themselves; ``options.t_end`` may be inf).
+    ``options.loop`` is not used. Unlike :func:`run` it does not warn of a start off the holonomic constraints (a
+    viewer rebinds mid-run, between projections)."""
+    return _simulator(dynamics, state, options, writer, params, inputs, warn_start=False)
+
+
+def _simulator(dynamics, state: State, options: RunOptions, writer, params, inputs, warn_start: bool) -> Simulator:
+    """The one place that turns ``options`` into a :class:`Simulator` (see :func:`make_simulator`)."""
     if not isinstance(options, RunOptions):
         raise ArgumentError(f"run: options must be a kane.RunOptions, got {type(options).__name__}")
     if not isinstance(state, State):
@@ -289,7 +298,8 @@ def make_simulator(dynamics: Any, state: State, options: RunOptions, writer: Tra
     if not t1 >= t0:
         raise ArgumentError(f"run options: t_end = {t1!r} s is before the state's time t = {t0!r} s")
     projection = _projection(dynamics, options, t0, state.q, params)
-    _warn_inconsistent_start(dynamics, t0, state.q, params, projection)
+    if warn_start:
+        _warn_inconsistent_start(dynamics, t0, state.q, params, projection)
     try:
         return Simulator(dynamics, t0=t0, q0=state.q, u0=state.u, method=options.method, rtol=options.rtol,
                          atol=np.asarray(options.atol) if isinstance(options.atol, tuple) else options.atol,
@@ -318,7 +328,10 @@ def run(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWrit
     loop and after every step of the Python loop (it keeps its own pace); it may raise KeyboardInterrupt to stop
     the run (the file is closed as interrupted and the exception goes on). A failure raises :class:`SimulationError`.
     """
-    sim = make_simulator(dynamics, state, options, writer, params=params, inputs=inputs)
+    if isinstance(options, RunOptions) and options.t_end == math.inf:
+        raise ArgumentError("run options: t_end = inf: run needs a finite end [s] (step a make_simulator() "
+                            "Simulator for a run without one)")
+    sim = _simulator(dynamics, state, options, writer, params, inputs, warn_start=True)
     t1 = options.t_end
     try:
         with interrupt_signals(signals=(signal.SIGTERM,), only_default=True) if writer else nullcontext():
