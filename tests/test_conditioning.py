@@ -92,6 +92,15 @@ def test_evaluations_rise_with_crbm_past_cond_1e11(dyn):
     assert high.crbm_error_max > 1e-6 > low.crbm_error_max / 10
 
 
+def test_a_run_past_its_evaluations_is_counted_as_failed(dyn):
+    """The cap on right-hand-side evaluations stops kane.run: at ratio 0.5 DOPRI5 needs 944 evaluations over 10 s
+    (6 per step: more than 100, fewer than 2000), so 100 allowed is a failure (None, no samples: NaN)."""
+    failed, = integration_study((0.5,), t_end=10.0, rtol=1e-6, atol=1e-6, max_evaluations=100, dynamics=dyn)
+    assert failed.n_abm is None and failed.n_crbm is None and np.isnan(failed.cond_max)
+    done, = integration_study((0.5,), t_end=10.0, rtol=1e-6, atol=1e-6, max_evaluations=2000, dynamics=dyn)
+    assert 100 < done.n_abm == done.n_crbm < 2000 and done.cond_max == pytest.approx(43.27, rel=1e-3)
+
+
 def test_cli_writes_tables_and_plots(tmp_path):
     res = CliRunner().invoke(main, ["study", "conditioning", "--quick", "--out", str(tmp_path / "study")])
     assert res.exit_code == 0, res.output

@@ -71,3 +71,13 @@ def test_a_contact_with_a_bad_radius_or_parameters_is_refused(arm):
         SphereOnSurface("fore", (1.0, 0, 0), 0.1, floor(), s=2.0, t=0.5)
     with pytest.raises(ArgumentError, match="target body 'hand' is not in the model"):
         DragSolver(arm, [], contacts=[SphereOnSurface("hand", (0, 0, 0), 0.1, floor(), 0.5, 0.5)])
+
+
+def test_a_contact_of_neither_kind_is_refused_by_its_type(arm):
+    """A contact is a point contact (body, center, rows) or a surface pair (bodies, params, ...): the sphere is
+    the first kind, a plain tuple neither (an ArgumentError naming its type, not an AttributeError later)."""
+    contact = SphereOnSurface("fore", (1.0, 0, 0), RADIUS, floor(), s=0.5, t=0.5)
+    solver = DragSolver(arm, [Target("fore", (1.0, 0, 0), position=(1.2, -1.0, 0.0))], contacts=[contact])
+    assert solver._pair == (False,)
+    with pytest.raises(ArgumentError, match="DragSolver contacts: tuple is neither a point contact"):
+        DragSolver(arm, [Target("fore", (1.0, 0, 0), position=(1.2, -1.0, 0.0))], contacts=[("fore", (1, 0, 0))])

@@ -120,3 +120,21 @@ def test_an_unreachable_scheduler_fails_with_its_address():
     address = "tcp://127.0.0.1:9"
     with pytest.raises(SchedulerError, match="cannot reach the Dask scheduler at tcp://127.0.0.1:9 within 1 s"):
         run_sweep(_sweep(), execution=Execution(Backend.DASK, scheduler=address, connect_timeout=1.0))
+
+
+def test_a_sweep_point_through_run_equals_simulate_of_the_same_point():
+    from kane.sweep.execute import prepare, run_task
+
+    sweep = _sweep()
+    plan = prepare(sweep)
+    opts = sweep.run.options  # the one RunOptions every run of the sweep goes through
+    assert (opts.t_end, opts.rtol, opts.atol, opts.output_dt, opts.events) == (1.5, 1e-9, 1e-11, 0.01, (DOWN,))
+    task = plan.tasks[3]
+    row = run_task(task, plan.equations, plan.model_hash, sweep.run, sweep.metrics, len(plan.columns), keep=True)
+    assert row[1] == "done"
+    t, q, u, energy = row[5]
+    ref = simulate(derive(pendulum()).compile(), (0.0, 1.5), list(task.q0), list(task.u0), rtol=1e-9,
+                   atol=1e-11, output_dt=0.01, events=[DOWN], params=task.params)
+    assert task.params == {"m": 2.0, "g": 9.81} and len(t) == len(ref.t) == 151  # the 0.01 s grid to 1.5 s
+    for mine, theirs in ((t, ref.t), (q, ref.q), (u, ref.u), (energy, ref.energy)):
+        np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12)

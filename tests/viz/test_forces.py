@@ -111,3 +111,18 @@ def test_a_loop_closure_to_the_ground_holds_a_hanging_body_up_at_its_pin():
     assert f.names == ("pin",) and f.bodies == ("bar",)  # the ground is the first body: the force on the bar
     np.testing.assert_allclose(f.point[:, 0], [[0.3, 0.5, 0.0]] * 2, atol=1e-12)
     np.testing.assert_allclose(f.force[:, 0], [[0.0, 2.0 * 9.81, 0.0]] * 2, atol=1e-9)
+
+
+def test_a_scene_draws_from_the_equations_or_the_dynamics_compiled_from_them(disk):
+    """body_poses of the compiled dynamics = of its equations (the disk at rest, centre at height r, identity
+    rotation); a dynamics not made from kane.Equations is refused by its type."""
+    lm, eq = disk
+    r = lm.parameters["r"]
+    run = _run(eq, np.array([[0.3, -0.2, r, 1, 0, 0, 0]] * 2, float), np.zeros((2, 3)), np.array([0.0, 1.0]))
+    (p_eq, w_eq), (p_dyn, w_dyn) = body_poses(eq, run), body_poses(eq.compile("numpy"), run)
+    np.testing.assert_array_equal(p_dyn, p_eq)
+    np.testing.assert_array_equal(w_dyn, w_eq)
+    np.testing.assert_allclose(p_eq[:, 0], [[0.3, -0.2, r]] * 2, atol=1e-12)
+    np.testing.assert_allclose(w_eq[:, 0], [[1.0, 0.0, 0.0, 0.0]] * 2, atol=1e-12)
+    with pytest.raises(kane.errors.ArgumentError, match="scene: expected kane.Equations .* got str"):
+        body_poses("rolling_disk.toml", run)

@@ -173,9 +173,9 @@ class VirtualCoupler:
         self._full = len(dynamics.u_dependent_names) > 0
         # the dependent speeds u_dep = D u + E, compiled here as the point's program is (C with the C backend):
         # one call with no argument checks in the period, rather than Dynamics.full_speeds
-        program = getattr(getattr(dynamics, "equations", None), "program", None)
+        program = dynamics.equations.program if self._full else None  # (dependent speeds: Kane's equations)
         self._u_full = None
-        if self._full and program is not None and "u_full" in program.outputs:
+        if program is not None and "u_full" in program.outputs:
             self._u_full = _compiled(program, ["u_full"], isinstance(self._fn, CFunction))
         self._k, self._b = float(gains.stiffness), float(gains.damping)
         self._kr, self._br = float(gains.rotational_stiffness), float(gains.rotational_damping)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ArgumentError
+from ..protocol import Dynamics
 from .coupler import PassivityWarning
 
 __all__ = ["point_mobility", "angular_mobility", "effective_mass", "effective_inertia", "spectral_radius",
@@ -54,7 +55,7 @@ def _mobility(coupler, t, q, params, dynamics, inputs, state):
     """(3, 3): the velocity of ``state(t, q, u)[1]`` (a point's or the body's angular) per unit speed, times the
     acceleration per unit of each of the ``inputs`` at rest; None without ``udot``."""
     dyn = coupler.dynamics if dynamics is None else dynamics
-    if not hasattr(dyn, "udot"):
+    if not isinstance(dyn, Dynamics):  # (a PlantMaker: rolling contacts or switched constraints)
         return None
     q = np.asarray(q, dtype=float)
     n = dyn.n_u

@@ -34,7 +34,9 @@ from .coupler_stability import check_stability, effective_inertia, effective_mas
 from .devices import DeviceSample, check_sample
 from .log import SAMPLE_MISSING, SAMPLE_REFUSED, SAMPLE_USED, RealtimeLog
 from .multirate import SlowDynamics
-from .plants import CompiledPlant, PythonPlant, input_holder
+from ..protocol import Dynamics
+from ..symbolic.dynamics import KaneDynamics
+from .plants import CompiledPlant, PlantMaker, PythonPlant, input_holder
 from .stats import DeadlineStats, DeadlineSummary
 
 __all__ = ["ClockMode", "Engine", "LoopOptions", "LoopResult", "MAX_REAL_RATE", "RealtimeLoop"]
@@ -169,7 +171,7 @@ class RealtimeLoop:
         self.engine = engine
         period, n = options.period, int(options.substeps)
         dt = period * options.dynamics_every / n  # the dynamics' step [s]
-        if hasattr(dyn, "make_plant"):  # switched constraints: kane.realtime.switching_plant
+        if isinstance(dyn, PlantMaker):  # switched constraints, rolling contacts: they step their own plant
             self.plant = dyn.make_plant(t0, q0, u0, params, coupler.port.inputs, dt)
         elif engine is Engine.COMPILED:
             self.plant = CompiledPlant(dyn, t0, q0, u0, params, coupler.input_index)
@@ -183,12 +185,12 @@ class RealtimeLoop:
         self._check_gains(t0, q0)
         self._inputs = None if inputs is None else input_holder(inputs, dyn.model, coupler.port.inputs,
                                                                 self.plant.w, t0, q0, u0)
-        self._has_energy = bool(getattr(dyn.equations, "has_potential", False))
+        self._has_energy = dyn.capabilities.energy if isinstance(dyn, Dynamics) else bool(dyn.equations.has_potential)
         coupler.point_state(t0, q0, u0)  # compile what the periods call before the first one starts
         energy = None
         if self._has_energy:  # the log's energies of blocks of rows, (B,) times, (B, n_q), (B, n_u) -> (B,) [J]
             dyn.energy(t0, q0, u0, params)
-            energy = (dyn.energy_rows(params) if hasattr(dyn, "energy_rows")
+            energy = (dyn.energy_rows(params) if isinstance(dyn, KaneDynamics)
                       else functools.partial(_block_energy, dyn, params))
         self.log = None if log is None else RealtimeLog(log, dyn.q_names, dyn.u_names,
                                                         flush_every=options.flush_every, energy=energy,
@@ -214,7 +216,7 @@ class RealtimeLoop:
         opts, gains = self.options, self.coupler.gains
         h = opts.period * opts.dynamics_every
         check_gains(gains, h)
-        free = getattr(self.dynamics, "free_mode", lambda: None)()
+        free = self.dynamics.free_mode() if isinstance(self.dynamics, PlantMaker) else None
         mass = effective_mass(self.coupler, t0, q0, self.params, free)
         delayed = opts.dynamics_every > 1 and opts.dynamics_process
         check_stability(gains, h, mass, every=opts.dynamics_every, delayed=delayed)

@@ -6,17 +6,21 @@ A plant (the protocol :class:`kane.realtime.RealtimeLoop` steps; the switching, 
 follow it too): ``state()`` -> (t [s], q (n_q,), u (n_u,)); ``advance(period [s], n, force (3,) [N])`` over one
 period in n RK4 sub-steps with the coupler's force held; ``w`` its inputs in the model's order (written in place);
 ``kind``, what the log calls it; optionally ``rehearse()``, the period's first run without its effects.
+
+The loop steps a :class:`kane.Dynamics` in one of these plants; dynamics that step their own plant (switched
+constraints, rolling contacts in absolute coordinates) follow :class:`PlantMaker`.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ArgumentError, KaneError
 from ..options import Method
-from ..simulate import Simulator
+from ..simulate.run import RunOptions, State, make_simulator
 
-__all__ = ["CompiledPlant", "PythonPlant", "input_holder"]
+__all__ = ["CompiledPlant", "PlantMaker", "PythonPlant", "input_holder"]
 
 
 def input_holder(inputs, model, coupled, w, t0, q0, u0):
@@ -41,6 +45,32 @@ def input_holder(inputs, model, coupled, w, t0, q0, u0):
             w[i] = v
 
     return hold
+
+
+
+@runtime_checkable
+class PlantMaker(Protocol):
+    """Dynamics that step their own plant in the real-time loop instead of being a :class:`kane.Dynamics` stepped
+    by :class:`CompiledPlant` or :class:`PythonPlant` (:class:`kane.realtime.switching_plant.SwitchingRealtime`,
+    :class:`kane.realtime.rolling_plant.RollingRealtime`): names, sizes, ``model``, ``equations`` (their
+    :class:`kane.Equations`: ``has_potential`` says whether ``energy`` [J] is the full mechanical energy), ``qdot``
+    and ``energy`` as a Dynamics has them, plus the two members below."""
+
+    n_q: int
+    n_u: int
+    q_names: tuple
+    u_names: tuple
+    input_names: tuple
+    model: Any
+    equations: Any
+
+    def free_mode(self) -> Any:
+        """A :class:`kane.Dynamics` of the bodies free of the constraints this one switches or rolls on: its
+        effective mass at a point is a lower bound on this one's (:mod:`kane.realtime.coupler_stability`)."""
+
+    def make_plant(self, t0: float, q0, u0, params, force_inputs, dt: float) -> Any:
+        """The plant (see the module docstring) from (t0 [s], q0 (n_q,), u0 (n_u,)), the coupler's force entering
+        as the inputs ``force_inputs`` (3,), integrated in steps ``dt`` [s]."""
 
 
 class CompiledPlant:
@@ -80,8 +110,8 @@ class PythonPlant:
     def __init__(self, dynamics, t, q, u, params, names, dt):
         self.w = dynamics.model.input_values()  # model order, written in place: no name look-ups per evaluation
         self.index = tuple(dynamics.input_names.index(n) for n in names)
-        self.sim = Simulator(dynamics, t0=t, q0=q, u0=u, method=Method.RK4, dt=dt, params=params,
-                             inputs=lambda t, q, u: self.w, record=False, record_energy=False)
+        options = RunOptions(t_end=math.inf, method=Method.RK4, dt=dt, record=False, record_energy=False)
+        self.sim = make_simulator(dynamics, State(q, u, t), options, params=params, inputs=lambda t, q, u: self.w)
 
     def state(self):
         q, u = self.sim.state

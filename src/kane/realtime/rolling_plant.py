@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..options import Method
-from ..simulate import Simulator
+from ..simulate.run import ProjectionMode, RunOptions, State, make_simulator
 
 __all__ = ["RollingRealtime", "RollingPlant"]
 
@@ -71,9 +71,10 @@ class RollingPlant:
         self.index = tuple(rolling.input_names.index(n) for n in force_inputs)
         names = [str(s) for s in rolling.model.u]
         self._independent = [names.index(n) for n in dynamics.u_names]
-        self.sim = Simulator(rolling, t0=t0, q0=dynamics.rolling.q0, u0=dynamics.rolling.u0, method=Method.RK4, dt=dt,
-                             params=params, inputs=lambda t, q, u: self.w, record=False, record_energy=False,
-                             projection=rolling.make_projection(params), project_every=dynamics.project_every)
+        options = RunOptions(t_end=np.inf, method=Method.RK4, dt=dt, record=False, record_energy=False,
+                             projection=ProjectionMode.DYNAMICS, project_every=dynamics.project_every)
+        self.sim = make_simulator(rolling, State(dynamics.rolling.q0, dynamics.rolling.u0, t0), options,
+                                  params=params, inputs=lambda t, q, u: self.w)
         self._state = None
 
     def state(self):

@@ -34,7 +34,8 @@ _EXPORTS = {  # each name imports its module on first use (kane.lazy)
     **dict.fromkeys(("RK4", "Counters", "DormandPrince5", "Integrator", "IntegratorError", "Rhs", "ScipyImplicit",
                      "SemiImplicitEuler", "Step", "make_integrator"), ".integrators"),
     **dict.fromkeys(("InconsistentStartWarning", "SimulationError", "Simulator", "StepInfo"), ".simulator"),
-    **dict.fromkeys(("Loop", "ProjectionMode", "RunOptions", "RunRequest", "State", "simulate"), ".run"),
+    **dict.fromkeys(("Loop", "ProjectionMode", "RunOptions", "RunRequest", "State", "make_simulator", "simulate"),
+                    ".run"),
     **dict.fromkeys(("WorkEnergyBalance", "standard_monitors", "work_energy_balance"), ".monitors"),
     "RunInterrupted": ".run_limits",
 }
@@ -69,6 +70,7 @@ __all__ = [
     "ProjectionMode",
     "RunOptions",
     "RunRequest",
+    "make_simulator",
     "State",
     "make_integrator",
     "simulate",
@@ -101,7 +103,7 @@ class _DeprecatedCallablePackage(types.ModuleType):
     def __call__(self, *args, **kwargs):
         warnings.warn("kane.simulate(...) is deprecated and goes away in kane 0.3; call kane.simulate.simulate(...) "
                       "(the package kane.simulate is not callable then)", FutureWarning, stacklevel=2)
-        from kane.simulate.simulator import simulate
+        from kane.simulate.run import simulate
 
         return simulate(*args, **kwargs)
 

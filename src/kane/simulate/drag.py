@@ -22,6 +22,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import sympy as sp
@@ -34,7 +35,8 @@ from ..mechanics.kinematics import TreeKinematics, matvec
 from ..options import parse_enum
 from .surface_pair import ContactPatchError
 
-__all__ = ["DragMethod", "DragOptions", "Target", "DragResult", "DragSolver", "orientation_error"]
+__all__ = ["DragMethod", "DragOptions", "Target", "DragResult", "DragSolver", "PointContact", "PairContact",
+           "orientation_error"]
 
 
 class DragMethod(enum.Enum):
@@ -118,6 +120,46 @@ def orientation_error(R: np.ndarray, R_target: np.ndarray) -> tuple[np.ndarray, 
     return e, 0.5 * (np.trace(E) * np.eye(3) - E)
 
 
+@runtime_checkable
+class PointContact(Protocol):
+    """A hard constraint on a body point (such as :class:`kane.simulate.surface_contact.SphereOnSurface`):
+    ``rows(x (3,) [m], J_x (3, n_u)) -> (C (m,), A (m, n_u))`` at the point ``center`` (3,) [m] of ``body``."""
+
+    body: str
+    center: Any
+
+    def rows(self, *args) -> tuple:
+        """(C, A): the residuals and their rows in the speeds."""
+
+
+@runtime_checkable
+class PairContact(Protocol):
+    """A contact between two bodies' surfaces with its contact parameters as extra unknowns (such as
+    :class:`kane.simulate.surface_pair.SurfaceOnSurface`): ``name``, ``bodies`` (2,), ``params`` (n_params,),
+    ``settle(poses)`` and ``rows(poses, z (n_params,), n_u) -> (C, A_u, A_z)``."""
+
+    name: str
+    bodies: tuple
+    params: Any
+    n_params: int
+
+    def settle(self, poses) -> None:
+        """Move ``params`` to the common normal at these body poses."""
+
+    def rows(self, *args) -> tuple:
+        """(C, A_u, A_z): the residuals and their rows in the speeds and the contact parameters."""
+
+
+def _is_pair(contact) -> bool:
+    """True for a :class:`PairContact`, False for a :class:`PointContact`; an ArgumentError naming the type else."""
+    if isinstance(contact, PairContact):
+        return True
+    if isinstance(contact, PointContact):
+        return False
+    raise ArgumentError(f"DragSolver contacts: {type(contact).__name__} is neither a point contact (body, center, "
+                        "rows(x, J_x)) nor a surface pair (name, bodies, params, n_params, settle, rows)")
+
+
 class DragSolver:
     """Per-frame assembly toward ``targets`` (a sequence of :class:`Target`) for the compiled dynamics ``dyn``
     (anything with ``holonomic_rows``, ``model``, ``q_names``). ``contacts`` are extra hard constraints: on body
@@ -133,13 +175,13 @@ class DragSolver:
         self.dyn, self.model, self.options = dyn, dyn.model, options
         self.targets, self.contacts = tuple(targets), tuple(contacts)
         bodies = {b.name: i for i, b in enumerate(self.model.bodies)}
-        self._is_pair = tuple(hasattr(c, "bodies") for c in self.contacts)  # between two bodies' surfaces
-        for c in self._pair_contacts():
+        self._pair = tuple(_is_pair(c) for c in self.contacts)
+        for c in self._pairs():
             for body in c.bodies:
                 if body not in bodies:
                     raise ArgumentError(f"contact {c.name!r}: body {body!r} is not in the model; bodies: "
                                         f"{', '.join(bodies)}, or 'ground'")
-        for tg in (*self.targets, *(c for c, pair in zip(self.contacts, self._is_pair) if not pair)):
+        for tg in (*self.targets, *(c for c, pair in zip(self.contacts, self._pair) if not pair)):
             point = tg.point if isinstance(tg, Target) else tg.center
             if tg.body not in bodies:
                 raise ArgumentError(f"target body {tg.body!r} is not in the model; bodies: {', '.join(bodies)}")
@@ -158,11 +200,11 @@ class DragSolver:
         kin = TreeKinematics(m.name_constants(b.assign), b)
         outs, names = {}, []
         points, self._slots = [(tg.body, tg.point) for tg in self.targets], []
-        for c, pair in zip(self.contacts, self._is_pair):
+        for c, pair in zip(self.contacts, self._pair):
             extra = [(b, (0.0, 0.0, 0.0)) for b in c.bodies] if pair else [(c.body, c.center)]
             self._slots.append(range(len(points), len(points) + len(extra)))
             points += extra
-        self._nz = sum(c.n_params for c in self._pair_contacts())
+        self._nz = sum(c.n_params for c in self._pairs())
         self._nv = m.n_u + self._nz  # the step's unknowns: the speeds and the contact parameters
         for k, (body, point) in enumerate(points):
             i, point = bodies[body], [float(c) for c in point]
@@ -171,6 +213,10 @@ class DragSolver:
                          f"R{k}": sp.Matrix(R), f"w{k}": [b.assign(e) for e in matvec(R, kin.vel[i][:3])]})
             names += [f"p{k}", f"R{k}", jacobian_name(f"v{k}", "u"), jacobian_name(f"w{k}", "u")]
         self._fn = compile_program(jacobian_program(b.build(outs), [*outs], wrt="u"), names)
+
+    def _pairs(self) -> list:
+        """The surface-surface contacts (:class:`PairContact`), in order."""
+        return [c for c, pair in zip(self.contacts, self._pair) if pair]
 
     def retarget(self, targets: Sequence[Target]) -> None:
         """Replace the targets' values (same bodies and points, in the same order) for the next frame."""
@@ -200,17 +246,13 @@ class DragSolver:
         return [tuple(np.asarray(vals[4 * k + j], dtype=float).reshape(shape)
                       for j, shape in enumerate(((3,), (3, 3), (3, -1), (3, -1)))) for k in slots]
 
-    def _pair_contacts(self) -> list:
-        """The contacts between two bodies' surfaces (their parameters are unknowns of the iteration), in order."""
-        return [c for c, pair in zip(self.contacts, self._is_pair) if pair]
-
     def errors(self, t: float, q: np.ndarray):
         """(e_soft, J_soft, e_hard, J_hard, distances): weighted target errors [m] and their rows in the full
         speeds and the contact parameters (hard: the grasps, then the surface contacts' rows), and the per-target
         position distances [m]. q: (n_q,), or (n_q + n_z,) with the surface-surface contacts' parameters."""
         n, nq = self.model.n_u, self.model.n_q
         q = np.asarray(q, dtype=float)
-        z = q[nq:] if q.size > nq else np.concatenate([np.asarray(c.params, float) for c in self._pair_contacts()]
+        z = q[nq:] if q.size > nq else np.concatenate([np.asarray(c.params, float) for c in self._pairs()]
                                                         or [np.zeros(0)])
         vals = self._fn(float(t), q[:nq], np.zeros(n), self._p, self._w)
         self._last_q = np.array(q, dtype=float)
@@ -232,7 +274,7 @@ class DragSolver:
         soft = (soft[0], [np.hstack([J, np.zeros((J.shape[0], self._nz))]) for J in soft[1]])
         hard = (hard[0], [np.hstack([J, np.zeros((J.shape[0], self._nz))]) for J in hard[1]])
         col = n
-        for contact, slots, pair in zip(self.contacts, self._slots, self._is_pair):
+        for contact, slots, pair in zip(self.contacts, self._slots, self._pair):
             if pair:
                 k = contact.n_params
                 C, A_u, A_z = contact.rows(self._poses(vals, slots), z[col - n:col - n + k], n)
@@ -381,7 +423,7 @@ class DragSolver:
             raise ArgumentError(f"DragSolver.solve: q must be {nq} finite numbers "
                                 f"({', '.join(self.dyn.q_names)}), got {q.tolist()!r}")
         self.model.normalize_quaternions(q)
-        pairs = [(c, slots) for c, slots, pair in zip(self.contacts, self._slots, self._is_pair) if pair]
+        pairs = [(c, slots) for c, slots, pair in zip(self.contacts, self._slots, self._pair) if pair]
         if pairs:
             vals = self._fn(float(t), q, np.zeros(self.model.n_u), self._p, self._w)
             for c, slots in pairs:

@@ -36,7 +36,7 @@ from kane.simulate.run_limits import interrupt_signals, interrupted_status
 from kane.simulate.simulator import InconsistentStartWarning, Residual, SimulationError, Simulator
 from kane.symbolic.dynamics import KaneDynamics
 
-__all__ = ["Loop", "ProjectionMode", "RunOptions", "State", "RunRequest", "run", "simulate"]
+__all__ = ["Loop", "ProjectionMode", "RunOptions", "State", "RunRequest", "make_simulator", "run", "simulate"]
 
 
 class Loop(enum.Enum):
@@ -74,10 +74,11 @@ def _positive_time(name: str, value, allow_none: bool = False, allow_inf: bool =
 
 @dataclass(frozen=True, eq=False)
 class RunOptions:
-    """How to run: to ``t_end`` [s] by ``method`` (a :class:`kane.Method` or its name) with ``rtol`` and ``atol``
-    (adaptive methods; atol a number or one per state entry), ``max_step``, ``min_step``, ``first_step`` [s]; ``dt``
-    [s] the step of fixed-step methods. Samples every ``output_dt`` [s] (None: every step); ``record`` keeps them in
-    memory (the returned Trajectory), ``record_energy`` records the energy [J] where the dynamics has one.
+    """How to run: to ``t_end`` [s] (inf: no end, for a step-wise :func:`make_simulator`) by ``method`` (a
+    :class:`kane.Method` or its name) with ``rtol`` and ``atol`` (adaptive methods; atol a number or one per state
+    entry), ``max_step``, ``min_step``, ``first_step`` [s]; ``dt`` [s] the step of fixed-step methods. Samples
+    every ``output_dt`` [s] (None: every step); ``record`` keeps them in memory (the returned Trajectory),
+    ``record_energy`` records the energy [J] where the dynamics has one.
     ``max_steps`` attempted steps and ``max_wall_time`` [s] stop a runaway run (None: the Simulator's defaults).
     ``projection``: a :class:`ProjectionMode` (or its name) or a hook ``projection(t, q, u) -> (q, u)``, run every
     ``project_every`` accepted steps. ``standard_monitors``: record ``kane simulate``'s monitors (constraint
@@ -114,8 +115,9 @@ class RunOptions:
             t_end = float(self.t_end)
         except (TypeError, ValueError):
             t_end = math.nan
-        if not math.isfinite(t_end):
-            raise ArgumentError(f"run options: t_end must be a finite time [s], got {self.t_end!r}")
+        if not (math.isfinite(t_end) or t_end == math.inf):
+            raise ArgumentError(f"run options: t_end must be a finite time [s] (or inf: a step-wise Simulator "
+                                f"without an end, see make_simulator), got {self.t_end!r}")
         put("t_end", t_end)
         try:
             put("method", Method.parse(self.method))
@@ -218,7 +220,7 @@ def _warn_inconsistent_start(dynamics, t0, q0, params, projection) -> None:
         fix = "the projection corrects it at the first step" if projection is not None else \
             "kane.assemble(dyn, t, q) gives a consistent q0"
         warnings.warn(f"the initial configuration violates the holonomic constraints: max |C(q0)| = "
-                      f"{float(np.max(np.abs(C))):.3g}; {fix}", InconsistentStartWarning, stacklevel=4)
+                      f"{float(np.max(np.abs(C))):.3g}; {fix}", InconsistentStartWarning, stacklevel=5)
 
 
 def _projection(dynamics, options: RunOptions, t0: float, q0, params):
@@ -301,6 +303,48 @@ def _run_stepper(dynamics, state: State, options: RunOptions, writer, params, in
     return load_trajectory(writer.path) if traj is None and writer is not None else traj
 
 
+def _check_start(state: State, options: RunOptions) -> float:
+    """The start time t0 [s] of ``state`` after checking the types of ``state`` and ``options`` and that
+    ``options.t_end`` is not before it."""
+    if not isinstance(options, RunOptions):
+        raise ArgumentError(f"run: options must be a kane.RunOptions, got {type(options).__name__}")
+    if not isinstance(state, State):
+        raise ArgumentError(f"run: state must be a kane.State(q, u, t), got {type(state).__name__}")
+    if not options.t_end >= state.t:
+        raise ArgumentError(f"run options: t_end = {options.t_end!r} s is before the state's time t = {state.t!r} s")
+    return state.t
+
+
+def make_simulator(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWriter | None = None, *,
+                   params: Any = None, inputs: Mapping[str, float] | Callable | None = None) -> Simulator:
+    """The step-wise :class:`Simulator` of ``dynamics`` from ``state`` with ``options`` (what :func:`run` steps;
+    interactive callers, a live viewer or a realtime plant, step it themselves; ``options.t_end`` may be inf).
+    ``options.loop`` is not used. Unlike :func:`run` it does not warn of a start off the holonomic constraints (a
+    viewer rebinds mid-run, between projections)."""
+    return _simulator(dynamics, state, options, writer, params, inputs, warn_start=False)
+
+
+def _simulator(dynamics, state: State, options: RunOptions, writer, params, inputs, warn_start: bool) -> Simulator:
+    """The one place that turns ``options`` into a :class:`Simulator` (see :func:`make_simulator`)."""
+    t0 = _check_start(state, options)
+    projection = _projection(dynamics, options, t0, state.q, params)
+    if warn_start:
+        _warn_inconsistent_start(dynamics, t0, state.q, params, projection)
+    try:
+        return Simulator(dynamics, t0=t0, q0=state.q, u0=state.u, method=options.method, rtol=options.rtol,
+                         atol=np.asarray(options.atol) if isinstance(options.atol, tuple) else options.atol,
+                         dt=options.dt, t_end=options.t_end, params=params, inputs=inputs, events=options.events,
+                         monitors=_monitors(dynamics, options, params, inputs), record_energy=options.record_energy,
+                         output_dt=options.output_dt, record=options.record, writer=writer, projection=projection,
+                         project_every=options.project_every, max_step=options.max_step, min_step=options.min_step,
+                         first_step=options.first_step, mode=options.mode, description=options.description,
+                         max_steps=options.max_steps, max_wall_time=options.max_wall_time)
+    except ValueError as exc:  # an argument refused by an integrator or numpy
+        if isinstance(exc, KaneError):
+            raise
+        raise ArgumentError(str(exc)) from exc
+
+
 def run(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWriter | None = None, *,
         params: Any = None, inputs: Mapping[str, float] | Callable | None = None,
         progress: Callable[[Simulator], None] | None = None) -> Trajectory:
@@ -314,30 +358,14 @@ def run(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWrit
     loop and after every step of the Python loop (it keeps its own pace); it may raise KeyboardInterrupt to stop
     the run (the file is closed as interrupted and the exception goes on). A failure raises :class:`SimulationError`.
     """
-    if not isinstance(options, RunOptions):
-        raise ArgumentError(f"run: options must be a kane.RunOptions, got {type(options).__name__}")
-    if not isinstance(state, State):
-        raise ArgumentError(f"run: state must be a kane.State(q, u, t), got {type(state).__name__}")
-    t0, t1 = state.t, options.t_end
-    if not t1 >= t0:
-        raise ArgumentError(f"run options: t_end = {t1!r} s is before the state's time t = {t0!r} s")
+    _check_start(state, options)
+    if options.t_end == math.inf:
+        raise ArgumentError("run options: t_end = inf: run needs a finite end [s] (step a make_simulator() "
+                            "Simulator for a run without one)")
     if isinstance(dynamics, Dynamics) and dynamics.capabilities.steps_itself:
         return _run_stepper(dynamics, state, options, writer, params, inputs, progress)
-    projection = _projection(dynamics, options, t0, state.q, params)
-    _warn_inconsistent_start(dynamics, t0, state.q, params, projection)
-    try:
-        sim = Simulator(dynamics, t0=t0, q0=state.q, u0=state.u, method=options.method, rtol=options.rtol,
-                        atol=np.asarray(options.atol) if isinstance(options.atol, tuple) else options.atol,
-                        dt=options.dt, t_end=t1, params=params, inputs=inputs, events=options.events,
-                        monitors=_monitors(dynamics, options, params, inputs), record_energy=options.record_energy,
-                        output_dt=options.output_dt, record=options.record, writer=writer, projection=projection,
-                        project_every=options.project_every, max_step=options.max_step, min_step=options.min_step,
-                        first_step=options.first_step, mode=options.mode, description=options.description,
-                        max_steps=options.max_steps, max_wall_time=options.max_wall_time)
-    except ValueError as exc:  # an argument refused by an integrator or numpy
-        if isinstance(exc, KaneError):
-            raise
-        raise ArgumentError(str(exc)) from exc
+    sim = _simulator(dynamics, state, options, writer, params, inputs, warn_start=True)
+    t1 = options.t_end
     try:
         with interrupt_signals(signals=(signal.SIGTERM,), only_default=True) if writer else nullcontext():
             runner, why = None, "requested (loop=python)"
@@ -353,7 +381,7 @@ def run(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWrit
             if runner is None:
                 sim.record_loop("python", why)
             else:  # with a projection, C takes one step at a time and Python projects after each
-                sim.record_loop("compiled", "" if projection is None else
+                sim.record_loop("compiled", "" if not sim.projects else
                                 "one step at a time, the projection onto the constraints in Python after each")
             if runner is not None:
                 runner.run(t1, progress)

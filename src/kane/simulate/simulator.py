@@ -257,6 +257,11 @@ class Simulator:
         return self._integrator
 
     @property
+    def projects(self) -> bool:
+        """Whether a projection onto the constraints runs after accepted steps."""
+        return self._projection is not None
+
+    @property
     def event_detector(self) -> EventDetector:
         """The detector of this run's events (its ``events`` and their last values)."""
         return self._events

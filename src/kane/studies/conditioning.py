@@ -32,7 +32,8 @@ from ..options import Formulation
 from ..errors import KaneError
 from ..model import joints as J
 from ..model.system import System
-from ..simulate import Method, Simulator
+from ..simulate import Method, RunOptions, State
+from ..simulate.run import run
 
 __all__ = [
     "ConditioningResult",
@@ -143,7 +144,8 @@ def configuration_sweep(l2_values=L2_VALUES, n_theta: int = 361, theta1: float =
 @dataclass(frozen=True)
 class IntegrationRun:
     """One row of Fig. 5.6: ``ratio`` = l1 / (l1 + l2) = m1 / (m1 + m2); ``cond_max`` of H along the ABM run's
-    samples; ``crbm_error_max`` the largest relative CRBM acceleration error there; ``n_abm``, ``n_crbm`` the
+    samples; ``crbm_error_max`` the largest relative CRBM acceleration error there (both NaN when the ABM run
+    failed); ``n_abm``, ``n_crbm`` the
     right-hand-side evaluations for ``t_end`` seconds (None: more than the allowed maximum, or the step size
     collapsed: "failed to converge" in the thesis)."""
 
@@ -160,18 +162,23 @@ class IntegrationRun:
         return self.n_crbm / self.n_abm if self.n_crbm and self.n_abm else float("nan")
 
 
-def _count(dyn, params, t_end, rtol, atol, max_evaluations, output_dt):
-    """(evaluations or None, the Simulator) for a run from rest at theta = 0."""
-    sim = Simulator(dyn, q0=[0.0, 0.0], u0=[0.0, 0.0], method=Method.DOPRI5, rtol=rtol, atol=atol, t_end=t_end,
-                    params=params, record_energy=False, output_dt=output_dt)
+class _TooManyEvaluations(Exception):
+    """A run past its allowed right-hand-side evaluations (the thesis's "failed to converge")."""
+
+
+def _count(dyn, params, options: RunOptions, max_evaluations: int):
+    """(evaluations or None, the Trajectory or None) of :func:`kane.run` from rest at theta = 0: None when it
+    takes more than ``max_evaluations`` or the step size collapses."""
+
+    def cap(sim):
+        if sim.stats.n_fev > max_evaluations:
+            raise _TooManyEvaluations
+
     try:
-        while sim.t < t_end:
-            sim.step()
-            if sim.stats.n_fev > max_evaluations:
-                return None, sim
-    except KaneError:
-        return None, sim
-    return sim.stats.n_fev, sim
+        traj = run(dyn, State([0.0, 0.0], [0.0, 0.0]), options, params=params, progress=cap)
+    except (KaneError, _TooManyEvaluations):
+        return None, None
+    return traj.stats.n_fev, traj
 
 
 def integration_study(ratios=RATIOS, *, t_end: float = 10.0, rtol: float = 1e-6, atol: float = 1e-6,
@@ -180,19 +187,22 @@ def integration_study(ratios=RATIOS, *, t_end: float = 10.0, rtol: float = 1e-6,
     """Fig. 5.6: evaluations of kane's DOPRI5 (``rtol``, ``atol``) over ``t_end`` [s] with ABA and with CRBA, for
     each proximal-link fraction in ``ratios`` of a chain of ``total_length`` [m] and ``total_mass`` [kg]."""
     abm, crbm = dynamics or _dynamics()
+    sampled = RunOptions(t_end=t_end, method=Method.DOPRI5, rtol=rtol, atol=atol, output_dt=output_dt,
+                         record_energy=False)
+    every_step = RunOptions(t_end=t_end, method=Method.DOPRI5, rtol=rtol, atol=atol, record_energy=False)
     runs = []
     for r in ratios:
         p = {"l1": r * total_length, "m1": r * total_mass, "l2": (1 - r) * total_length,
              "m2": (1 - r) * total_mass, "w": 1.0, "g": 9.8}
-        n_abm, sim = _count(abm, p, t_end, rtol, atol, max_evaluations, output_dt)
-        traj = sim.trajectory()
+        n_abm, traj = _count(abm, p, sampled, max_evaluations)
         conds, errs = [], []
-        for q, u in zip(traj.q, traj.u):
+        for q, u in zip(*((traj.q, traj.u) if traj is not None else ((), ()))):
             ref, _, c = reference_accelerations(q, u, p, digits)
             conds.append(c)
             errs.append(float(np.max(_relative_error(crbm.udot(0.0, q, u, params=p), ref))))
-        n_crbm, _ = _count(crbm, p, t_end, rtol, atol, max_evaluations, None)
-        runs.append(IntegrationRun(float(r), max(conds), max(errs), n_abm, n_crbm, p))
+        n_crbm, _ = _count(crbm, p, every_step, max_evaluations)
+        runs.append(IntegrationRun(float(r), max(conds, default=np.nan), max(errs, default=np.nan), n_abm, n_crbm,
+                                   p))
     return tuple(runs)
 
 

@@ -41,7 +41,9 @@ from ..errors import ArgumentError, KaneError
 from ..io.input_schedule import InputSchedule
 from ..io.model_file import LoadedModel, load_model
 from ..model.system import System
-from ..simulate import AssemblyError, SimulationError, assemble, simulate
+from ..simulate import AssemblyError, SimulationError, assemble
+from ..simulate.run import State
+from ..simulate.run import run as run_dynamics
 from ..switching.model_table import switching_rules
 from .batch import BatchModel, check_batchable, run_batch
 from .switched import run_switched, switching_text
@@ -250,7 +252,7 @@ def start_configuration(dyn, task: Task, run: RunSettings) -> np.ndarray:
     """The q0 (n_q,) of ``task`` assembled at its own parameters (:func:`kane.assemble`); an AssemblyError naming
     the point when no consistent configuration is found near it."""
     q0 = np.array(task.q0, dtype=float)
-    if getattr(dyn, "holonomic_rows", None) is None:
+    if not dyn.capabilities.holonomic:
         return q0
     try:
         return assemble(dyn, run.t_span[0], q0, params=task.params).q
@@ -288,9 +290,8 @@ def _run_task(task, equations, model_hash, run, metrics, n_columns, keep, schedu
         dyn = _dynamics(equations, model_hash)
         q0 = start_configuration(dyn, task, run)
         inputs = None if schedule is None else schedule.bind(dyn, task.params)
-        traj = simulate(dyn, run.t_span, q0, np.array(task.u0), method=run.method, rtol=run.rtol,
-                        atol=run.atol, dt=run.dt, events=run.events, params=task.params, inputs=inputs,
-                        output_dt=run.output_dt, max_step=run.max_step)
+        traj = run_dynamics(dyn, State(q0, task.u0, run.t_span[0]), run.options, params=task.params,
+                            inputs=inputs)
         return (task.key, "done", "", task.values, evaluate_metrics(metrics, run, traj),
                 (traj.t, traj.q, traj.u, traj.energy) if keep else None)
     except SimulationError as exc:
@@ -318,7 +319,7 @@ def _in_batch(plan: Plan, tasks, sink, execution: Execution, keep: bool) -> None
         return run_task(task, plan.equations, plan.model_hash, s.run, s.metrics, len(plan.columns), keep,
                         plan.schedule)
 
-    layout = getattr(plan.equations, "constraint_layout", None) or {}
+    layout = plan.equations.constraint_layout
     started = list(tasks)
     if any(b.holonomic is not None for b in layout.values()):  # each start assembled at its parameters
         dyn = _dynamics(plan.equations, plan.model_hash)

@@ -26,6 +26,7 @@ import numpy as np
 from ..errors import ArgumentError
 from ..options import Method
 from ..simulate import Event
+from ..simulate.run import RunOptions
 
 __all__ = ["Grid", "Uniform", "Normal", "Draws", "Points", "RunSettings", "Metric", "Metrics", "Sweep", "number",
            "MAX_POINTS"]
@@ -229,7 +230,8 @@ class Points:
 class RunSettings:
     """One run: times ``t_span`` (t0, t1) [s], integration ``method``, tolerances, fixed step ``dt`` [s] (fixed-step
     methods), sampling interval ``output_dt`` [s] (None: every step) and ``max_step`` [s]. ``events`` are
-    :class:`kane.simulate.Event` objects passed to every run (their times become metrics)."""
+    :class:`kane.simulate.Event` objects passed to every run (their times become metrics). ``options``: the
+    :class:`kane.RunOptions` of these settings (to t_span[1]) that every run of the sweep goes through."""
 
     t_span: tuple[float, float] = (0.0, 1.0)
     method: Method = Method.DOPRI5
@@ -239,6 +241,7 @@ class RunSettings:
     output_dt: float | None = None
     max_step: float = math.inf
     events: tuple = ()
+    options: RunOptions = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         try:
@@ -261,6 +264,9 @@ class RunSettings:
         if not all(isinstance(e, Event) for e in events):
             raise ArgumentError(f"run events: expected kane.simulate.Event objects, got {events!r}")
         object.__setattr__(self, "events", events)
+        object.__setattr__(self, "options", RunOptions(
+            t_end=t1, method=self.method, rtol=self.rtol, atol=self.atol, dt=self.dt, output_dt=self.output_dt,
+            max_step=self.max_step, events=events))
 
 
 @dataclass(frozen=True)

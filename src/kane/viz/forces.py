@@ -21,12 +21,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ArgumentError
 from ..mechanics.constraints import plane_tangents
 from ..model.elements import ConstraintKind
 from ..model.model import float_value
 from ..spatial import quaternion_to_rotation
+from ..symbolic.derive import Equations
+from ..symbolic.dynamics import KaneDynamics
 
-__all__ = ["ForceArrows", "ARROW_KINDS", "constraint_arrows"]
+__all__ = ["ForceArrows", "ARROW_KINDS", "constraint_arrows", "equations_of"]
 
 ARROW_KINDS = (ConstraintKind.ROLLING_DISK, ConstraintKind.NO_SLIP, ConstraintKind.POINT_VELOCITY,
                ConstraintKind.LOOP_CLOSURE)
@@ -55,13 +58,24 @@ def _recorded(trajectory, name: str, rows: int) -> np.ndarray | None:
     return None
 
 
+
+def equations_of(source) -> Equations:
+    """The :class:`kane.Equations` a scene is drawn from: ``source`` itself, or those the compiled Kane dynamics
+    ``source`` (a :class:`kane.KaneDynamics`) were made from; an ArgumentError naming the type otherwise."""
+    if isinstance(source, Equations):
+        return source
+    if isinstance(source, KaneDynamics):
+        return source.equations
+    raise ArgumentError(f"scene: expected kane.Equations (kane.derive) or the kane.KaneDynamics compiled from them, "
+                        f"got {type(source).__name__}")
+
 def constraint_arrows(equations, trajectory, position, wxyz, inputs=None, dynamics=None) -> ForceArrows | None:
     """The :class:`ForceArrows` of the permanent point constraints of ``equations`` along ``trajectory`` (its
     bodies' frames at ``position`` (N, n_b, 3) [m] and ``wxyz`` (N, n_b, 4), as :func:`kane.viz.scene.body_poses`
     gives them); ``inputs``: None, a dict or a callable (t, q, u) -> dict of the run's inputs, and ``dynamics``
     the compiled equations (default ``equations.compile("numpy")``), with which the multipliers are recomputed
     when the run did not record them. None when the model has no such constraint."""
-    equations = getattr(equations, "equations", equations)
+    equations = equations_of(equations)
     model = equations.model
     chosen = [c for c in model.constraints if c.kind in ARROW_KINDS and not c.transient]
     if not chosen:

@@ -45,7 +45,7 @@ from ..realtime.coupler_stability import check_stability, effective_mass
 from ..realtime.devices import DeviceSample, Workspace, check_sample
 from ..realtime.plants import input_holder
 from ..realtime.model_table import realtime_settings
-from ..simulate import Simulator, make_projection
+from ..simulate.run import ProjectionMode, RunOptions, State, make_simulator
 from ..simulate.rolling_run import JointCoordinateWriter
 from ..switching.model_table import switching_rules
 from .live_switching import PlantRecorder, switching_live_dynamics
@@ -202,15 +202,16 @@ class LiveSimulation:
             self._recorder = None if writer is None else PlantRecorder(
                 writer, self.plant, self.switching, dict(self.params), f"{self.loaded.name} live ({self.loaded.path})")
             return
-        proj = make_projection(self.dynamics, params=dict(self.params)) if self._holonomic else None
+        proj = ProjectionMode.ASSEMBLY if self._holonomic else ProjectionMode.NONE
         simulated = self.dynamics
         if self.rolling is not None:
-            simulated, proj = self.rolling, self.rolling.make_projection(dict(self.params))
+            simulated, proj = self.rolling, ProjectionMode.DYNAMICS
             writer = None if writer is None else JointCoordinateWriter(writer, self.rolling, dict(self.params))
-        self.sim = Simulator(simulated, t0=t, q0=q, u0=u, method=Method.RK4,
-                             dt=self.period / self.options.substeps, params=dict(self.params), inputs=self._inputs,
-                             record=False, record_energy=writer is not None, writer=writer, projection=proj,
-                             project_every=10, description=f"{self.loaded.name} live ({self.loaded.path})")
+        options = RunOptions(t_end=math.inf, method=Method.RK4, dt=self.period / self.options.substeps, record=False,
+                             record_energy=writer is not None, projection=proj, project_every=10,
+                             description=f"{self.loaded.name} live ({self.loaded.path})")
+        self.sim = make_simulator(simulated, State(q, u, t), options, writer, params=dict(self.params),
+                                  inputs=self._inputs)
 
     def _joint(self, t, q, u) -> tuple[np.ndarray, np.ndarray]:
         """The kane model's joint state (q, independent u) of the simulated state (t, q, u)."""

@@ -21,7 +21,7 @@ from ..analysis.kinematic_outputs import kinematic_outputs
 from ..errors import ArgumentError
 from ..model.model import float_value
 from ..spatial import quaternion_to_rotation, rotation_to_quaternion
-from .forces import ForceArrows, constraint_arrows
+from .forces import ForceArrows, constraint_arrows, equations_of
 
 __all__ = ["PALETTE", "ShapeKind", "BodyShape", "JointFrame", "Scene", "equivalent_box", "default_shapes",
            "joint_frames", "body_poses", "poses_at", "build_scene", "state_scene",
@@ -157,9 +157,10 @@ def joint_frames(model, params=None) -> tuple[JointFrame, ...]:
 
 def body_poses(equations, trajectory) -> tuple[np.ndarray, np.ndarray]:
     """(position (N, n_b, 3) [m], wxyz (N, n_b, 4)) of every body frame at every sample of ``trajectory``, from the
-    kinematics of ``equations`` (a :class:`kane.Equations` or :class:`kane.Dynamics`) with the run's parameters.
-    The run's coordinates and speeds must be those of the equations (an :class:`ArgumentError` says otherwise)."""
-    equations = getattr(equations, "equations", equations)
+    kinematics of ``equations`` (a :class:`kane.Equations` or the KaneDynamics compiled from them) with the run's
+    parameters. The run's coordinates and speeds must be those of the equations (an :class:`ArgumentError` says
+    otherwise)."""
+    equations = equations_of(equations)
     model = equations.model
     q_names = tuple(str(s) for s in model.q)
     u_names = tuple(str(s) for s in equations.u_independent)
@@ -189,7 +190,7 @@ def build_scene(equations, trajectory, shapes=None, inputs=None, dynamics=None) 
     """The :class:`Scene` of ``trajectory`` (a run of ``equations``): ``shapes`` (default: :func:`default_shapes`),
     joint frames, poses and the constraint forces (:func:`kane.viz.forces.constraint_arrows`, with the run's
     ``inputs`` and the compiled ``dynamics`` when they are recomputed)."""
-    equations = getattr(equations, "equations", equations)
+    equations = equations_of(equations)
     params = {k: v for k, v in trajectory.params.items() if k in {str(p) for p in equations.model.parameters}}
     position, wxyz = body_poses(equations, trajectory)
     scene = _scene(equations.model, params or None, np.array(trajectory.t), position, wxyz,
@@ -202,7 +203,7 @@ def build_scene(equations, trajectory, shapes=None, inputs=None, dynamics=None) 
 def state_scene(equations, t: float, q, u, params=None, shapes=None) -> Scene:
     """The one-sample :class:`Scene` of ``equations`` at (t [s], q (n_q,), independent u), what the live viewer
     starts from; ``params`` name -> value (defaults otherwise)."""
-    equations = getattr(equations, "equations", equations)
+    equations = equations_of(equations)
     position, wxyz = poses_at(kinematic_outputs(equations), t, q, u, params)
     return _scene(equations.model, params, np.array([float(t)]), position[None], wxyz[None], None, shapes)
 

@@ -92,6 +92,7 @@ def urdf_screenshots(urdf, out_dir, shots: int = 3, t_end: float = 1.0, size=(10
     Meshes are read from the URDF's folder, its ROS package and ``mesh_roots`` only (:mod:`kane.viz.visuals`)."""
     import kane
     from ..io.model_file import LoadedModel
+    from ..io.trajectory import TrajectoryWriter
     from ..io.urdf import load_urdf
 
     if str(urdf) == "ur5":
@@ -102,8 +103,8 @@ def urdf_screenshots(urdf, out_dir, shots: int = 3, t_end: float = 1.0, size=(10
     dyn = equations.compile()
     q0, u0 = loaded.initial_state(dyn)
     run = Path(out_dir) / f"{Path(urdf).stem}.h5"
-    traj = kane.simulate.simulate(dyn, (0.0, t_end), q0, u0, output_dt=t_end / 50, path=run,
-                                  description=f"{loaded.name} ({urdf})")
+    options = kane.RunOptions(t_end=t_end, output_dt=t_end / 50, description=f"{loaded.name} ({urdf})")
+    traj = kane.run(dyn, kane.State(q0, u0), options, TrajectoryWriter(run))
     return shoot(build_scene(equations, traj, loaded_shapes(loaded, mesh_roots=mesh_roots)), Path(urdf).stem, out_dir,
                  shots, size, wait_s)
 
