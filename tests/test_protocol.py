@@ -229,3 +229,14 @@ def test_kane_matrix_constraint_forces_hold_the_hanging_bob():
     forces = dyn.constraint_forces(0.0, np.zeros(1), np.zeros(1))["pivot"]
     assert forces["trn z"] == pytest.approx(M * G, rel=1e-12)
     assert abs(forces["trn x"]) < 1e-12 and abs(forces["rot x"]) < 1e-12
+
+
+def test_calling_the_protocol_as_the_old_class_warns_and_gives_kanes_compiled_equations():
+    """Deprecated until 0.3: kane.Dynamics(eqs, backend=...) was the class of Kane's compiled equations."""
+    eqs = kane.derive(_pendulum())
+    with pytest.warns(FutureWarning, match="kane.KaneDynamics"):
+        old = kane.Dynamics(eqs, backend="numpy")
+    assert type(old) is kane.KaneDynamics and isinstance(old, kane.Dynamics)
+    q, u = np.array([Q]), np.array([U])
+    assert np.array_equal(old.udot(0.0, q, u), eqs.compile("numpy").udot(0.0, q, u))
+    assert old.udot(0.0, q, u)[0] == pytest.approx(-M * G * L * math.sin(Q) / (M * L * L + I), rel=1e-13)

@@ -11,6 +11,7 @@ an array in ``parameter_names`` order, or None for the defaults; ``inputs`` like
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -83,6 +84,20 @@ class Dynamics(Protocol):
     ``input_names`` (tuples of str), ``description`` (one line stored with runs), ``capabilities``
     (:class:`Capabilities`).
     """
+
+    def __new__(cls, *args, **kwargs):
+        """Deprecated until kane 0.3 (CHANGELOG.md): ``kane.Dynamics(equations, backend=...)``, the class of
+        Kane's compiled equations before it was renamed :class:`kane.KaneDynamics`, warns and returns that class's
+        object. Implementations (subclasses) are made as usual."""
+        if cls is not Dynamics:
+            return super().__new__(cls)
+        warnings.warn("kane.Dynamics(equations, ...) is deprecated and goes away in kane 0.3: kane.Dynamics is the "
+                      "protocol every dynamics class satisfies; Kane's compiled equations are "
+                      "kane.KaneDynamics(equations, backend=...) or equations.compile(backend)", FutureWarning,
+                      stacklevel=2)
+        import kane  # the package's front door (lazy): the class sits above this module
+
+        return kane.KaneDynamics(*args, **kwargs)
 
     n_q: int
     n_u: int

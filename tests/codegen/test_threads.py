@@ -57,11 +57,11 @@ def _hammer(work):
 
 def test_fresh_dynamics_from_eight_threads_equal_the_serial_results(chain):
     eqs, q, u, params = chain
-    serial = kane.Dynamics(eqs, backend="c")
+    serial = kane.KaneDynamics(eqs, backend="c")
     expected = [np.array([serial.udot(0.0, q[i], u[i], params=p) for i in range(STATES)]) for p in params]
     wrong = 0
     for _ in range(TRIALS):
-        dyn = kane.Dynamics(eqs, backend="c")  # fresh: its first call happens in the threads
+        dyn = kane.KaneDynamics(eqs, backend="c")  # fresh: its first call happens in the threads
         got = _hammer(lambda k: np.array([dyn.udot(0.0, q[i], u[i], params=params[k]) for i in range(STATES)]))
         wrong += sum(int((~(g == e).all(axis=1)).sum()) for g, e in zip(got, expected))
     assert wrong == 0, f"{wrong} of {TRIALS * THREADS * STATES} results differ from the serial ones"
@@ -98,10 +98,10 @@ def test_fresh_compiled_functions_rows_and_steppers_from_eight_threads(chain):
 
 def test_fresh_numpy_dynamics_from_eight_threads(chain):
     eqs, q, u, params = chain
-    serial = kane.Dynamics(eqs, backend="numpy")
+    serial = kane.KaneDynamics(eqs, backend="numpy")
     expected = [np.array([serial.udot(0.0, q[i], u[i], params=p) for i in range(16)]) for p in params]
     for _ in range(4):
-        dyn = kane.Dynamics(eqs, backend="numpy")
+        dyn = kane.KaneDynamics(eqs, backend="numpy")
         got = _hammer(lambda k: np.array([dyn.udot(0.0, q[i], u[i], params=params[k]) for i in range(16)]))
         for g, e in zip(got, expected):
             np.testing.assert_array_equal(g, e)

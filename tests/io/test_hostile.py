@@ -344,7 +344,7 @@ def test_wrong_shapes_are_argument_errors_with_the_expected_shape(chain, q, u):
 @pytest.mark.parametrize("kwargs, message", [
     ({"t_span": "x"}, "t_span = 'x': expected"), ({"t_span": (0.0, -1.0)}, "end not before the start"),
     ({"t_span": (0.0, math.nan)}, "finite times"), ({"method": "foo"}, "unknown integration method 'foo'"),
-    ({"rtol": -1.0}, "rtol > 0"), ({"u0": np.zeros((2, 7))}, "u0 has 14 entries, expected 7"),
+    ({"rtol": -1.0}, "rtol must be a finite number > 0"), ({"u0": np.zeros((2, 7))}, "u0 has 14 entries, expected 7"),
 ])
 def test_simulate_argument_errors_are_kane_errors(chain, kwargs, message):
     lm, dyn = chain
