@@ -4,6 +4,8 @@ sample for sample, the loop taken (and why not the compiled one) recorded in the
 import json
 import math
 import re
+import sys
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -16,6 +18,9 @@ from kane.errors import ArgumentError
 from kane.io.trajectory import TrajectoryWriter, load_trajectory
 from kane.simulate import Loop, ProjectionMode, RunOptions, Simulator, State
 from kane.simulate.run import run
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _four_bar import four_bar_system  # noqa: E402
 
 G, M, L = 9.81, 1.3, 0.7
 
@@ -198,13 +203,7 @@ def test_the_compiled_loop_calls_progress_within_long_stretches(c_pendulum, monk
 def test_projection_auto_puts_a_four_bar_back_on_its_loop():
     """AUTO on Kane's equations with a loop closure: the assembly projection (kane.simulate.make_projection) every
     step; the largest |C(q)| over the run stays at the projection's tolerance, well below the run without it."""
-    s = kane.System("four_bar", gravity=(0, -G, 0))
-    for name, length in (("crank", 1.0), ("coupler", 2.0), ("rocker", 1.5)):
-        s.add_body(name, mass=1.0, com=(length / 2, 0, 0), inertia=(0.01, 0.1, 0.1))
-    s.add_joint("ground", "crank", J.Revolute("z"), name="a")
-    s.add_joint("crank", "coupler", J.Revolute("z"), name="b", parent_point=(1.0, 0, 0))
-    s.add_joint("ground", "rocker", J.Revolute("z"), name="d", parent_point=(2.0, 0, 0))
-    s.add_loop_closure("closure", "coupler", (2.0, 0, 0), "rocker", (1.5, 0, 0), directions=[[1, 0, 0], [0, 1, 0]])
+    s = four_bar_system(G)
     dyn = kane.derive(s).compile("numpy")
     q0 = kane.assemble(dyn, 0.0, [0.7, -0.4, 1.9]).q
     worst = {}

@@ -234,13 +234,7 @@ class KernelDynamics(TreeMembers):
         why = kernel_support(m)
         if why is not None:
             raise ModelError(f"model {m.name!r}: {why}; use RecursiveDynamics (the traced algorithms) for it")
-        self.n_q, self.n_u = m.n_q, m.n_u
-        self.q_names = tuple(str(s) for s in m.q)
-        self.u_names = tuple(str(s) for s in m.u)
-        self.joint_names = tuple(pj.name for pj in m.joints)
-        self.parameter_names = tuple(str(s) for s in m.parameters)
-        self.input_names = tuple(str(s) for s in m.inputs)
-        self.dependent_indices = ()
+        self._name_layout(m)
         self._p0 = m.parameter_values()
         self._p0.flags.writeable = False
         kl = kernel_library()

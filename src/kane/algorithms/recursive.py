@@ -64,6 +64,16 @@ class TreeMembers:
 
     description = ""
 
+    def _name_layout(self, m) -> None:
+        """Sizes and names of the tree ``m``'s q, u, joints, parameters and inputs (no dependent speeds)."""
+        self.n_q, self.n_u = m.n_q, m.n_u
+        self.q_names = tuple(str(s) for s in m.q)
+        self.u_names = tuple(str(s) for s in m.u)
+        self.joint_names = tuple(pj.name for pj in m.joints)
+        self.parameter_names = tuple(str(s) for s in m.parameters)
+        self.input_names = tuple(str(s) for s in m.inputs)
+        self.dependent_indices = ()
+
     def motion_rows(self, t, q, params=None):
         """(A, b) of the transient constraints, A u + b = 0 (as ``constraints``)."""
         return self.constraints(t, q, params)
@@ -111,13 +121,7 @@ class RecursiveDynamics(TreeMembers):
         self.backend = backend
         self.trace = Trace(model)
         self.model = m = self.trace.model
-        self.n_q, self.n_u = m.n_q, m.n_u
-        self.q_names = tuple(str(s) for s in m.q)
-        self.u_names = tuple(str(s) for s in m.u)
-        self.joint_names = tuple(pj.name for pj in m.joints)
-        self.parameter_names = tuple(str(s) for s in m.parameters)
-        self.input_names = tuple(str(s) for s in m.inputs)
-        self.dependent_indices = ()
+        self._name_layout(m)
         self._p0, self._w0 = m.parameter_values(), m.input_values()
         self._inp0 = np.concatenate([self._w0, np.zeros(2 * self.n_u)])
         self._fns = {}

@@ -18,7 +18,7 @@ import os
 import signal
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -287,20 +287,28 @@ def _run_stepper(dynamics, state: State, options: RunOptions, writer, params, in
         raise ArgumentError(f"run options: loop=compiled, but this run cannot take the compiled loop: {why}")
     stepper = dynamics.stepper(state, options, writer, params, inputs)
     stepper.record_loop("python", why)
+    with _closing_on_interrupt(writer, stepper):
+        while progress is not None and stepper.t < t1 and not stepper.terminated:
+            stepper.step()
+            progress(stepper)
+        stepper.run(t1)
+    traj = stepper.finish()
+    return load_trajectory(writer.path) if traj is None and writer is not None else traj
+
+
+@contextmanager
+def _closing_on_interrupt(writer, sim):
+    """Run the body with SIGTERM taken as an interrupt where a file is written; an interrupt or error other than a
+    :class:`SimulationError` (which saves its own) closes the writer's file with the status and ``sim.stats``."""
     try:
         with interrupt_signals(signals=(signal.SIGTERM,), only_default=True) if writer else nullcontext():
-            while progress is not None and stepper.t < t1 and not stepper.terminated:
-                stepper.step()
-                progress(stepper)
-            stepper.run(t1)
+            yield
     except SimulationError:
         raise
     except BaseException as exc:
         if writer is not None and writer.is_open:
-            writer.close(interrupted_status(exc), stepper.stats)
+            writer.close(interrupted_status(exc), sim.stats)
         raise
-    traj = stepper.finish()
-    return load_trajectory(writer.path) if traj is None and writer is not None else traj
 
 
 def _check_start(state: State, options: RunOptions) -> float:
@@ -366,33 +374,26 @@ def run(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWrit
         return _run_stepper(dynamics, state, options, writer, params, inputs, progress)
     sim = _simulator(dynamics, state, options, writer, params, inputs, warn_start=True)
     t1 = options.t_end
-    try:
-        with interrupt_signals(signals=(signal.SIGTERM,), only_default=True) if writer else nullcontext():
-            runner, why = None, "requested (loop=python)"
-            if options.loop is not Loop.PYTHON:
-                runner, why = compiled_loop_choice(
-                    sim, dynamics, options.method, params=params, inputs=inputs, rtol=options.rtol,
-                    atol=np.asarray(options.atol) if isinstance(options.atol, tuple) else options.atol,
-                    dt=options.dt, t_end=t1, max_step=options.max_step, min_step=options.min_step,
-                    first_step=options.first_step)
-                if runner is None and options.loop is Loop.COMPILED:
-                    raise ArgumentError(f"run options: loop=compiled, but this run cannot take the compiled loop: "
-                                        f"{why}")
-            if runner is None:
-                sim.record_loop("python", why)
-            else:  # with a projection, C takes one step at a time and Python projects after each
-                sim.record_loop("compiled", "" if not sim.projects else
-                                "one step at a time, the projection onto the constraints in Python after each")
-            if runner is not None:
-                runner.run(t1, progress)
-            else:
-                _python_loop(sim, t1, progress)
-    except SimulationError:
-        raise
-    except BaseException as exc:
-        if writer is not None and writer.is_open:
-            writer.close(interrupted_status(exc), sim.stats)
-        raise
+    with _closing_on_interrupt(writer, sim):
+        runner, why = None, "requested (loop=python)"
+        if options.loop is not Loop.PYTHON:
+            runner, why = compiled_loop_choice(
+                sim, dynamics, options.method, params=params, inputs=inputs, rtol=options.rtol,
+                atol=np.asarray(options.atol) if isinstance(options.atol, tuple) else options.atol,
+                dt=options.dt, t_end=t1, max_step=options.max_step, min_step=options.min_step,
+                first_step=options.first_step)
+            if runner is None and options.loop is Loop.COMPILED:
+                raise ArgumentError(f"run options: loop=compiled, but this run cannot take the compiled loop: "
+                                    f"{why}")
+        if runner is None:
+            sim.record_loop("python", why)
+        else:  # with a projection, C takes one step at a time and Python projects after each
+            sim.record_loop("compiled", "" if not sim.projects else
+                            "one step at a time, the projection onto the constraints in Python after each")
+        if runner is not None:
+            runner.run(t1, progress)
+        else:
+            _python_loop(sim, t1, progress)
     traj = sim.finish()
     if traj is None and writer is not None:
         traj = load_trajectory(writer.path)
