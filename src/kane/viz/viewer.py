@@ -30,7 +30,7 @@ from ..io.trajectory import load_trajectory
 from .forces import ARROW_KINDS
 from .guard import guarded_server
 from .readable import monitor_panels, spread_of
-from .scene import PALETTE, Scene, ShapeKind, build_scene, point_trace
+from .scene import PALETTE, Scene, ShapeKind, build_scene, point_trace, scene_size
 from .visuals import loaded_shapes, shape_mesh
 
 __all__ = ["OpenedRun", "ViewOptions", "Viewer", "draw_scene", "add_shape", "model_path_of_run", "open_run"]
@@ -236,24 +236,50 @@ class Viewer:
         return k
 
     def _add_forces(self, forces):
-        """The arrows of the constraint forces (``/forces``), drawn ``force_scale`` [m/N] long: the largest force
-        of the run twice the model's size; a checkbox hides them."""
+        """The arrows of the constraint forces (``/forces``), drawn ``force_scale`` [m/N] x ``arrow_gain`` long:
+        the largest force of the run 1.5 x the model's size (:func:`kane.viz.scene.scene_size`), their thickness
+        a fraction of it; the bodies turn see-through while the arrows show (an arrow inside a body shows), a
+        checkbox hides the arrows and a number lengthens them."""
+        size = scene_size(self.scene)
         largest = float(np.nanmax(np.linalg.norm(forces.force, axis=-1), initial=0.0))
-        self.force_scale = 2 * self.scene.length / largest if largest > 0 else 0.0
-        self.server.gui.add_markdown(f"constraint forces ({', '.join(forces.names)}): 1 m = "
-                                     f"{1 / self.force_scale if self.force_scale else 0:.4g} N")
+        self.force_scale = 1.5 * size / largest if largest > 0 else 0.0
+        note = self.server.gui.add_markdown("")
         check = self.server.gui.add_checkbox("forces", initial_value=True)
-        r = 0.03 * self.scene.length
+        self.arrow_gain = self.server.gui.add_number("force arrows x", initial_value=1.0, min=0.01, max=1000.0,
+                                                     step=0.01)
+        r = 0.02 * size
         handle = self.server.scene.add_arrows("/forces", self.force_points(0), colors=(220, 20, 60),
                                               shaft_radius=r, head_radius=2.5 * r, head_length=5 * r)
-        check.on_update(lambda _: setattr(handle, "visible", bool(check.value)))
+
+        def describe():
+            scale = self.force_scale * float(self.arrow_gain.value)
+            note.content = f"constraint forces ({', '.join(forces.names)}): 1 m = {1 / scale if scale else 0:.4g} N"
+
+        def lengthen(_):
+            describe()
+            self.show(self.current)
+
+        def hide(_):
+            handle.visible = bool(check.value)
+            self._see_through(bool(check.value))
+
+        check.on_update(hide)
+        self.arrow_gain.on_update(lengthen)
+        describe()
+        self._see_through(True)
         return handle
+
+    def _see_through(self, see: bool) -> None:
+        """The bodies' shapes half see-through (``see``) or opaque."""
+        with self.server.atomic():
+            for shape in self.shapes:
+                shape.opacity = 0.5 if see else 1.0
 
     def force_points(self, k: int) -> np.ndarray:
         """The arrows (k, 2, 3) [m] of the constraint forces at sample ``k``: from each contact point to the point
-        plus ``force_scale`` x the force."""
+        plus ``force_scale`` x ``arrow_gain`` x the force."""
         f = self.scene.forces
-        tips = f.point[k] + self.force_scale * np.nan_to_num(f.force[k])  # an undefined (NaN) force: no arrow
+        tips = f.point[k] + float(self.arrow_gain.value) * self.force_scale * np.nan_to_num(f.force[k])  # an undefined (NaN) force: none
         return np.stack([f.point[k], tips], axis=1).astype(np.float32)
 
     def show(self, k: int) -> None:
