@@ -100,3 +100,29 @@ def test_kane_view_mp4_checks_its_frames_before_drawing(make_cart_run, tmp_path)
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert result.exit_code == 2 and lines == ["error: mp4: frames must be an integer >= 2, got 1"], result.output
     assert not (tmp_path / "a.mp4").exists()
+
+
+@pytest.mark.parametrize("gravity, up", [((0, -9.81, 0), (0, 1, 0)), ((0, 0, -9.81), (0, 0, 1))])
+def test_the_browsers_camera_is_up_against_gravity(chromium, gravity, up):
+    """The camera up that the page itself reports (viser's per-client camera state, sent by three.js)."""
+    import kane
+    from kane import joints as J
+    from kane.viz.scene import state_scene
+
+    s = kane.System("bar", gravity=gravity)
+    s.add_body("bar", mass=1.0, com=(0.5, 0, 0), inertia=(0.001, 0.08, 0.081))
+    s.add_joint("ground", "bar", J.Revolute("z"), name="pin", coordinates=["th"], speeds=["w"])
+    viewer = Viewer(state_scene(kane.derive(s), 0.0, [0.3], [0.0]), ViewOptions(port=8695))
+    try:
+        page = chromium.new_page(viewport={"width": 800, "height": 600})
+        try:
+            page.goto(viewer.url, timeout=WAIT_S * 1000)
+            client = wait_until(lambda: next(iter(viewer.server.get_clients().values()), None),
+                                "the page to connect", WAIT_S)
+            wait_until(lambda: np.linalg.norm(client.camera.up_direction) > 0, "the page's camera", WAIT_S)
+            camera_up = np.asarray(client.camera.up_direction, dtype=float)
+        finally:
+            page.close()
+    finally:
+        viewer.close()
+    np.testing.assert_allclose(camera_up / np.linalg.norm(camera_up), up, atol=1e-6)
