@@ -69,8 +69,10 @@ def test_a_run_exported_as_a_gif_and_its_frames_as_an_mp4(cart_scene, chromium, 
     from kane.viz.gif import write_gif
     from kane.viz.mp4 import encode_mp4
 
+    reported = []
     done = write_gif(cart_scene, tmp_path / "cart.gif", frames=3, speed=2.0, size=(320, 240), wait_s=WAIT_S,
-                     browser=chromium)
+                     browser=chromium, progress=lambda k, n: reported.append((k, n)))
+    assert reported == [(1, 3), (2, 3), (3, 3)]  # progress after every frame
     assert done.frames == 3 and done.frame_ms == 500  # 1 s of the run between frames, played twice as fast
     with Image.open(done.path) as gif:
         assert gif.n_frames == 3 and gif.size == (320, 240) and gif.info["duration"] == 500

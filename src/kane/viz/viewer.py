@@ -169,11 +169,11 @@ def add_shape(server, path: str, s):
 
 class Viewer:
     """A viser server showing ``scene``: body frames carrying their shapes and joint frames, a ground grid, a
-    time slider, play/pause, a checkbox hiding the bodies, speed, the energy and monitor charts (``charts``: title -> handle) and the paths of
-    ``options.traces`` (``traces``: their (N, 3) [m] points) and the constraint forces as arrows at their contact
-    points (``forces``, :meth:`force_points`). ``port`` is the port it listens on (the next free
-    one after ``options.port`` when that is taken); :meth:`show` poses the bodies at a
-    sample, :meth:`close` stops the server."""
+    time slider, play/pause, a checkbox hiding the bodies, speed, the energy and monitor charts (``charts``:
+    title -> handle), the paths of ``options.traces`` (``traces``: their (N, 3) [m] points) and the constraint
+    forces as arrows at their contact points (``forces``, :meth:`force_points`). ``port`` is the port it listens
+    on (the next free one after ``options.port`` when that is taken); :meth:`show` poses the bodies at a sample,
+    :meth:`close` stops the server."""
 
     def __init__(self, scene: Scene, options: ViewOptions = ViewOptions()):
         self.scene, self.options = scene, options
@@ -279,7 +279,8 @@ class Viewer:
         """The arrows (k, 2, 3) [m] of the constraint forces at sample ``k``: from each contact point to the point
         plus ``force_scale`` x ``arrow_gain`` x the force."""
         f = self.scene.forces
-        tips = f.point[k] + float(self.arrow_gain.value) * self.force_scale * np.nan_to_num(f.force[k])  # an undefined (NaN) force: none
+        scale = float(self.arrow_gain.value) * self.force_scale
+        tips = f.point[k] + scale * np.nan_to_num(f.force[k])  # an undefined (NaN) force: no arrow
         return np.stack([f.point[k], tips], axis=1).astype(np.float32)
 
     def show(self, k: int) -> None:
