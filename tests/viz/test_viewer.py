@@ -91,6 +91,7 @@ def test_monitors_are_charted_one_kind_per_chart_with_units():
     try:
         charts = {title: (h.title, [s["label"] for s in h.series[1:]], [np.asarray(d) for d in h.data[1:]],
                           (h.scales or {}).get("y")) for title, h in viewer.charts.items()}
+        axis_labels = [[a["label"] for a in h.axes] for h in viewer.charts.values()]
     finally:
         viewer.close()
     power = charts["power of the non-conservative loads"]
@@ -103,4 +104,5 @@ def test_monitors_are_charted_one_kind_per_chart_with_units():
     assert motion[0].endswith("[m/s, rad/s]") and motion[1] == ["constraint"]
     labels = [label for title, (_, names, _, _) in charts.items() if title != "energy" for label in names]
     assert sorted(labels) == sorted(set(labels)) and set(labels) == set(traj.residuals)  # each monitor once
+    assert all(x == "time t [s]" and y.endswith("]") for x, y in axis_labels)  # units on every axis
     assert [p.title for p in monitor_panels(traj.residuals)] == [k for k in charts if k != "energy"]

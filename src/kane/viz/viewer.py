@@ -211,12 +211,12 @@ class Viewer:
 
         scene, charts = self.scene, {}
         time = (uplot.Series(label="t [s]"),)
-        x_axis = {"x": uplot.Scale(time=False)}
+        x_axis, time_axis = {"x": uplot.Scale(time=False)}, uplot.Axis(label="time t [s]")
         if scene.energy is not None:
             energy = spread_of(scene.energy, "energy", "J")
             charts["energy"] = self.server.gui.add_uplot(
                 data=(scene.t, energy.values), series=(*time, uplot.Series(label=energy.label, stroke="red", width=2)),
-                title=energy.label, scales=x_axis, axes=(uplot.Axis(), uplot.Axis(label=energy.label)), aspect=1.6)
+                title=energy.label, scales=x_axis, axes=(time_axis, uplot.Axis(label=energy.label)), aspect=1.6)
         for panel in monitor_panels(scene.residuals):
             values = [np.abs(scene.residuals[n]) if panel.log else scene.residuals[n] for n in panel.names]
             scales = {**x_axis, "y": uplot.Scale(distr=3, log=10)} if panel.log else x_axis
@@ -225,7 +225,7 @@ class Viewer:
                     uplot.Series(label=n, stroke=_hex(PALETTE[k % len(PALETTE)]), width=2)
                     for k, n in enumerate(panel.names))),
                 title=f"{panel.title}: {panel.ylabel}", scales=scales,
-                axes=(uplot.Axis(), uplot.Axis(label=panel.ylabel)), aspect=1.6)
+                axes=(time_axis, uplot.Axis(label=panel.ylabel)), aspect=1.6)
         return charts
 
     def index(self, time_s: float) -> int:
