@@ -65,14 +65,22 @@ def test_the_energy_chart_shows_the_spread_of_a_conserved_energy(bar_run):
     finally:
         viewer.close()
     spread = spread_of(traj.energy, "energy", "J")
-    assert spread.offset == traj.energy[0] and spread.exponent in (-9, -12)
+    apart = np.max(np.abs(traj.energy - traj.energy[0]))  # the start rounded to the digit where the values part
+    digit = 10.0 ** np.floor(np.log10(apart))
+    assert abs(spread.offset - traj.energy[0]) <= digit / 2 and spread.exponent in (-9, -12)
+    assert abs(spread.offset - ENERGY) < 1e-6 and f"{spread.offset:.15g}".startswith("4.689")
     np.testing.assert_allclose(values * 10.0 ** spread.exponent + spread.offset, traj.energy, rtol=1e-14, atol=0)
     assert 0.5 < np.ptp(values) < 1000  # three-digit ticks tell the values apart
-    assert title == f"energy - {traj.energy[0]:.12g} J [1e{spread.exponent} J]"
+    assert title == f"energy - {spread.offset:.15g} J [1e{spread.exponent} J]"
+    assert len(f"{spread.offset:.15g}") <= len("4.689") + 3  # a short offset: digits down to where they part
     np.testing.assert_allclose(t, traj.t)
 
 
 def test_spread_of_values_that_read_well_is_left_alone():
+    s = spread_of(np.array([4.689 + 1e-9, 4.689 + 3e-9, 4.689 + 6e-9]), "energy", "J")
+    # they part at the ninth decimal: the offset is the start to that digit, the deviations in nanojoules
+    assert s.offset == 4.689000001 and s.exponent == -9 and s.label == "energy - 4.689000001 J [1e-9 J]"
+    np.testing.assert_allclose(s.values, [0.0, 2.0, 5.0], atol=1e-6)
     v = np.array([1.0, 2.5, 4.0])
     s = spread_of(v, "energy", "J")
     assert (s.offset, s.exponent, s.label) == (0.0, 0, "energy [J]") and np.array_equal(s.values, v)

@@ -55,7 +55,7 @@ def monitor_panels(names) -> tuple[MonitorPanel, ...]:
 @dataclass(frozen=True)
 class Spread:
     """A curve as ``offset`` + ``values`` x 10^``exponent``: ``values`` (N,) the rescaled deviation, ``offset`` its
-    start value (0 when the curve's own values read well) and ``label`` the axis label with ``unit``."""
+    rounded start value (0 when the curve's own values read well) and ``label`` the axis label with ``unit``."""
 
     values: np.ndarray
     offset: float
@@ -65,20 +65,25 @@ class Spread:
 
 def spread_of(values, quantity: str, unit: str, relative: float = 1e-3) -> Spread:
     """``values`` (N,) of ``quantity`` [``unit``] as a :class:`Spread`: when they vary by less than ``relative``
-    of their size, the deviation from the first value; scaled by a power of ten that is a multiple of 3 when the
+    of their size, the deviation from the first value rounded to the decimal digit where the values part (a
+    short offset, printed exactly in the label); scaled by a power of ten that is a multiple of 3 when the
     deviation is under 1e-2 or over 1e4, so three-digit tick labels tell the values apart."""
     v = np.asarray(values, dtype=float).reshape(-1)
     finite = v[np.isfinite(v)]
     if finite.size == 0:
         return Spread(v, 0.0, 0, f"{quantity} [{unit}]")
     size = float(np.max(np.abs(finite)))
-    offset = float(finite[0]) if float(np.ptp(finite)) < relative * size else 0.0
+    offset = 0.0
+    if float(np.ptp(finite)) < relative * size:  # the start value rounded to the digit where the values part
+        start = float(finite[0])
+        apart = float(np.max(np.abs(finite - start)))
+        offset = round(start, -math.floor(math.log10(apart))) if apart > 0 else start
     deviation = float(np.max(np.abs(finite - offset)))
     exponent = 0
     if deviation > 0 and not 1e-2 <= deviation < 1e4:
         exponent = 3 * math.floor(math.log10(deviation) / 3)
     scaled = (v - offset) / 10.0 ** exponent
-    what = f"{quantity} - {offset:.12g} {unit}" if offset else quantity
+    what = f"{quantity} - {offset:.15g} {unit}" if offset else quantity
     scale = f"1e{exponent} {unit}" if exponent else unit
     return Spread(scaled, offset, exponent, f"{what} [{scale}]")
 
