@@ -90,4 +90,6 @@ def test_monitors_are_in_separate_panels_with_their_units():
     power_ax = next(a for a in fig.axes if a.get_ylabel() == "power [W]")
     assert power_ax.get_yscale() == "linear"  # power has a sign: never |power| on a log axis
     assert np.allclose(power_ax.get_lines()[0].get_ydata(), traj.residuals["power"])
+    cond_ax = next(a for a in fig.axes if a.get_ylabel() == "condition number [-]")
+    assert cond_ax.get_ylim()[0] == 0.5 and cond_ax.get_yscale() == "log"  # a condition number is >= 1
     assert all(ax.get_ylabel() for ax in fig.axes) and "[s]" in fig.axes[-1].get_xlabel()

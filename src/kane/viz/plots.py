@@ -17,8 +17,6 @@ from .readable import monitor_panels, spread_formatter
 
 __all__ = ["plot_trajectory", "trajectory_figure"]
 
-_TINY = 1e-17  # floor of residuals on a log axis
-
 
 def _legend(ax, n: int) -> None:
     if n:
@@ -66,10 +64,10 @@ def trajectory_figure(traj: Trajectory, title: str | None = None) -> Figure:
             ax.set_ylabel("energy [J]")
         elif panel.log:
             for name in panel.names:
-                ax.semilogy(t, np.maximum(np.abs(traj.residuals[name]), _TINY), lw=1.0, label=name)
+                ax.semilogy(t, np.maximum(np.abs(traj.residuals[name]), panel.floor), lw=1.0, label=name)
             finite = [np.abs(r[np.isfinite(r)]) for r in (traj.residuals[n] for n in panel.names)]
             top = max((float(np.max(r, initial=0.0)) for r in finite), default=0.0)
-            ax.set_ylim(_TINY / 2, max(10 * top, 1e-12))
+            ax.set_ylim(panel.floor / 2, max(10 * top, 1e5 * panel.floor))
             ax.set_ylabel(panel.ylabel)
             _legend(ax, len(panel.names))
         else:

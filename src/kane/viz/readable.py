@@ -21,13 +21,15 @@ __all__ = ["MonitorPanel", "monitor_panels", "Spread", "spread_of", "spread_form
 
 @dataclass(frozen=True)
 class MonitorPanel:
-    """One panel of monitors: its ``title``, the y-axis ``ylabel`` with the unit, the monitor ``names`` drawn in it
-    and whether it is drawn as absolute values on a ``log`` axis."""
+    """One panel of monitors: its ``title``, the y-axis ``ylabel`` with the unit, the monitor ``names`` drawn in it,
+    whether it is drawn as absolute values on a ``log`` axis, and there the ``floor`` of the values drawn (1e-17
+    for a residual that is 0; 1 for a condition number)."""
 
     title: str
     ylabel: str
     names: tuple[str, ...]
     log: bool
+    floor: float = 1e-17
 
 
 # (title, ylabel, log) of the monitors kane records, in the order of the panels
@@ -44,8 +46,8 @@ def monitor_panels(names) -> tuple[MonitorPanel, ...]:
     """The panels of the monitors ``names`` (a run's residual names): one per kind kane records, in the order
     residuals, power, condition number, then one "other monitors" panel (linear axis, "value") for the rest."""
     names = tuple(names)
-    panels = [MonitorPanel(title, ylabel, (name,), log) for name, (title, ylabel, log) in _KINDS.items()
-              if name in names]
+    panels = [MonitorPanel(title, ylabel, (name,), log, 1.0 if name == "dependent_block_condition" else 1e-17)
+              for name, (title, ylabel, log) in _KINDS.items() if name in names]
     rest = tuple(n for n in names if n not in _KINDS)
     if rest:
         panels.append(MonitorPanel("other monitors", "value", rest, False))
