@@ -11,7 +11,7 @@ import pytest
 import kane
 from kane.io.model_file import load_model
 from kane.viz.forces import constraint_arrows
-from kane.viz.scene import body_poses, build_scene
+from kane.viz.scene import body_poses, build_scene, scene_size
 from kane.viz.viewer import Viewer, ViewOptions, open_run
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -38,12 +38,20 @@ def test_the_disk_at_rest_carries_m_g_up_at_its_contact_point(disk):
     np.testing.assert_allclose(f.point[:, 0], [[0.3, -0.2, 0.0]] * 2, atol=1e-9)  # under the centre, on the floor
     np.testing.assert_allclose(f.force[:, 0], [[0.0, 0.0, m * g]] * 2, atol=1e-9)
     viewer = Viewer(scene, ViewOptions(port=8750))
-    try:  # the arrow drawn: from the contact point straight up, the run's largest force twice the model's size
-        arrows, drawn = viewer.force_points(1), np.asarray(viewer.forces.points)
+    try:  # the arrow drawn: from the contact point straight up, the run's largest force 1.5 x the model's size
+        arrows, drawn = viewer.force_points(1), np.array(viewer.forces.points)
+        see_through = [s.opacity for s in viewer.shapes]
+        viewer.arrow_gain.value = 3.0  # the user lengthens the arrows
+        longer = np.array(viewer.forces.points)
     finally:
         viewer.close()
-    np.testing.assert_allclose(arrows, [[[0.3, -0.2, 0.0], [0.3, -0.2, 2 * scene.length]]], atol=1e-6)
+    size = scene_size(scene)
+    # the thin disk's equivalent box: in-plane sides a^2 = 6 (m r^2/4 + m r^2/2 - m r^2/4) / m = 3 r^2
+    assert size == pytest.approx(np.sqrt(3) * r, rel=1e-12)
+    np.testing.assert_allclose(arrows, [[[0.3, -0.2, 0.0], [0.3, -0.2, 1.5 * size]]], atol=1e-6)
     np.testing.assert_allclose(drawn, arrows, atol=1e-6)
+    np.testing.assert_allclose(longer[0, 1] - longer[0, 0], [0.0, 0.0, 4.5 * size], atol=1e-6)
+    assert see_through == [0.5] * len(scene.shapes)  # an arrow inside a body shows
 
 
 def test_the_contact_force_is_what_newtons_law_on_the_disk_needs(disk):

@@ -69,8 +69,10 @@ def test_a_run_exported_as_a_gif_and_its_frames_as_an_mp4(cart_scene, chromium, 
     from kane.viz.gif import write_gif
     from kane.viz.mp4 import encode_mp4
 
+    reported = []
     done = write_gif(cart_scene, tmp_path / "cart.gif", frames=3, speed=2.0, size=(320, 240), wait_s=WAIT_S,
-                     browser=chromium)
+                     browser=chromium, progress=lambda k, n: reported.append((k, n)))
+    assert reported == [(1, 3), (2, 3), (3, 3)]  # progress after every frame
     assert done.frames == 3 and done.frame_ms == 500  # 1 s of the run between frames, played twice as fast
     with Image.open(done.path) as gif:
         assert gif.n_frames == 3 and gif.size == (320, 240) and gif.info["duration"] == 500
@@ -100,3 +102,78 @@ def test_kane_view_mp4_checks_its_frames_before_drawing(make_cart_run, tmp_path)
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert result.exit_code == 2 and lines == ["error: mp4: frames must be an integer >= 2, got 1"], result.output
     assert not (tmp_path / "a.mp4").exists()
+
+
+@pytest.mark.parametrize("gravity, up", [((0, -9.81, 0), (0, 1, 0)), ((0, 0, -9.81), (0, 0, 1))])
+def test_the_browsers_camera_is_up_against_gravity(chromium, gravity, up):
+    """The camera up that the page itself reports (viser's per-client camera state, sent by three.js)."""
+    import kane
+    from kane import joints as J
+    from kane.viz.scene import state_scene
+
+    s = kane.System("bar", gravity=gravity)
+    s.add_body("bar", mass=1.0, com=(0.5, 0, 0), inertia=(0.001, 0.08, 0.081))
+    s.add_joint("ground", "bar", J.Revolute("z"), name="pin", coordinates=["th"], speeds=["w"])
+    viewer = Viewer(state_scene(kane.derive(s), 0.0, [0.3], [0.0]), ViewOptions(port=8695))
+    try:
+        page = chromium.new_page(viewport={"width": 800, "height": 600})
+        try:
+            page.goto(viewer.url, timeout=WAIT_S * 1000)
+            client = wait_until(lambda: next(iter(viewer.server.get_clients().values()), None),
+                                "the page to connect", WAIT_S)
+            wait_until(lambda: np.linalg.norm(client.camera.up_direction) > 0, "the page's camera", WAIT_S)
+            camera_up = np.asarray(client.camera.up_direction, dtype=float)
+        finally:
+            page.close()
+    finally:
+        viewer.close()
+    np.testing.assert_allclose(camera_up / np.linalg.norm(camera_up), up, atol=1e-6)
+
+
+FILL_TEXT = """
+window.__drawn = [];
+const fill = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
+  const m = this.getTransform();
+  window.__drawn.push([String(text), Math.round(m.a * x + m.c * y + m.e), Math.round(m.b * x + m.d * y + m.f),
+                       this.canvas.width]);
+  return fill.call(this, text, x, y, ...rest);
+};
+"""
+
+
+def test_the_energy_charts_tick_labels_differ_in_the_page(chromium):
+    """The energy of a bar conserved to ~1e-9 of its 4.689 J: the texts uPlot draws on its canvas (fillText,
+    recorded in the page) at one axis position are all different, the axis's label names the offset."""
+    import kane
+    from kane import joints as J
+    from kane.simulate.run import RunOptions, State, run
+    from kane.viz.scene import build_scene
+
+    s = kane.System("bar", gravity=(0, -9.81, 0))
+    s.add_body("bar", mass=1.0, com=(0.5, 0, 0), inertia=(0.1**2 / 12, 1 / 12, 1.01 / 12))
+    s.add_joint("ground", "bar", J.Revolute("z"), name="pin", coordinates=["th"], speeds=["w"])
+    eqs = kane.derive(s)
+    traj = run(eqs.compile(), State([0.0], [np.sqrt(2 * 4.689 / (1.01 / 12 + 0.25))]),
+               RunOptions(t_end=0.5, rtol=1e-8, atol=1e-10, output_dt=0.01))
+    assert 1e-10 < np.ptp(traj.energy) / 4.689 < 1e-7
+    viewer = Viewer(build_scene(eqs, traj), ViewOptions(port=8696))
+    try:
+        page = chromium.new_page(viewport={"width": 1200, "height": 800})
+        try:
+            page.add_init_script(FILL_TEXT)
+            page.goto(viewer.url, timeout=WAIT_S * 1000)
+            page.get_by_role("slider").wait_for(timeout=WAIT_S * 1000)
+            label = viewer.charts["energy"].title
+            wait_until(lambda: any(d[0] == label for d in page.evaluate("window.__drawn")), "the energy chart",
+                       WAIT_S)
+            drawn = page.evaluate("window.__drawn")
+        finally:
+            page.close()
+    finally:
+        viewer.close()
+    columns = {}  # the texts drawn at one x: a y axis's tick labels, one per height
+    for text, x, y, _ in drawn:
+        columns.setdefault(x, {})[y] = text
+    ticks = max(columns.values(), key=len)
+    assert len(ticks) >= 2 and len(set(ticks.values())) == len(ticks), ticks

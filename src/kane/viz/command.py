@@ -20,6 +20,7 @@ from .guard import is_loopback
 from .mp4 import write_mp4
 from .live import LiveOptions, LiveSimulation
 from .live_view import LiveViewer
+from .screenshots import FrameProgress
 from .viewer import Viewer, ViewOptions, open_run
 
 __all__ = ["ask_to_run_script", "on_terminal", "parse_trace", "view_command"]
@@ -31,6 +32,13 @@ def parse_trace(text: str) -> tuple[str, tuple]:
         return parse_couple(text)
     except ArgumentError as exc:
         raise ArgumentError(str(exc).replace("--couple", "--trace", 1)) from None
+
+
+def _say(line: str) -> None:
+    """A progress line on standard error (the result line goes to standard output)."""
+    import click
+
+    click.echo(line, err=True)
 
 
 def on_terminal() -> bool:
@@ -100,10 +108,10 @@ def view_command(load_model, errors):
         else:
             scene = open_run(run, model, load_model, ask_to_run_script(run) if on_terminal() else None).scene()
             if gif:
-                done = write_gif(scene, gif, frames, speed)
+                done = write_gif(scene, gif, frames, speed, progress=FrameProgress(_say))
                 return click.echo(f"wrote {done.path}: {done.frames} frames of {done.frame_ms} ms")
             if mp4:
-                done = write_mp4(scene, mp4, frames, speed)
+                done = write_mp4(scene, mp4, frames, speed, progress=FrameProgress(_say))
                 return click.echo(f"wrote {done.path}: {done.frames} frames at {done.fps:g} per second")
             viewer = Viewer(scene, ViewOptions(host, port, speed, traces=traces))
         if viewer.port != port:

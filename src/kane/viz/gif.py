@@ -42,15 +42,16 @@ def frame_times(scene, frames: int, speed: float, what: str) -> np.ndarray:
 
 
 def write_gif(scene, path, frames: int = 40, speed: float = 1.0, size=(800, 600), wait_s: float = 20.0,
-              browser=None) -> GifResult:
+              browser=None, progress=None) -> GifResult:
     """Write ``scene`` (a :class:`kane.viz.scene.Scene` of a run) as a GIF of ``frames`` frames evenly spread over
     the run to ``path``, played at ``speed``, each ``size`` (width, height) [px]; ``browser`` as for
-    :func:`kane.viz.screenshots.render_frames`."""
+    :func:`kane.viz.screenshots.render_frames`, ``progress(done, total)`` called after each frame."""
     from PIL import Image
 
     times = frame_times(scene, frames, speed, "gif")
     frame_ms = max(20, int(round(1000 * (times[1] - times[0]) / speed)))  # GIF players ignore less than 20 ms
-    images = [Image.fromarray(f.astype(np.uint8)) for f in render_frames(scene, times, size, wait_s, False, browser)]
+    rendered = render_frames(scene, times, size, wait_s, False, browser, progress)
+    images = [Image.fromarray(f.astype(np.uint8)) for f in rendered]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     images[0].save(path, save_all=True, append_images=images[1:], duration=frame_ms, loop=0)

@@ -33,11 +33,11 @@ class Mp4Result:
 
 
 def write_mp4(scene, path, frames: int = 60, speed: float = 1.0, size=(800, 600), wait_s: float = 20.0,
-              browser=None) -> Mp4Result:
+              browser=None, progress=None) -> Mp4Result:
     """Write ``scene`` (a :class:`kane.viz.scene.Scene` of a run) as an H.264 MP4 of ``frames`` frames evenly
     spread over the run to ``path``, played at ``speed``, each ``size`` (width, height) [px], both even (the
     yuv420p pixel format halves the colour resolution); ``browser`` as for
-    :func:`kane.viz.screenshots.render_frames`."""
+    :func:`kane.viz.screenshots.render_frames`, ``progress(done, total)`` called after each frame."""
     times = frame_times(scene, frames, speed, "mp4")
     width, height = (int(s) for s in size)
     if width <= 0 or height <= 0 or width % 2 or height % 2:

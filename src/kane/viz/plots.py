@@ -1,4 +1,4 @@
-"""Plots of a simulation run: coordinates, speeds, energy and constraint residuals against time [s].
+"""Plots of a simulation run: coordinates, speeds, energy and the recorded monitors against time [s].
 
 Figures are drawn off-screen (matplotlib's ``Figure`` with the Agg canvas; pyplot and its global backend are
 never touched), so plotting works without a display and from threads.
@@ -13,10 +13,9 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..io.trajectory import Trajectory, load_trajectory
+from .readable import monitor_panels, spread_formatter
 
-__all__ = ["plot_trajectory"]
-
-_TINY = 1e-17  # floor of residuals on a log axis
+__all__ = ["plot_trajectory", "trajectory_figure"]
 
 
 def _legend(ax, n: int) -> None:
@@ -28,14 +27,24 @@ def plot_trajectory(traj: Trajectory | str | os.PathLike, path: str | os.PathLik
                     dpi: int = 120) -> Path:
     """Plot ``traj`` (a Trajectory, or the path of a trajectory file) to the image ``path`` and return it.
 
-    Subplots, sharing the time axis [s]: coordinates q; speeds u; total energy [J] when recorded; residuals
-    (absolute values, log scale) when recorded. Events are marked by dashed vertical lines and mode changes by
-    dotted ones. The format follows the extension of ``path`` (.png, .svg, .pdf, ...).
+    Subplots, sharing the time axis [s]: coordinates q; speeds u; total energy [J] when recorded; the recorded
+    monitors one kind per panel with its unit (:func:`kane.viz.readable.monitor_panels`: constraint residuals and
+    condition numbers as absolute values on log axes, power [W] and other monitors on linear ones). Tick labels
+    show the spread (:func:`kane.viz.readable.spread_formatter`). Events are marked by dashed vertical lines and
+    mode changes by dotted ones. The format follows the extension of ``path`` (.png, .svg, .pdf, ...).
     """
     if not isinstance(traj, Trajectory):
         traj = load_trajectory(traj)
     path = Path(path)
-    panels = ["q", "u"] + (["energy"] if traj.energy is not None else []) + (["residuals"] if traj.residuals else [])
+    fig = trajectory_figure(traj, title)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    return path
+
+
+def trajectory_figure(traj: Trajectory, title: str | None = None) -> Figure:
+    """The off-screen matplotlib Figure that :func:`plot_trajectory` saves, one Axes per panel, top to bottom."""
+    panels = ["q", "u"] + (["energy"] if traj.energy is not None else []) + list(monitor_panels(traj.residuals))
     fig = Figure(figsize=(9.0, 2.3 * len(panels) + 0.8), layout="constrained")
     axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
     t = traj.t
@@ -43,24 +52,31 @@ def plot_trajectory(traj: Trajectory | str | os.PathLike, path: str | os.PathLik
         if panel == "q":
             for k, name in enumerate(traj.q_names):
                 ax.plot(t, traj.q[:, k], lw=1.0, label=name)
-            ax.set_ylabel("coordinates q")
+            ax.set_ylabel("coordinates q [m, rad]")
             _legend(ax, len(traj.q_names))
         elif panel == "u":
             for k, name in enumerate(traj.u_names):
                 ax.plot(t, traj.u[:, k], lw=1.0, label=name)
-            ax.set_ylabel("speeds u")
+            ax.set_ylabel("speeds u [m/s, rad/s]")
             _legend(ax, len(traj.u_names))
         elif panel == "energy":
             ax.plot(t, traj.energy, lw=1.0, color="k", label="total energy")
             ax.set_ylabel("energy [J]")
-            ax.ticklabel_format(axis="y", useOffset=False)
+        elif panel.log:
+            for name in panel.names:
+                ax.semilogy(t, np.maximum(np.abs(traj.residuals[name]), panel.floor), lw=1.0, label=name)
+            finite = [np.abs(r[np.isfinite(r)]) for r in (traj.residuals[n] for n in panel.names)]
+            top = max((float(np.max(r, initial=0.0)) for r in finite), default=0.0)
+            ax.set_ylim(panel.floor / 2, max(10 * top, 1e5 * panel.floor))
+            ax.set_ylabel(panel.ylabel)
+            _legend(ax, len(panel.names))
         else:
-            for name, r in traj.residuals.items():
-                ax.semilogy(t, np.maximum(np.abs(r), _TINY), lw=1.0, label=name)
-            top = max((float(np.max(np.abs(r))) for r in traj.residuals.values() if r.size), default=0.0)
-            ax.set_ylim(_TINY / 2, max(10 * top, 1e-12))
-            ax.set_ylabel("|residual|")
-            _legend(ax, len(traj.residuals))
+            for name in panel.names:
+                ax.plot(t, traj.residuals[name], lw=1.0, label=name)
+            ax.set_ylabel(panel.ylabel)
+            _legend(ax, len(panel.names))
+        if isinstance(panel, str) or not panel.log:
+            ax.yaxis.set_major_formatter(spread_formatter())
         ax.grid(True, lw=0.3, alpha=0.6)
         for ev in traj.events:
             ax.axvline(ev.t, color="tab:red", ls="--", lw=0.8, alpha=0.7)
@@ -73,6 +89,4 @@ def plot_trajectory(traj: Trajectory | str | os.PathLike, path: str | os.PathLik
     fig.suptitle(title or traj.description or "kane run", fontsize=10)
     if traj.status != "completed":
         axes[0].set_title(f"status: {traj.status}", fontsize=8, color="tab:red", loc="left")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
-    return path
+    return fig

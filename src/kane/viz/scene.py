@@ -25,7 +25,7 @@ from .forces import ForceArrows, constraint_arrows, equations_of
 
 __all__ = ["PALETTE", "ShapeKind", "BodyShape", "JointFrame", "Scene", "equivalent_box", "default_shapes",
            "joint_frames", "body_poses", "poses_at", "build_scene", "state_scene",
-           "point_trace"]
+           "point_trace", "scene_size"]
 
 # body colours, RGB 0-255, in body order
 PALETTE = ((70, 130, 180), (205, 92, 92), (60, 179, 113), (238, 173, 14), (147, 112, 219), (72, 209, 204))
@@ -226,3 +226,15 @@ def point_trace(scene: Scene, body: str, point) -> np.ndarray:
     i = scene.bodies.index(body)
     R = quaternion_to_rotation(scene.wxyz[:, i])
     return scene.position[:, i] + R @ np.asarray(point, dtype=float).reshape(3)
+
+
+def scene_size(scene: Scene) -> float:
+    """The size [m] of the drawn model: the largest of ``scene.length`` (joint offsets, centres of mass) and the
+    sides of its shapes (a mesh's extent from its vertices), what arrows and axes are scaled to."""
+    sides = [scene.length]
+    for s in scene.shapes:
+        if s.kind is ShapeKind.MESH and s.mesh is not None:
+            sides.append(float(np.max(np.ptp(np.asarray(s.mesh.vertices, dtype=float), axis=0), initial=0.0)))
+        elif s.kind is not ShapeKind.MESH:
+            sides.append(float(max(s.size)))
+    return max(sides)

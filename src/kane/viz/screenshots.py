@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import sysconfig
+import threading
 import time
 from io import BytesIO
 from pathlib import Path
@@ -21,8 +22,8 @@ from .scene import build_scene
 from .viewer import Viewer, ViewOptions, open_run
 from .visuals import loaded_shapes
 
-__all__ = ["CHROMIUM_ARGS", "UR5", "chromium_path", "launch_chromium", "wait_until", "pixels", "settled", "changed",
-           "take_screenshots", "urdf_screenshots", "shoot", "render_frames"]
+__all__ = ["CHROMIUM_ARGS", "FrameProgress", "UR5", "chromium_path", "launch_chromium", "wait_until", "pixels",
+           "settled", "changed", "take_screenshots", "urdf_screenshots", "shoot", "render_frames"]
 
 # WebGL in software (SwiftShader) when there is no GPU, as on a CI machine
 # example-robot-data's UR5, relative to the site-packages folder (the pip wheel lays it out under cmeel.prefix)
@@ -124,15 +125,38 @@ def shoot(scene, stem: str, out_dir, shots: int = 3, size=(1000, 700), wait_s: f
     return written
 
 
+class FrameProgress:
+    """A progress line for a long render: ``progress(done, total)`` after each frame writes "rendering frames:
+    DONE of TOTAL (P %), S s" through ``write`` (a function of one line) for the first frame, the last, and at most
+    every ``every_s`` [s] of ``clock`` (seconds) between; safe to call from several threads."""
+
+    def __init__(self, write, every_s: float = 3.0, clock=time.monotonic):
+        self._write, self._every, self._clock = write, float(every_s), clock
+        self._lock = threading.Lock()
+        self._start = self._last = None
+
+    def __call__(self, done: int, total: int) -> None:
+        with self._lock:
+            now = self._clock()
+            if self._start is None:
+                self._start = now
+            if done not in (1, total) and self._last is not None and now - self._last < self._every:
+                return
+            self._last = now
+            self._write(f"rendering frames: {done} of {total} ({100 * done / total:.0f} %), "
+                        f"{now - self._start:.0f} s")
+
+
 def render_frames(scene, times, size=(1000, 700), wait_s: float = 20.0, page_only: bool = True,
-                  browser=None) -> list:
+                  browser=None, progress=None) -> list:
     """The viewer of ``scene`` drawn by headless Chromium at each of ``times`` [s] (the time slider set there):
     (h, w, 3) RGB 0-255 arrays, (w, h) = ``size`` [px]. ``page_only``: the whole page (side panel included) once
     the picture has settled; otherwise the 3D view alone, rendered by the page's three.js on request
     (viser's ``get_render``, PNG). ``browser``: a Playwright browser to open the page in (one launched by
-    :func:`launch_chromium`, shared by several calls); by default Debian's Chromium is launched for the call."""
+    :func:`launch_chromium`, shared by several calls); by default Debian's Chromium is launched for the call.
+    ``progress(done, total)``: called after each frame (e.g. a :class:`FrameProgress`)."""
     if browser is not None:
-        return _render(scene, times, size, wait_s, page_only, browser)
+        return _render(scene, times, size, wait_s, page_only, browser, progress)
     from playwright.sync_api import sync_playwright
 
     path = chromium_path()
@@ -141,12 +165,12 @@ def render_frames(scene, times, size=(1000, 700), wait_s: float = 20.0, page_onl
     with sync_playwright() as p:
         browser = launch_chromium(p, path)
         try:
-            return _render(scene, times, size, wait_s, page_only, browser)
+            return _render(scene, times, size, wait_s, page_only, browser, progress)
         finally:
             browser.close()
 
 
-def _render(scene, times, size, wait_s, page_only, browser) -> list:
+def _render(scene, times, size, wait_s, page_only, browser, progress=None) -> list:
     viewer = Viewer(scene, ViewOptions(port=8700))
     frames = []
     page = None
@@ -174,6 +198,8 @@ def _render(scene, times, size, wait_s, page_only, browser) -> list:
                 rgba = client.get_render(size[1], size[0], transport_format="png", timeout=wait_s)
                 alpha = rgba[..., 3:4] / 255.0  # the empty background is transparent: white there
                 frames.append(np.rint(rgba[..., :3] * alpha + 255 * (1 - alpha)).astype(int))
+            if progress is not None:
+                progress(len(frames), len(times))
     finally:
         if page is not None:
             page.close()

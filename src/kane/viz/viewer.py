@@ -1,6 +1,7 @@
 """The browser viewer of a run (``kane view RUN.h5``): a viser server (Python) whose three.js client draws the
-scene of :mod:`kane.viz.scene`, with a time slider, play and pause, playback speed, the run's energy and
-constraint-residual curves and the paths of chosen points (``--trace BODY:X,Y,Z``).
+scene of :mod:`kane.viz.scene` with +up against gravity, a time slider, play and pause, playback speed, the run's
+energy (its deviation in a power of ten, so the ticks differ) and its monitors, one chart per kind with its unit
+(constraint residuals, power [W], condition number), and the paths of chosen points (``--trace BODY:X,Y,Z``).
 
 The run file records the model it came from: ``kane simulate`` writes ``description`` = "NAME (MODEL PATH)". The
 viewer reads that path (relative to the working directory, else to the run file's directory) unless ``--model``
@@ -28,7 +29,8 @@ from ..io.h5_probe import probe
 from ..io.trajectory import load_trajectory
 from .forces import ARROW_KINDS
 from .guard import guarded_server
-from .scene import PALETTE, Scene, ShapeKind, build_scene, point_trace
+from .readable import monitor_panels, spread_of
+from .scene import PALETTE, Scene, ShapeKind, build_scene, point_trace, scene_size
 from .visuals import loaded_shapes, shape_mesh
 
 __all__ = ["OpenedRun", "ViewOptions", "Viewer", "draw_scene", "add_shape", "model_path_of_run", "open_run"]
@@ -128,11 +130,13 @@ def open_run(run_path, model_path=None, load_model=None, script_consent=None) ->
 
 
 def draw_scene(server, scene: Scene) -> tuple[dict, list]:
-    """Draw ``scene`` on the viser ``server``: up direction, camera aimed at the run's span, a ground grid, one
+    """Draw ``scene`` on the viser ``server``: up direction (the scene's and the initial camera's: against gravity,
+    :attr:`kane.viz.scene.Scene.up`), camera aimed at the run's span, a ground grid, one
     frame per body (``/bodies/NAME``) carrying its shapes and joint frames. Returns (body name -> frame handle,
     shape handles)."""
     up = np.asarray(scene.up, dtype=float)
     server.scene.set_up_direction(scene.up)
+    server.initial_camera.up = scene.up  # the camera's up too, not the client's default
     server.scene.configure_environment_map(hdri=None)  # plain lights: the image map takes seconds to render
     span = scene.position.reshape(-1, 3)
     centre = 0.5 * (span.min(axis=0) + span.max(axis=0))
@@ -165,15 +169,13 @@ def add_shape(server, path: str, s):
 
 class Viewer:
     """A viser server showing ``scene``: body frames carrying their shapes and joint frames, a ground grid, a
-    time slider, play/pause, a checkbox hiding the bodies, speed, the energy and residual curves and the paths of
-    ``options.traces`` (``traces``: their (N, 3) [m] points) and the constraint forces as arrows at their contact
-    points (``forces``, :meth:`force_points`). ``port`` is the port it listens on (the next free
-    one after ``options.port`` when that is taken); :meth:`show` poses the bodies at a
-    sample, :meth:`close` stops the server."""
+    time slider, play/pause, a checkbox hiding the bodies, speed, the energy and monitor charts (``charts``:
+    title -> handle), the paths of ``options.traces`` (``traces``: their (N, 3) [m] points) and the constraint
+    forces as arrows at their contact points (``forces``, :meth:`force_points`). ``port`` is the port it listens
+    on (the next free one after ``options.port`` when that is taken); :meth:`show` poses the bodies at a sample,
+    :meth:`close` stops the server."""
 
     def __init__(self, scene: Scene, options: ViewOptions = ViewOptions()):
-        import viser.uplot as uplot
-
         self.scene, self.options = scene, options
         self.traces = [point_trace(scene, body, point) for body, point in options.traces]  # checked before serving
         served = guarded_server(options.host, options.port)  # only the printed URL's user gets in
@@ -188,16 +190,7 @@ class Viewer:
         self.bodies = server.gui.add_checkbox("bodies", initial_value=True)
         self.bodies.on_update(lambda _: self._show_bodies(self.bodies.value))
         self.speed = server.gui.add_number("speed", initial_value=options.speed, min=0.01, max=100.0, step=0.01)
-        if scene.energy is not None and len(t) > 1:
-            server.gui.add_uplot(data=(t, scene.energy), series=(uplot.Series(label="t [s]"),
-                                 uplot.Series(label="energy [J]", stroke="red", width=2)), title="energy [J]",
-                                 scales={"x": uplot.Scale(time=False)}, aspect=1.6)
-        if scene.residuals and len(t) > 1:
-            names = list(scene.residuals)
-            server.gui.add_uplot(data=(t, *(scene.residuals[n] for n in names)), series=(
-                uplot.Series(label="t [s]"), *(uplot.Series(label=n, stroke=_hex(PALETTE[k % len(PALETTE)]), width=2)
-                                               for k, n in enumerate(names))),
-                title="constraint residuals", scales={"x": uplot.Scale(time=False)}, aspect=1.6)
+        self.charts = self._add_charts() if len(t) > 1 else {}
         for k, ((body, point), path) in enumerate(zip(options.traces, self.traces)):
             color = PALETTE[(k + 3) % len(PALETTE)]
             server.scene.add_line_segments(f"/traces/{k}", np.stack([path[:-1], path[1:]], axis=1), colors=color,
@@ -211,6 +204,30 @@ class Viewer:
         self._thread = threading.Thread(target=self._playback, name="kane-view-playback", daemon=True)
         self._thread.start()
 
+    def _add_charts(self) -> dict:
+        """The energy chart (its spread readable: :func:`kane.viz.readable.spread_of`) and one chart per kind of
+        monitor, each with its unit (:func:`kane.viz.readable.monitor_panels`); title -> uPlot handle."""
+        import viser.uplot as uplot
+
+        scene, charts = self.scene, {}
+        time = (uplot.Series(label="t [s]"),)
+        x_axis, time_axis = {"x": uplot.Scale(time=False)}, uplot.Axis(label="time t [s]")
+        if scene.energy is not None:
+            energy = spread_of(scene.energy, "energy", "J")
+            charts["energy"] = self.server.gui.add_uplot(
+                data=(scene.t, energy.values), series=(*time, uplot.Series(label=energy.label, stroke="red", width=2)),
+                title=energy.label, scales=x_axis, axes=(time_axis, uplot.Axis(label=energy.label)), aspect=1.6)
+        for panel in monitor_panels(scene.residuals):
+            values = [np.abs(scene.residuals[n]) if panel.log else scene.residuals[n] for n in panel.names]
+            scales = {**x_axis, "y": uplot.Scale(distr=3, log=10)} if panel.log else x_axis
+            charts[panel.title] = self.server.gui.add_uplot(
+                data=(scene.t, *values), series=(*time, *(
+                    uplot.Series(label=n, stroke=_hex(PALETTE[k % len(PALETTE)]), width=2)
+                    for k, n in enumerate(panel.names))),
+                title=f"{panel.title}: {panel.ylabel}", scales=scales,
+                axes=(time_axis, uplot.Axis(label=panel.ylabel)), aspect=1.6)
+        return charts
+
     def index(self, time_s: float) -> int:
         """The sample nearest ``time_s`` [s]."""
         k = int(np.searchsorted(self.scene.t, time_s))
@@ -219,24 +236,51 @@ class Viewer:
         return k
 
     def _add_forces(self, forces):
-        """The arrows of the constraint forces (``/forces``), drawn ``force_scale`` [m/N] long: the largest force
-        of the run twice the model's size; a checkbox hides them."""
+        """The arrows of the constraint forces (``/forces``), drawn ``force_scale`` [m/N] x ``arrow_gain`` long:
+        the largest force of the run 1.5 x the model's size (:func:`kane.viz.scene.scene_size`), their thickness
+        a fraction of it; the bodies turn see-through while the arrows show (an arrow inside a body shows), a
+        checkbox hides the arrows and a number lengthens them."""
+        size = scene_size(self.scene)
         largest = float(np.nanmax(np.linalg.norm(forces.force, axis=-1), initial=0.0))
-        self.force_scale = 2 * self.scene.length / largest if largest > 0 else 0.0
-        self.server.gui.add_markdown(f"constraint forces ({', '.join(forces.names)}): 1 m = "
-                                     f"{1 / self.force_scale if self.force_scale else 0:.4g} N")
+        self.force_scale = 1.5 * size / largest if largest > 0 else 0.0
+        note = self.server.gui.add_markdown("")
         check = self.server.gui.add_checkbox("forces", initial_value=True)
-        r = 0.03 * self.scene.length
+        self.arrow_gain = self.server.gui.add_number("force arrows x", initial_value=1.0, min=0.01, max=1000.0,
+                                                     step=0.01)
+        r = 0.02 * size
         handle = self.server.scene.add_arrows("/forces", self.force_points(0), colors=(220, 20, 60),
                                               shaft_radius=r, head_radius=2.5 * r, head_length=5 * r)
-        check.on_update(lambda _: setattr(handle, "visible", bool(check.value)))
+
+        def describe():
+            scale = self.force_scale * float(self.arrow_gain.value)
+            note.content = f"constraint forces ({', '.join(forces.names)}): 1 m = {1 / scale if scale else 0:.4g} N"
+
+        def lengthen(_):
+            describe()
+            self.show(self.current)
+
+        def hide(_):
+            handle.visible = bool(check.value)
+            self._see_through(bool(check.value))
+
+        check.on_update(hide)
+        self.arrow_gain.on_update(lengthen)
+        describe()
+        self._see_through(True)
         return handle
+
+    def _see_through(self, see: bool) -> None:
+        """The bodies' shapes half see-through (``see``) or opaque."""
+        with self.server.atomic():
+            for shape in self.shapes:
+                shape.opacity = 0.5 if see else 1.0
 
     def force_points(self, k: int) -> np.ndarray:
         """The arrows (k, 2, 3) [m] of the constraint forces at sample ``k``: from each contact point to the point
-        plus ``force_scale`` x the force."""
+        plus ``force_scale`` x ``arrow_gain`` x the force."""
         f = self.scene.forces
-        tips = f.point[k] + self.force_scale * np.nan_to_num(f.force[k])  # an undefined (NaN) force: no arrow
+        scale = float(self.arrow_gain.value) * self.force_scale
+        tips = f.point[k] + scale * np.nan_to_num(f.force[k])  # an undefined (NaN) force: no arrow
         return np.stack([f.point[k], tips], axis=1).astype(np.float32)
 
     def show(self, k: int) -> None:
