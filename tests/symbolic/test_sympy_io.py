@@ -19,6 +19,7 @@ import kane
 from kane import joints as J
 from kane.errors import KaneError
 from kane.io.model_file import load_model
+from kane.simulate import simulate
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 TOL = 1e-12
@@ -237,6 +238,24 @@ def test_from_sympy_system_is_imported_too():
     eqs = kane.from_sympy(system, parameters={m: 2.0, k: 8.0})
     dyn = eqs.compile("numpy")
     close(dyn.udot(0.0, np.array([0.3]), np.array([1.0])), [-8.0 * 0.3 / 2.0], "spring-mass u' = -k q / m")
+    trajectory = simulate(dyn, (0.0, 2.0), [0.3], [0.0], rtol=1e-10, atol=1e-12, output_dt=0.5)
+    err = np.max(np.abs(trajectory.q[:, 0] - 0.3 * np.cos(2.0 * trajectory.t)))  # omega = sqrt(k / m) = 2
+    assert trajectory.t[-1] == 2.0 and err < 1e-9, err
+
+
+def test_from_sympy_linearizes_like_sympy_and_keeps_its_critical_speed():
+    """kane.linearize of the imported disc equals sympy's own KanesMethod.linearize at a general point, and at the
+    upright critical speed u2 = 1/sqrt(3) (r = g = m = 1) every eigenvalue is zero (sympy's test_rolling_disc)."""
+    km = sympy_rolling_disc()
+    eqs = kane.from_sympy(km, parameters={"r": 1, "m": 1, "g": 1})
+    point = {"q": (0.0, 0.3, 0.0), "u": (0.2, 1 / np.sqrt(3), 0.1)}
+    lin = kane.linearize(eqs, np.array(point["q"]), np.array(point["u"]), warn=False)
+    A = km.linearize(A_and_B=True)[0].subs(dict.fromkeys(sp.symbols("r m g"), 1))
+    values = dict(zip(km.q, point["q"])) | dict(zip(km.u, point["u"]))
+    assert lin.state_names == ("q1", "q2", "q3", "u1", "u2", "u3")
+    close(lin.A, np.array(A.subs(values).evalf(), float), "A")
+    upright = kane.linearize(eqs, np.zeros(3), np.array([0.0, 1 / np.sqrt(3), 0.0]))
+    assert upright.steady and np.max(np.abs(np.linalg.eigvals(upright.A))) < 1e-6  # a nilpotent A: eps^(1/3)
 
 
 def test_from_sympy_refuses_auxiliary_speeds_other_objects_and_missing_values():
