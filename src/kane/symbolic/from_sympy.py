@@ -90,6 +90,7 @@ def from_sympy(method, parameters: Mapping | None = None, inputs: Mapping | None
 
     b = ProgramBuilder({"t": (kane_t,), "q": q, "u": u, "params": tuple(params), "inputs": w})
     a = b.assign
+    conv = _shared(conv, a)
     u_ind, u_dep = u[:p], u[p:]
     M_rows, f_rows = conv["M"][:p, :], conv["f"][:p, :]
     defs, pivots, choice, layout = {}, [], None, {}
@@ -140,6 +141,23 @@ def from_sympy(method, parameters: Mapping | None = None, inputs: Mapping | None
                   (), (), (), (), (), (0.0,) * len(q), (0.0,) * len(u))
     return Equations(model, program, b.build(full), u_ind, tuple(defs), choice,
                      tuple(layout), (), False, layout)
+
+
+def _shared(matrices: dict, assign) -> dict:
+    """The matrices with their common subexpressions (sympy's ``cse``) named one by one by ``assign``: sympy's
+    expressions can be large trees (a bicycle's are 10^5 operations), which the builder names fastest in pieces."""
+    keys = list(matrices)
+    flat = [e for k in keys for e in matrices[k]]
+    pieces, reduced = sp.cse(flat, symbols=sp.numbered_symbols("cse", cls=sp.Dummy), order="none")
+    named: dict = {}
+    for sym, expr in pieces:
+        named[sym] = assign(expr.xreplace(named))
+    out, at = {}, 0
+    for k in keys:
+        m = matrices[k]
+        out[k] = sp.Matrix(m.rows, m.cols, [e.xreplace(named) for e in reduced[at:at + len(m)]])
+        at += len(m)
+    return out
 
 
 def _kanes_method(method) -> me.KanesMethod:
