@@ -148,7 +148,7 @@ def _shared(matrices: dict, assign) -> dict:
     expressions can be large trees (a bicycle's are 10^5 operations), which the builder names fastest in pieces."""
     keys = list(matrices)
     flat = [e for k in keys for e in matrices[k]]
-    pieces, reduced = sp.cse(flat, symbols=sp.numbered_symbols("cse", cls=sp.Dummy), order="none")
+    pieces, reduced = sp.cse(flat, symbols=sp.numbered_symbols("cse", cls=sp.Dummy))
     named: dict = {}
     for sym, expr in pieces:
         named[sym] = assign(expr.xreplace(named))
