@@ -9,6 +9,7 @@ to sympy's M^-1 f (lambdified by sympy from the KanesMethod itself) to 1e-12 at 
 from __future__ import annotations
 
 import pathlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -105,9 +106,10 @@ def test_to_sympy_refuses_other_objects():
 
 
 # ---- from_sympy: sympy's own examples ----------------------------------------------------------------------
-def sympy_rolling_disc():
+def sympy_rolling_disc(form: bool = True):
     """sympy's test_kane.py::test_rolling_disc: the disc formed from the contact point up (3 coordinates, 3
-    speeds, no constraints), gravity on its centre."""
+    speeds, no constraints), gravity on its centre; its equations formed (``kanes_equations``) where ``form``, else
+    given the body and load to form them from."""
     q1, q2, q3, u1, u2, u3 = me.dynamicsymbols("q1 q2 q3 u1 u2 u3")
     r, m, g = sp.symbols("r m g")
     N = me.ReferenceFrame("N")
@@ -123,6 +125,9 @@ def sympy_rolling_disc():
     inertia = me.inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2)
     kd = [me.dot(R.ang_vel_in(N) - w_R_N_qd, uv) for uv in L]
     disc = me.RigidBody("BodyD", Dmc, R, m, (inertia, Dmc))
+    if not form:
+        return me.KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u2, u3], kd_eqs=kd, bodies=[disc],
+                              forcelist=[(Dmc, -m * g * Y.z)])
     km = me.KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u2, u3], kd_eqs=kd)
     km.kanes_equations([disc], [(Dmc, -m * g * Y.z)])
     return km
@@ -201,6 +206,12 @@ def test_from_sympy_rolling_disc_gives_sympys_udot():
             # no constraint, velocities linear and homogeneous in u: T = u^T M u / 2 (an identity, not sympy's T)
             M = dyn.mass_matrix(0.0, q)
             close(dyn.kinetic_energy(0.0, q, u), 0.5 * u @ M @ u, "kinetic energy")
+    # and back: to_sympy of the imported equations, evaluated by sympy, is sympy's u' again
+    evaluate = sympy_functions(kane.to_sympy(eqs), eqs.model.parameter_values())
+    for _ in range(3):
+        q, u = rng.uniform(-1.2, 1.2, 3), rng.normal(0, 2, 3)
+        M, f, qdot, _ = evaluate(0.0, q, u)
+        close(np.linalg.solve(M, f.ravel()), ref(q, u)[0], "u' of to_sympy(from_sympy(km))")
 
 
 def test_from_sympy_dependent_speeds_and_coordinate_give_sympys_udot():
@@ -296,3 +307,15 @@ def test_from_sympy_dependent_speed_with_acceleration_bias_matches_hand_derivati
         close(dyn.udot(0.0, q, u), [hand], "u1' by hand")
         close(dyn.udot(0.0, q, u), ref(q, dyn.full_speeds(0.0, q, u))[0][:1], "u1' by sympy")
         close(dyn.full_speeds(0.0, q, u), [u[0], s * u[0]], "u2 = sin(x) u1")
+
+
+def test_from_sympy_forms_the_equations_once_for_threads_at_once():
+    """Four threads import one KanesMethod whose equations are not formed yet: each gets sympy's u'."""
+    km = sympy_rolling_disc(form=False)
+    params = {"r": 0.4, "m": 1.5, "g": 9.81}
+    with ThreadPoolExecutor(4) as pool:
+        imported = list(pool.map(lambda _: kane.from_sympy(km, parameters=params), range(4)))
+    ref = sympy_reference(km, {sp.Symbol(k): v for k, v in params.items()})
+    q, u = np.array([0.2, -0.4, 1.0]), np.array([0.5, -1.0, 2.0])
+    for eqs in imported:
+        close(eqs.compile("numpy").udot(0.0, q, u), ref(q, u)[0], "u'")

@@ -18,6 +18,7 @@ taken: no text is parsed.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 
 import sympy as sp
@@ -35,6 +36,7 @@ __all__ = ["from_sympy"]
 
 _TIME = me.dynamicsymbols._t
 _BLOCK = "sympy_velocity_constraints"
+_FORMING = threading.Lock()  # forming a KanesMethod's equations mutates it: one thread at a time
 
 
 def from_sympy(method, parameters: Mapping | None = None, inputs: Mapping | None = None,
@@ -48,7 +50,8 @@ def from_sympy(method, parameters: Mapping | None = None, inputs: Mapping | None
     Raises :class:`kane.KaneError` for another object, auxiliary speeds (whose equations give constraint forces,
     not motion: form the KanesMethod without them), a parameter without a value, or equations that still hold
     derivatives kane cannot resolve."""
-    km = _kanes_method(method)
+    with _FORMING:
+        km = _kanes_method(method)
     if km._uaux:
         raise KaneError(f"from_sympy: the KanesMethod has the auxiliary speeds {', '.join(map(_name, km._uaux))}, "
                         "whose equations are not solved for motion (they give constraint forces): form the "
