@@ -236,7 +236,8 @@ def test_from_sympy_dependent_speeds_and_coordinate_give_sympys_udot():
 
 
 def test_from_sympy_system_is_imported_too():
-    q, u = me.dynamicsymbols("q u")
+    """A spring-mass mechanics System driven by the input F(t): u' = (F - k q) / m."""
+    q, u, F = me.dynamicsymbols("q u F")
     m, k = sp.symbols("m k")
     system = me.System()
     block = me.Particle("block", me.Point("P"), m)
@@ -245,10 +246,12 @@ def test_from_sympy_system_is_imported_too():
     system.kdes = [q.diff(me.dynamicsymbols._t) - u]
     block.masscenter.set_pos(system.fixed_point, q * system.x)
     block.masscenter.set_vel(system.frame, u * system.x)
-    system.add_loads(me.Force(block.masscenter, -k * q * system.x))
+    system.add_loads(me.Force(block.masscenter, (F - k * q) * system.x))
     eqs = kane.from_sympy(system, parameters={m: 2.0, k: 8.0})
     dyn = eqs.compile("numpy")
+    assert dyn.input_names == ("F",) and dyn.parameter_names == ("k", "m")
     close(dyn.udot(0.0, np.array([0.3]), np.array([1.0])), [-8.0 * 0.3 / 2.0], "spring-mass u' = -k q / m")
+    close(dyn.udot(0.0, np.array([0.3]), np.array([1.0]), inputs={"F": 5.0}), [(5.0 - 8.0 * 0.3) / 2.0], "u', F = 5")
     trajectory = simulate(dyn, (0.0, 2.0), [0.3], [0.0], rtol=1e-10, atol=1e-12, output_dt=0.5)
     err = np.max(np.abs(trajectory.q[:, 0] - 0.3 * np.cos(2.0 * trajectory.t)))  # omega = sqrt(k / m) = 2
     assert trajectory.t[-1] == 2.0 and err < 1e-9, err

@@ -71,9 +71,9 @@ def from_sympy(method, parameters: Mapping | None = None, inputs: Mapping | None
         raw.update(B=km._k_nh, c=km._f_nh, bias=km._f_dnh)
     if len(km._f_h):
         raw["C"] = km._f_h
-    if km.bodies:
-        kinetic = sum(body.kinetic_energy(km._inertial) for body in km.bodies)
-        raw["kinetic"] = sp.Matrix([sp.sympify(kinetic).xreplace(kdd)])
+    kinetic = _kinetic_energy(km)
+    if kinetic is not None:
+        raw["kinetic"] = sp.Matrix([kinetic.xreplace(kdd)])
     others = set()
     for m in raw.values():
         others |= me.find_dynamicsymbols(m, exclude=list(q_fun) + list(u_fun))
@@ -178,6 +178,17 @@ def _kanes_method(method) -> me.KanesMethod:
                             "call its kanes_equations(bodies, loads) first")
         method.kanes_equations()
     return method
+
+
+def _kinetic_energy(km):
+    """The kinetic energy of the bodies the KanesMethod holds, or None where it holds none or one's velocity in the
+    inertial frame is not defined (then ``kinetic_energy`` of the imported dynamics is not available)."""
+    if not km.bodies:
+        return None
+    try:
+        return sp.sympify(sum(body.kinetic_energy(km._inertial) for body in km.bodies))
+    except ValueError:
+        return None
 
 
 def _name(fn) -> str:
