@@ -18,7 +18,7 @@ import sympy.physics.mechanics as me
 
 import kane
 from kane import joints as J
-from kane.errors import KaneError
+from kane.errors import KaneError, NotSupportedError
 from kane.io.model_file import load_model
 from kane.simulate import simulate
 
@@ -233,6 +233,9 @@ def test_from_sympy_dependent_speeds_and_coordinate_give_sympys_udot():
         close(dyn.udot(0.0, q, u_ind), udot[:3], "u'")
         close(dyn.qdot(0.0, q, u_ind), qdot, "q'")
         close(dyn.configuration_residual(0.0, q), [0.0], "C(q)")
+    assert not dyn.capabilities.constraint_forces
+    with pytest.raises(NotSupportedError, match="constraint_forces.*no unconstrained M and f"):
+        dyn.constraint_forces(0.0, q, u_ind)
 
 
 def test_from_sympy_system_is_imported_too():
