@@ -8,10 +8,12 @@ its own symbolic elimination; the result compiles through the same backends as a
 so ``compile()``, ``kane.linearize`` and the simulators work on it.
 
 The imported model has no kane bodies or joints (``Equations.model.bodies`` is empty): what needs the geometry
-(the viewer, per-body outputs) does not apply, the kinetic energy is sympy's (of the bodies the KanesMethod
-holds), the potential energy is not known, and neither do constraint forces with dependent speeds, which need
-the unconstrained equations that a ``KanesMethod`` with dependent speeds does not keep. Coordinates and speeds
-become plain sympy Symbols named as sympy's functions of t (``q1(t)`` -> ``q1``); every other function of t is
+(the viewer, per-body outputs) does not apply; the kinetic energy is sympy's (of the bodies the KanesMethod
+holds), the potential energy is not known; constraint forces with dependent speeds need the unconstrained
+equations, which a ``KanesMethod`` with dependent speeds does not keep (``constraint_forces`` says so). sympy's
+configuration constraints (dependent coordinates) are evaluated as the configuration residual C but not
+eliminated: every coordinate is integrated and ``kane.linearize`` keeps the dependent ones as states. Coordinates
+and speeds become plain sympy Symbols named as sympy's functions of t (``q1(t)`` -> ``q1``); every other function of t is
 an input (default 0); every other free symbol a parameter, whose value must be given. Only sympy objects are
 taken: no text is parsed.
 """
