@@ -13,9 +13,9 @@ holds), the potential energy is not known; constraint forces with dependent spee
 equations, which a ``KanesMethod`` with dependent speeds does not keep (``constraint_forces`` says so). sympy's
 configuration constraints (dependent coordinates) are evaluated as the configuration residual C but not
 eliminated: every coordinate is integrated and ``kane.linearize`` keeps the dependent ones as states. Coordinates
-and speeds become plain sympy Symbols named as sympy's functions of t (``q1(t)`` -> ``q1``); every other function of t is
-an input (default 0); every other free symbol a parameter, whose value must be given. Only sympy objects are
-taken: no text is parsed.
+and speeds become plain sympy Symbols named as sympy's functions of t (``q1(t)`` -> ``q1``); every other function
+of t is an input (default 0); every other free symbol a parameter, whose value must be given. Only sympy objects
+are taken: no text is parsed.
 """
 
 from __future__ import annotations
