@@ -46,6 +46,8 @@ _EXPORTS = {
     "project_positions": ".simulate.assembly",
     "Embedding": ".symbolic.derive", "Equations": ".symbolic.derive", "Redundant": ".symbolic.derive",
     "derive": ".symbolic.derive",
+    "to_sympy": ".symbolic.to_sympy",
+    "from_sympy": ".symbolic.from_sympy",
     "Capabilities": ".protocol", "Dynamics": ".protocol",  # the protocol every dynamics class satisfies
     "KaneDynamics": ".symbolic.dynamics",
     "Loop": ".simulate.run", "RunOptions": ".simulate.run", "State": ".simulate.run",
@@ -62,6 +64,7 @@ __all__ = [
     "KaneError", "ModelError", "DerivationError", "t", "stretch", "stretch_rate",
     "simulate", "switching", "Method", "Event", "SimulationError", "Trajectory", "load_trajectory", "assemble",
     "project_positions", "linearize", "Formulation", "dynamics", "run", "RunOptions", "State", "Loop",
+    "to_sympy", "from_sympy",
 ]
 
 __version__ = "0.1.0"

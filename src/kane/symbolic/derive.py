@@ -163,6 +163,11 @@ class Equations:
         numpy, with one line (a :class:`kane.codegen.c_backend.BackendNotice` warning) saying which and why."""
         return KaneDynamics(self, backend)
 
+    def to_sympy(self, substitute: bool = False):
+        """M, f, q' and the constraint rows as sympy expressions: :func:`kane.to_sympy` (a SympyEquations)."""
+        from .to_sympy import to_sympy
+        return to_sympy(self, substitute)
+
     def linearize(self, *args, **kwargs):
         """Removed in kane 0.2 (CHANGELOG.md): linearize with the function ``kane.linearize(equations, q, u, ...)``
         (:func:`kane.analysis.linearize`); kane.symbolic sits below kane.analysis and may not call it."""

@@ -241,6 +241,10 @@ class KaneDynamics:
         forces A^T lambda of each constraint's rows, from the unconstrained equations M u' = f + A^T lambda with
         A u' + (A' u + b') = 0 (the kinetostatic equations; units of force per speed row). Rows dropped as
         redundant (``derive(..., redundant="drop")``) are NaN: their share of the force is not defined."""
+        if "M" not in self.equations.full_program.outputs:
+            raise NotSupportedError("KaneDynamics does not provide constraint_forces for these equations: they hold "
+                                    "no unconstrained M and f (a sympy KanesMethod with dependent speeds, imported "
+                                    "by kane.from_sympy, keeps only the embedded ones)")
         q, u, p, w, batch = self._args(q, u, params, inputs)
         if batch:
             raise KaneError("constraint_forces takes one state at a time")
@@ -332,7 +336,7 @@ class KaneDynamics:
         declared); the compiled loop with the C backend."""
         c = self.backend == "c"
         return Capabilities(energy=bool(self.equations.has_potential), mass_matrix=True, forcing=True,
-                            constraint_forces=True, holonomic=True,
+                            constraint_forces="M" in self.equations.full_program.outputs, holonomic=True,
                             motion_constraints=True, projection=False, compiled_loop=c,
                             compiled_loop_reason="" if c else f"backend {self.backend!r}, not 'c'")
 
