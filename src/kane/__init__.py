@@ -55,7 +55,9 @@ _EXPORTS = {
     "dynamics": ".symbolic.formulation",  # Kane's equations or a recursive algorithm
     "linearize": ".analysis.linearize",
 }
-_MODULES = ("joints", "algorithms", "simulate", "switching")
+# subpackages reachable as attributes of kane (``kane.symbolic.RedundantConstraintWarning``), imported on first use
+_MODULES = ("joints", "algorithms", "simulate", "switching", "analysis", "codegen", "errors", "io", "mechanics",
+            "model", "options", "protocol", "realtime", "spatial", "studies", "surfaces", "sweep", "symbolic", "viz")
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _MODULES)
 
 __all__ = [
