@@ -104,6 +104,10 @@ def test_dragging_the_slider_past_its_reach_writes_assembled_frames_and_reports_
     assert np.abs(traj.residuals["distance"] - np.maximum(targets - 3.5, 0.0)).max() < 1e-9
     unreachable = int(np.sum(targets > 3.5 + 1e-8))
     assert f"unreachable frames: {unreachable}" in res.output and "distance to the target: max 1.5 m" in res.output
+    st = traj.stats  # kane info shows the method, a step per frame and how it ran (it showed "method ?")
+    assert (st.method, st.n_accepted, st.loop) == ("drag/gauss_newton", 21, "python") and st.wall_time_s > 0
+    info = CliRunner().invoke(main, ["info", str(out)])
+    assert info.exit_code == 0 and "drag/gauss_newton" in info.output and "method │ ?" not in info.output
 
 
 def rod_middle(th):

@@ -8,6 +8,7 @@ in cli.py."""
 from __future__ import annotations
 
 import enum
+import time
 from dataclasses import dataclass
 
 import click
@@ -15,7 +16,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..io.model_surfaces import contacts_of
-from ..io.trajectory import TrajectoryWriter
+from ..io.trajectory import Stats, TrajectoryWriter
 from ..options import parse_enum
 from .drag import DragOptions, DragResult, DragSolver, Target
 from .surface_pair import SurfaceOnSurface
@@ -91,7 +92,7 @@ def run_assemble(loaded, part: str, output, *, point=(0.0, 0.0, 0.0), path: str 
                                                                            "iterations"),
                 description=f"kane assemble: {part} point {tuple(point)} dragged along a {path}", params=params,
                 method=f"drag/{solver.options.method.value}")
-    results = []
+    results, status, start_s = [], "completed", time.perf_counter()
     try:
         for k, target in enumerate(targets):
             solver.move(0, position=target)
@@ -100,8 +101,15 @@ def run_assemble(loaded, part: str, output, *, point=(0.0, 0.0, 0.0), path: str 
             results.append(res)
             writer.append(float(k), q, np.zeros(len(dyn.u_names)), None,
                           (res.residual, res.distance, float(res.iterations)))
-    finally:
-        writer.close()
+    except BaseException as exc:
+        status = f"failed: {type(exc).__name__}: {exc}"
+        raise
+    finally:  # what kane info shows: the method, a step per frame, the wall time, how it ran
+        writer.close(status, Stats(n_steps=len(results), n_accepted=len(results), n_rejected=None,
+                                   wall_time_s=time.perf_counter() - start_s,
+                                   method=f"drag/{solver.options.method.value}", loop="python",
+                                   loop_reason="assembly: Newton iterations on the constraints per frame, "
+                                               "no time integration"))
     res_max = max(r.residual for r in results)
     far = int(np.argmax([r.distance for r in results]))
     unreachable = sum(not r.reachable for r in results)
