@@ -142,8 +142,10 @@ def test_main_runs_kane_rk4_steps(which, request, tmp_path):
     opts = CExportOptions(prefix="m7" if which == "chain" else "model", dt=0.01, steps=25, t0=0.5)
     res = export_c(eqs, tmp_path, q0=q0, u0=u0, options=opts)
     _run(["make", "-s", "-C", str(tmp_path), f"CC={CC}", "CFLAGS=" + " ".join(STRICT)])
-    rows = np.array([[float(v) for v in line.split()] for line in
-                     _run([str(tmp_path / f"{opts.prefix}_demo")]).splitlines()])
+    header, *lines = _run([str(tmp_path / f"{opts.prefix}_demo")]).splitlines()
+    assert header.split() == ["#", "t", "[s]", *(f"q[{i}]" for i in range(model.n_q)),
+                              *(f"u[{i}]" for i in range(dyn.n_u))]  # columns named (no user text in the C)
+    rows = np.array([[float(v) for v in line.split()] for line in lines])
     assert rows.shape == (opts.steps + 1, 1 + model.n_q + dyn.n_u)
     if q0 is None:
         full = dict(zip(model.u, model.u0))
@@ -174,7 +176,7 @@ def test_cli_export_of_a_model_file(tmp_path):
     for row in ("q[0]  q1  [m]  q0 = 1.0", "u[0]  u1  [m/s]", "w[0]  Ff", "p4 (theta)  default 0.3"):
         assert row in header
     _run(["make", "-s", "-C", str(out), f"CC={CC}", "CFLAGS=" + " ".join(STRICT)])
-    rows = np.array([[float(v) for v in line.split()] for line in _run([str(out / "model_demo")]).splitlines()])
+    rows = np.loadtxt(_run([str(out / "model_demo")]).splitlines(), ndmin=2)  # the "#" header line skipped
     m, J, r, g, theta = 2.0, 0.25, 0.5, 9.81, 0.3
     a = -m * g * np.sin(theta) / (m + J / r**2)
     t = 0.05 * np.arange(9)

@@ -120,7 +120,7 @@ def test_export_c_with_hostile_names_builds_runs_nothing_and_equals_kane(tmp_pat
     udot = dyn.udot(0.0, q0, u0)
     assert np.max(np.abs(udot)) > 1.0  # the state moves: the comparison is not of zeros
     np.testing.assert_allclose(udot_c, udot, rtol=1e-12, atol=1e-12 * np.max(np.abs(udot)))
-    first = np.array([float(x) for x in demo[0].split()])
+    first = np.array([float(x) for x in demo[1].split()])
     np.testing.assert_array_equal(first[1:4], dyn.model.q0)  # main.c starts from the model's state
     assert not marker.exists()
 
@@ -159,7 +159,7 @@ def test_cli_export_c_of_a_hostile_model_file(tmp_path):
     assert res_make.returncode == 0, res_make.stderr[-4000:]
     _check_files(out, [f'*/ system("touch {marker}"); /*', f"touch {marker}"])
     lines = _run([str(out / "model_demo")], out).splitlines()
-    assert len(lines) == 4  # t0 and three steps
+    assert len(lines) == 5 and lines[0].startswith("# t [s] q[0]")  # the header (generated names only), t0, 3 steps
 
 
 def _toml(text: str) -> str:
