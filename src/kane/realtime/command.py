@@ -199,8 +199,9 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
               *result.deadlines.lines(),
               *(["virtual clock: the periods ran back to back, nothing waited; a missed deadline is a period whose "
                  "compute time exceeded the period"] if virtual_clock else []),
-              f"device samples refused: {result.refused}, missing: {result.missing}; saturated periods: "
-              f"{result.saturated}; energy into the model through the coupler: {result.port_energy:.6g} J"]
+              *_meaning_lines(result, o["max_force"], o["max_torque"], priority, virtual_clock),
+              f"device samples refused: {result.refused}, missing: {result.missing}; "
+              f"energy into the model through the coupler: {result.port_energy:.6g} J"]
     if every > 1 and not virtual_clock:
         lines.append(f"dynamics steps not back within their slow period: {getattr(loop.plant, 'late_steps', 0)} of "
                      f"{result.deadlines.periods // every}")
@@ -216,6 +217,25 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     if result.log is not None:
         lines.append(f"plot it: kane plot {result.log}; describe it: kane info {result.log}")
     return RealtimeRun(result, tuple(lines))
+
+
+MISS_ADVICE_FRACTION = 0.01  # above this share of missed deadlines, with --priority 0, the summary suggests it
+
+
+def _meaning_lines(result, max_force, max_torque, priority: int, virtual_clock: bool) -> list[str]:
+    """The closing summary's plain words for its numbers: what a missed deadline and a saturated period are, with
+    their counts, and the advice to give ``--priority N`` when more than 1 % of the periods missed at priority 0."""
+    d = result.deadlines
+    limit = f"--max-force ({max_force:g} N)" + (f" or --max-torque ({max_torque:g} N m)" if max_torque else "")
+    lines = [f"  (a missed deadline: a period whose work - read the device, the coupler's force, the dynamics step - "
+             f"ended after the next period was due, {d.period * 1e6:.0f} us after its start, so the device got that "
+             f"force late; {d.missed} of {d.periods} here)",
+             f"saturated periods: {result.saturated} of {d.periods}: periods in which the coupler's force reached "
+             f"{limit} and was cut to that limit, so the hand felt less than the coupler asked"]
+    if not virtual_clock and priority == 0 and d.periods and d.missed > MISS_ADVICE_FRACTION * d.periods:
+        lines.append(f"hint: {100 * d.missed / d.periods:.1f} % of the deadlines were missed; run the loop's thread "
+                     f"at real-time priority with --priority N (e.g. --priority 80; needs root or CAP_SYS_NICE)")
+    return lines
 
 
 def _status_writer(stream):
