@@ -390,3 +390,17 @@ def test_priority_is_suggested_above_one_percent_of_misses_at_priority_zero(miss
     assert bool(hint) is advised
     if advised:
         assert hint[0].startswith(f"hint: {100 * missed / 200:.1f} % of the deadlines were missed")
+
+
+def test_a_second_run_writes_a_numbered_log_and_leaves_the_first(tmp_path):
+    """Two runs with the same -o: the first writes rt.h5, the second rt-1.h5 (said on stderr and in the summary's
+    log line); rt.h5 keeps the first run's 200 periods while the second ran 100."""
+    out = tmp_path / "rt.h5"
+    args = ["realtime", CHAIN, "--couple", "link7:1,0,0", "--rate", "500", "--virtual-clock", "-o", str(out)]
+    first = CliRunner().invoke(main, [*args, "--duration", "0.4"])
+    second = CliRunner().invoke(main, [*args, "--duration", "0.2"])
+    assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
+    numbered = tmp_path / "rt-1.h5"
+    assert f"writing {numbered}" in second.output and f"log: {numbered}" in second.output
+    assert load_realtime_log(out).deadlines.periods == 200
+    assert load_realtime_log(numbered).deadlines.periods == 100

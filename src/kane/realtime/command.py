@@ -10,12 +10,14 @@ import math
 import sys
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import click
 import numpy as np
 
 from ..errors import ArgumentError
 from ..io.model_surfaces import rolling_dynamics
+from ..io.trajectory import PARTIAL_SUFFIX
 from ..spatial import rotation_axis_angle
 from ..switching.model_table import switching_rules
 from .coupler import CouplerGains, VirtualCoupler, add_coupler
@@ -26,7 +28,7 @@ from .rolling_plant import RollingRealtime
 from .switching_plant import SwitchingDynamics
 from .udp import UdpDevice, parse_peer
 
-__all__ = ["parse_couple", "RealtimeRun", "run_realtime", "circle_path", "line_path", "turning_path",
+__all__ = ["parse_couple", "unused_output_path", "RealtimeRun", "run_realtime", "circle_path", "line_path", "turning_path",
            "realtime_command"]
 
 
@@ -238,6 +240,17 @@ def _meaning_lines(result, max_force, max_torque, priority: int, virtual_clock: 
     return lines
 
 
+def unused_output_path(path) -> Path:
+    """``path`` when neither it nor its partial file exists, else the first free one of NAME-1.EXT, NAME-2.EXT,
+    ... beside it: a run never overwrites an earlier run's log."""
+    p = Path(path)
+    candidate, k = p, 0
+    while candidate.exists() or Path(str(candidate) + PARTIAL_SUFFIX).exists():
+        k += 1
+        candidate = p.with_name(f"{p.stem}-{k}{p.suffix}")
+    return candidate
+
+
 def _status_writer(stream):
     """status(line) rewriting one line in place on ``stream`` (a TTY), and end() clearing it; None off a TTY."""
     if not (hasattr(stream, "isatty") and stream.isatty()):
@@ -289,13 +302,17 @@ def realtime_command(load, errors) -> click.Command:
                   help="SCHED_FIFO priority of the loop's thread (root or CAP_SYS_NICE); 0: normal.")
     @click.option("--virtual-clock", is_flag=True, help="Run as fast as possible, not on the wall clock.")
     @click.option("-o", "--output", type=click.Path(dir_okay=False), default="realtime.h5", show_default=True,
-                  help="HDF5 log file.")
+                  help="HDF5 log file; when it exists, the first free NAME-1.h5, NAME-2.h5, ... (never overwritten).")
     @errors
     def realtime(model, device, replay, udp_port, udp_host, udp_peer, rate, duration, couple, stiffness, damping,
                  max_force, rotational_stiffness, rotational_damping, max_torque, substeps, dynamics_every, priority,
                  virtual_clock, output):
         """Couple a simulated hand (a replayed log, or a device over UDP) to BODY:POINT of MODEL; print the
         deadline summary. A live status line is shown on a terminal."""
+        free = unused_output_path(output)
+        if str(free) != str(output):
+            click.echo(f"kane realtime: {output} exists (an earlier run's log); writing {free}", err=True)
+        output = str(free)
         status, end = _status_writer(sys.stderr)
         try:
             run = run_realtime(load(model), couple, output, replay=replay, virtual_clock=virtual_clock,
