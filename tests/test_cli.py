@@ -1,8 +1,10 @@
 """The ``kane`` command, run in-process with click's CliRunner."""
 
 import json
+import re
 from pathlib import Path
 
+import click
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -340,3 +342,32 @@ def test_linearize_and_export_c_say_that_the_switching_rules_are_not_applied(run
     assert "which the linearization does not apply: it holds with the switched constraints (brake) off" in lin.output
     assert "which the exported C code does not apply" in exp.output and (tmp_path / "disk_c" / "model.c").exists()
     assert "linearization: 3 states (q1, q2, u1)" in lin.output  # the free mode: the disk rolls (one speed)
+
+
+def _leaf_commands(group, path=("kane",)):
+    """(path, command) of every command under ``group``, the lazily loaded ones (command_group.LazyGroup) too."""
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        if isinstance(cmd, click.Group):
+            yield from _leaf_commands(cmd, (*path, name))
+        else:
+            yield (*path, name), cmd
+
+
+def test_every_option_of_every_command_has_help_in_plain_words():
+    """Each visible option of each kane command (lazy ones included) has non-empty help, and no help text, the
+    command's own or an option's, points the reader to a module path such as kane.analysis.command."""
+    commands = list(_leaf_commands(main))
+    names = {" ".join(path) for path, _ in commands}
+    assert {"kane realtime", "kane assemble", "kane sweep", "kane simulate", "kane export-c"} <= names
+    bare, module_paths = [], []
+    for path, cmd in commands:
+        texts = [cmd.help or "", cmd.short_help or ""]
+        for p in cmd.params:
+            if isinstance(p, click.Option) and not p.hidden:
+                if not (p.help or "").strip():
+                    bare.append(f"{' '.join(path)} {p.opts[0]}")
+                texts.append(p.help or "")
+        module_paths += [f"{' '.join(path)}: {m}" for t in texts for m in re.findall(r"\bkane\.[a-z_]+", t)]
+    assert bare == [] and module_paths == []

@@ -243,7 +243,7 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
     goes; a failure, --max-steps or --max-wall-time stops it with the last good state, keeping the samples;
     Ctrl-C or SIGTERM closes the file (status "interrupted: ...") and exits with status 130. A closing table
     gives evaluations, steps, the relative energy drift, the largest constraint residual and the wall time.
-    A model with [[switching]] tables runs under its rules (kane.switching): the table adds the mode changes. A
+    A model with [[switching]] tables runs under its rules: the table adds the mode changes. A
     model with [[contacts]] rolls them in absolute coordinates and is written in its joint coordinates.
     """
     from .io.output_path import claim
@@ -381,7 +381,7 @@ def _table(title: str, rows) -> Table:
 @click.option("--ignorable", multiple=True, metavar="NAMES", help="Cyclic coordinates and symmetries to take out.")
 @_errors
 def linearize(model, at, steady, sweep, plot_file, dependent, ignorable):
-    """Linearize MODEL about its initial state changed by --at (see kane.analysis.command)."""
+    """Linearize MODEL about its initial state changed by --at; print the linear model and its eigenvalues."""
     from .analysis.command import linearize_report
 
     lm = _checked(load_model_or_script(model), "kane linearize", "the linearization")
@@ -394,7 +394,8 @@ def linearize(model, at, steady, sweep, plot_file, dependent, ignorable):
 @click.option("--grid", multiple=True, metavar="NAME=START:STOP:N", help="A grid axis (parameter, q0.NAME, u0.NAME).")
 @click.option("--random", "randoms", multiple=True, metavar="NAME~uniform(A,B)", help="A random variable.")
 @click.option("-n", type=click.IntRange(min=1), default=100, help="Random points.")
-@click.option("--seed", type=click.IntRange(min=0), default=0)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the random points: the same seed gives the same points on every machine.")
 @click.option("--t-end", type=float, help="End time [s] of each run (default: the file's t_end).")
 @click.option("--scheduler", metavar="ADDRESS", help="Dask scheduler address [default: a local cluster].")
 @click.option("--workers", type=click.IntRange(min=1), default=2, help="Local cluster workers.")
@@ -407,7 +408,7 @@ def linearize(model, at, steady, sweep, plot_file, dependent, ignorable):
 @_errors
 def sweep(model, grid, randoms, n, seed, t_end, scheduler, workers, in_process, points, trajectories, max_points,
           output):
-    """Sweep MODEL; runs already in OUTPUT are skipped (kane.sweep.command)."""
+    """Sweep MODEL over a grid or random points; runs already in OUTPUT are skipped."""
     from .sweep.command import sweep_command
     click.echo(sweep_command(load_model_or_script(model), output, grid, randoms, n, seed, t_end, scheduler, workers,
                              in_process, _console(stderr=True), points, trajectories, max_points))
@@ -421,7 +422,7 @@ def sweep(model, grid, randoms, n, seed, t_end, scheduler, workers, in_process, 
 @click.option("--steps", type=click.IntRange(min=1), default=10, show_default=True, help="RK4 steps of main.c.")
 @_errors
 def export_c(model, out_dir, dt, steps):
-    """Derive MODEL and write it as self-contained C99 (see kane.codegen.c_export); inputs are arguments."""
+    """Derive MODEL and write it as self-contained C99 with a demo main.c; inputs are arguments."""
     from .codegen.c_export import CExportOptions, export_c as write_c
 
     lm = _checked(load_model_or_script(model), "kane export-c", "the exported C code")

@@ -355,3 +355,52 @@ def test_dynamics_every_k_periods_check_the_gains_at_the_dynamics_period(tmp_pat
     # the chain starts at rest: its first step (periods 0-9) is seen from period 20 on, the next from period 30
     assert np.all(q[:20] == q[0]) and np.any(q[20] != q[0])
     assert np.all(q[20:30, 0] - q[20, 0] == pytest.approx((np.arange(10)) * (q[21, 0] - q[20, 0]), abs=1e-15))
+
+
+def test_the_summary_says_what_misses_and_saturation_mean_with_their_counts(tmp_path):
+    """The closing summary explains a missed deadline and a saturated period in one line each, with the counts the
+    log records; a 0.5 N force limit on the cart saturates the coupler in some periods."""
+    out = tmp_path / "rt.h5"
+    res = CliRunner().invoke(main, ["realtime", CART, "--device", "sim", "--duration", "0.3", "--max-force", "0.5",
+                                    "--virtual-clock", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    miss = [ln for ln in lines if ln.startswith("  (a missed deadline: ")]
+    sat = [ln for ln in lines if ln.startswith("saturated periods: ")]
+    assert len(miss) == 1 and miss[0].endswith(" of 300 here)") and "1000 us after its start" in miss[0]
+    assert len(sat) == 1 and "--max-force (0.5 N)" in sat[0]
+    k = int(sat[0].split(":")[1].split(" of ")[0])
+    assert 0 < k <= 300 and sat[0].startswith(f"saturated periods: {k} of 300: ")
+    assert load_realtime_log(out).counts["saturated"] == k
+    assert "--priority" not in res.output  # no advice under the virtual clock: nothing waits there
+
+
+@pytest.mark.parametrize("missed, priority, advised", [(5, 0, True), (1, 0, False), (5, 80, False)])
+def test_priority_is_suggested_above_one_percent_of_misses_at_priority_zero(missed, priority, advised):
+    """More than 1 % of 200 periods missed (5, 2.5 %) at priority 0: the hint names --priority; 1 miss (0.5 %) or a
+    run already at priority 80: no hint."""
+    from types import SimpleNamespace
+
+    from kane.realtime.command import _meaning_lines
+    from kane.realtime.stats import DeadlineSummary
+    d = DeadlineSummary(1e-3, 200, missed, 1e-4, 2e-4, 3e-4, 0.0, 0.0, ())
+    lines = _meaning_lines(SimpleNamespace(deadlines=d, saturated=7), 20.0, None, priority, False)
+    assert lines[1].startswith("saturated periods: 7 of 200: ") and "--max-force (20 N)" in lines[1]
+    hint = [ln for ln in lines if "--priority N" in ln]
+    assert bool(hint) is advised
+    if advised:
+        assert hint[0].startswith(f"hint: {100 * missed / 200:.1f} % of the deadlines were missed")
+
+
+def test_a_second_run_writes_a_numbered_log_and_leaves_the_first(tmp_path):
+    """Two runs with the same -o: the first writes rt.h5, the second rt-1.h5 (said on stderr and in the summary's
+    log line); rt.h5 keeps the first run's 200 periods while the second ran 100."""
+    out = tmp_path / "rt.h5"
+    args = ["realtime", CHAIN, "--couple", "link7:1,0,0", "--rate", "500", "--virtual-clock", "-o", str(out)]
+    first = CliRunner().invoke(main, [*args, "--duration", "0.4"])
+    second = CliRunner().invoke(main, [*args, "--duration", "0.2"])
+    assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
+    numbered = tmp_path / "rt-1.h5"
+    assert f"writing {numbered}" in second.output and f"log: {numbered}" in second.output
+    assert load_realtime_log(out).deadlines.periods == 200
+    assert load_realtime_log(numbered).deadlines.periods == 100

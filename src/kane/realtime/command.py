@@ -10,12 +10,14 @@ import math
 import sys
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import click
 import numpy as np
 
 from ..errors import ArgumentError
 from ..io.model_surfaces import rolling_dynamics
+from ..io.trajectory import PARTIAL_SUFFIX
 from ..spatial import rotation_axis_angle
 from ..switching.model_table import switching_rules
 from .coupler import CouplerGains, VirtualCoupler, add_coupler
@@ -26,7 +28,7 @@ from .rolling_plant import RollingRealtime
 from .switching_plant import SwitchingDynamics
 from .udp import UdpDevice, parse_peer
 
-__all__ = ["parse_couple", "RealtimeRun", "run_realtime", "circle_path", "line_path", "turning_path",
+__all__ = ["parse_couple", "unused_output_path", "RealtimeRun", "run_realtime", "circle_path", "line_path", "turning_path",
            "realtime_command"]
 
 
@@ -199,8 +201,9 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
               *result.deadlines.lines(),
               *(["virtual clock: the periods ran back to back, nothing waited; a missed deadline is a period whose "
                  "compute time exceeded the period"] if virtual_clock else []),
-              f"device samples refused: {result.refused}, missing: {result.missing}; saturated periods: "
-              f"{result.saturated}; energy into the model through the coupler: {result.port_energy:.6g} J"]
+              *_meaning_lines(result, o["max_force"], o["max_torque"], priority, virtual_clock),
+              f"device samples refused: {result.refused}, missing: {result.missing}; "
+              f"energy into the model through the coupler: {result.port_energy:.6g} J"]
     if every > 1 and not virtual_clock:
         lines.append(f"dynamics steps not back within their slow period: {getattr(loop.plant, 'late_steps', 0)} of "
                      f"{result.deadlines.periods // every}")
@@ -216,6 +219,36 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     if result.log is not None:
         lines.append(f"plot it: kane plot {result.log}; describe it: kane info {result.log}")
     return RealtimeRun(result, tuple(lines))
+
+
+MISS_ADVICE_FRACTION = 0.01  # above this share of missed deadlines, with --priority 0, the summary suggests it
+
+
+def _meaning_lines(result, max_force, max_torque, priority: int, virtual_clock: bool) -> list[str]:
+    """The closing summary's plain words for its numbers: what a missed deadline and a saturated period are, with
+    their counts, and the advice to give ``--priority N`` when more than 1 % of the periods missed at priority 0."""
+    d = result.deadlines
+    limit = f"--max-force ({max_force:g} N)" + (f" or --max-torque ({max_torque:g} N m)" if max_torque else "")
+    lines = [f"  (a missed deadline: a period whose work - read the device, the coupler's force, the dynamics step - "
+             f"ended after the next period was due, {d.period * 1e6:.0f} us after its start, so the device got that "
+             f"force late; {d.missed} of {d.periods} here)",
+             f"saturated periods: {result.saturated} of {d.periods}: periods in which the coupler's force reached "
+             f"{limit} and was cut to that limit, so the hand felt less than the coupler asked"]
+    if not virtual_clock and priority == 0 and d.periods and d.missed > MISS_ADVICE_FRACTION * d.periods:
+        lines.append(f"hint: {100 * d.missed / d.periods:.1f} % of the deadlines were missed; run the loop's thread "
+                     f"at real-time priority with --priority N (e.g. --priority 80; needs root or CAP_SYS_NICE)")
+    return lines
+
+
+def unused_output_path(path) -> Path:
+    """``path`` when neither it nor its partial file exists, else the first free one of NAME-1.EXT, NAME-2.EXT,
+    ... beside it: a run never overwrites an earlier run's log."""
+    p = Path(path)
+    candidate, k = p, 0
+    while candidate.exists() or Path(str(candidate) + PARTIAL_SUFFIX).exists():
+        k += 1
+        candidate = p.with_name(f"{p.stem}-{k}{p.suffix}")
+    return candidate
 
 
 def _status_writer(stream):
@@ -269,13 +302,17 @@ def realtime_command(load, errors) -> click.Command:
                   help="SCHED_FIFO priority of the loop's thread (root or CAP_SYS_NICE); 0: normal.")
     @click.option("--virtual-clock", is_flag=True, help="Run as fast as possible, not on the wall clock.")
     @click.option("-o", "--output", type=click.Path(dir_okay=False), default="realtime.h5", show_default=True,
-                  help="HDF5 log file.")
+                  help="HDF5 log file; when it exists, the first free NAME-1.h5, NAME-2.h5, ... (never overwritten).")
     @errors
     def realtime(model, device, replay, udp_port, udp_host, udp_peer, rate, duration, couple, stiffness, damping,
                  max_force, rotational_stiffness, rotational_damping, max_torque, substeps, dynamics_every, priority,
                  virtual_clock, output):
         """Couple a simulated hand (a replayed log, or a device over UDP) to BODY:POINT of MODEL; print the
         deadline summary. A live status line is shown on a terminal."""
+        free = unused_output_path(output)
+        if str(free) != str(output):
+            click.echo(f"kane realtime: {output} exists (an earlier run's log); writing {free}", err=True)
+        output = str(free)
         status, end = _status_writer(sys.stderr)
         try:
             run = run_realtime(load(model), couple, output, replay=replay, virtual_clock=virtual_clock,

@@ -129,12 +129,14 @@ def assemble_command(load, errors) -> click.Command:
     @click.argument("model", type=click.Path(exists=True, dir_okay=False))
     @click.option("--drag", "part", required=True, metavar="PART", help="The dragged body.")
     @click.option("--point", nargs=3, type=float, default=(0.0, 0.0, 0.0), help="Dragged point, body axes [m].")
-    @click.option("--path", type=click.Choice([p.value for p in DragPath]), default="circle", show_default=True)
+    @click.option("--path", type=click.Choice([p.value for p in DragPath]), default="circle", show_default=True,
+                  help="Path of the dragged point: a circle in the ground x-y plane, or a line to --to.")
     @click.option("--to", nargs=3, type=float, default=None, help="End of a line path, ground axes [m].")
     @click.option("--radius", type=float, default=0.1, show_default=True, help="Radius of a circle path [m].")
     @click.option("--frames", type=int, default=50, show_default=True, help="Number of frames.")
     @click.option("--method", type=click.Choice(["gauss_newton", "gradient"]), default="gauss_newton",
-                  show_default=True)
+                  show_default=True, help="How each frame is assembled: gauss_newton (damped least squares, few "
+                                          "steps near the answer) or gradient (many cheap steps).")
     @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="HDF5 frames file.")
     @errors
     def assemble(model, part, point, path, to, radius, frames, method, output):
