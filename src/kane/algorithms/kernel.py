@@ -37,6 +37,7 @@ from ..model import joints as J
 from ..model.model import Model, float_value
 from ..options import Formulation, parse_enum
 from ..protocol import Capabilities
+from ..spatial import motion_transform, skew, spatial_inertia, transform_inertia, unskew
 from .recursive import RecursiveDynamics, TreeMembers
 from .trace import tree_model
 
@@ -129,12 +130,8 @@ def kernel_arrays(model: Model, params: np.ndarray) -> KernelArrays:
         rec[o["r_pF"]:o["r_pF"] + 3] = evs(pj.r_parent_F)
         rec[o["R_cM"]:o["R_cM"] + 9] = evs(pj.R_child_M)
         rec[o["r_cM"]:o["r_cM"] + 3] = evs(pj.r_child_M)
-        body = model.bodies[i]  # mechanics.inertia.body_inertia, in floats: Ibar = I_c + m (c.c 1 - c c^T)
-        m, c = ev(body.mass), np.array(evs(body.com))
-        I_c = np.array(evs(body.inertia)).reshape(3, 3)
-        rec[o["m"]] = m
-        rec[o["h"]:o["h"] + 3] = m * c
-        rec[o["Ibar"]:o["Ibar"] + 9] = (I_c + m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))).ravel()
+        body = model.bodies[i]  # its spatial inertia about its origin, in floats (kane.spatial)
+        _put_inertia(rec, spatial_inertia(ev(body.mass), evs(body.com), np.reshape(evs(body.inertia), (3, 3))))
         if hasattr(joint, "axis"):
             a = J._axis_vector(joint.axis).flat()
             rec[o["axis"]:o["axis"] + 3] = evs(a)
@@ -166,6 +163,24 @@ def kernel_arrays(model: Model, params: np.ndarray) -> KernelArrays:
     return KernelArrays(ib, db, g, lam, np.array([len(ib), model.n_q, n], dtype=np.int64))
 
 
+def _inertia(rec) -> np.ndarray:
+    """The spatial inertia (6, 6) about the body origin held in a kernel record (m, h = m c, Ibar)."""
+    o, I = OFFSETS, np.zeros((6, 6))
+    I[:3, :3] = rec[o["Ibar"]:o["Ibar"] + 9].reshape(3, 3)
+    I[:3, 3:] = skew(rec[o["h"]:o["h"] + 3])
+    I[3:, :3] = I[:3, 3:].T
+    I[3:, 3:] = rec[o["m"]] * np.eye(3)
+    return I
+
+
+def _put_inertia(rec, I) -> None:
+    """Store a spatial inertia (6, 6) about the body origin in a kernel record as m, h = m c and Ibar."""
+    o = OFFSETS
+    rec[o["m"]] = I[3, 3]
+    rec[o["h"]:o["h"] + 3] = unskew(I[:3, 3:])
+    rec[o["Ibar"]:o["Ibar"] + 9] = I[:3, :3].ravel()
+
+
 def _fold_welds(ib: np.ndarray, db: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The records with every body welded to a moving body merged into it, as Pinocchio merges fixed joints: its
     inertia carried into that body's axes (:meth:`kane.mechanics.inertia.SpatialInertia.to_parent`, in floats),
@@ -195,14 +210,8 @@ def _fold_welds(ib: np.ndarray, db: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         R = R_pF @ R_cM.T
         r = r_pF - R @ r_cM
         host[i], R_host[i], r_host[i] = ib[i, 0], R, r
-        m, h, Ibar = db[i, o["m"]], db[i, o["h"]:o["h"] + 3], db[i, o["Ibar"]:o["Ibar"] + 9].reshape(3, 3)
-        h1 = R @ h
-        Ip = (R @ Ibar @ R.T - (np.outer(h1, r) + np.outer(r, h1)) - m * np.outer(r, r)
-              + (2 * r @ h1 + m * r @ r) * np.eye(3))
-        t = host[i]
-        db[t, o["m"]] += m
-        db[t, o["h"]:o["h"] + 3] += h1 + m * r
-        db[t, o["Ibar"]:o["Ibar"] + 9] += Ip.ravel()
+        t = host[i]  # the host's inertia plus this body's, carried into the host's axes (X^T I X)
+        _put_inertia(db[t], _inertia(db[t]) + transform_inertia(motion_transform(R, r), _inertia(db[i])))
     index = np.cumsum(keep) - 1
     ib = ib[keep].copy()
     ib[:, 0] = np.where(ib[:, 0] >= 0, index[ib[:, 0]], -1)
