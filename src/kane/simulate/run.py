@@ -164,6 +164,11 @@ class RunOptions:
         if not isinstance(self.mode, str) or not self.mode:
             raise ArgumentError(f"run options: mode must be a non-empty name, got {self.mode!r}")
 
+    @property
+    def atol_value(self):
+        """``atol`` as the integrators take it: a number, or an array (n,) of one per state entry."""
+        return np.asarray(self.atol) if isinstance(self.atol, tuple) else self.atol
+
 
 @dataclass(frozen=True, eq=False)
 class State:
@@ -340,7 +345,7 @@ def _simulator(dynamics, state: State, options: RunOptions, writer, params, inpu
         _warn_inconsistent_start(dynamics, t0, state.q, params, projection)
     try:
         return Simulator(dynamics, t0=t0, q0=state.q, u0=state.u, method=options.method, rtol=options.rtol,
-                         atol=np.asarray(options.atol) if isinstance(options.atol, tuple) else options.atol,
+                         atol=options.atol_value,
                          dt=options.dt, t_end=options.t_end, params=params, inputs=inputs, events=options.events,
                          monitors=_monitors(dynamics, options, params, inputs), record_energy=options.record_energy,
                          output_dt=options.output_dt, record=options.record, writer=writer, projection=projection,
@@ -379,7 +384,7 @@ def run(dynamics: Any, state: State, options: RunOptions, writer: TrajectoryWrit
         if options.loop is not Loop.PYTHON:
             runner, why = compiled_loop_choice(
                 sim, dynamics, options.method, params=params, inputs=inputs, rtol=options.rtol,
-                atol=np.asarray(options.atol) if isinstance(options.atol, tuple) else options.atol,
+                atol=options.atol_value,
                 dt=options.dt, t_end=t1, max_step=options.max_step, min_step=options.min_step,
                 first_step=options.first_step)
             if runner is None and options.loop is Loop.COMPILED:

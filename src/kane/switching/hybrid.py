@@ -39,7 +39,7 @@ from ..protocol import Dynamics
 from ..simulate.run import ProjectionMode, RunOptions
 from ..simulate.simulator import Simulator
 from .rules import Coulomb, Lock, UnilateralContact, lock_step_limit
-from .settings import SwitchingSettings, atol_value, runner_options
+from .settings import SwitchingSettings, runner_options
 from .simulator import SwitchingSimulator, run_and_save
 
 __all__ = ["HybridSimulator", "mode_system", "robust_dependent", "simulate_hybrid"]
@@ -155,7 +155,7 @@ class HybridSimulator(SwitchingSimulator):
         super().__init__(equations, q0, u0, rules, dataclasses.replace(options, monitors=(), standard_monitors=False),
                          dataclasses.replace(settings, record_forces=False), t0=t0, params=params, inputs=inputs)
         self.options, self.settings = options, settings
-        self._options = {"method": options.method, "rtol": options.rtol, "atol": atol_value(options), "dt": options.dt,
+        self._options = {"method": options.method, "rtol": options.rtol, "atol": options.atol_value, "dt": options.dt,
                          "params": params,
                          "max_step": min(options.max_step, lock_step_limit(self.rules)),  # no step spans a lock
                          "output_dt": options.output_dt, "project_every": options.project_every,

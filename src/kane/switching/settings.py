@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import warnings
 
-import numpy as np
 from dataclasses import dataclass
 
 from ..errors import ArgumentError
@@ -21,7 +20,7 @@ from ..simulate.run import ProjectionMode, RunOptions
 from ..simulate.simulator import SimulationError
 
 __all__ = ["SwitchingSettings", "RUN_KEYWORDS", "SETTINGS_KEYWORDS", "split_options", "switching_run_options",
-           "runner_options", "atol_value", "run_and_save"]
+           "runner_options", "run_and_save"]
 
 
 @dataclass(frozen=True)
@@ -115,11 +114,6 @@ def runner_options(caller: str, options, settings, legacy: dict) -> tuple[RunOpt
         raise ArgumentError(f"{caller}: run options: events are not taken by a switching run (its rules make the "
                             f"events); got {len(options.events)}")
     return options, settings
-
-
-def atol_value(options: RunOptions):
-    """The run's atol: a number or an array (n,)."""
-    return np.asarray(options.atol) if isinstance(options.atol, tuple) else options.atol
 
 
 def run_and_save(runner_class, model, t_span, q0, u0, rules, path, options) -> Trajectory:

@@ -39,7 +39,7 @@ from ..simulate.run import ProjectionMode, RunOptions
 from ..simulate.simulator import SimulationError, Simulator
 from .online import OnlineDynamics, SlipForce
 from .rules import Coulomb, Lock, UnilateralContact, check_rules, gap_value, lock_step_limit
-from .settings import SwitchingSettings, atol_value, run_and_save, runner_options
+from .settings import SwitchingSettings, run_and_save, runner_options
 
 __all__ = ["UnilateralContact", "Coulomb", "Lock", "SwitchingSimulator", "simulate_switching", "run_and_save"]
 
@@ -94,7 +94,7 @@ class SwitchingSimulator:
         max_step = min(options.max_step, lock_step_limit(self.rules))  # no step spans a whole lock interval
         self._t_end = options.t_end
         self.sim = Simulator(dyn, t0=t0, q0=q0, u0=u0, method=options.method, rtol=options.rtol,
-                             atol=atol_value(options), max_step=max_step, min_step=options.min_step,
+                             atol=options.atol_value, max_step=max_step, min_step=options.min_step,
                              first_step=options.first_step, dt=options.dt, params=params, inputs=inputs,
                              events=self._events(), monitors=monitors, output_dt=options.output_dt,
                              projection=self._projection(), project_every=options.project_every,
