@@ -28,6 +28,20 @@ def make_cart_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def cart_monitored_run():
+    """(the loaded cart model, its 0.5 s run through kane.run with the standard monitors of kane simulate: power,
+    the dependent-block condition and the constraint residual), in memory."""
+    from kane.simulate.run import RunOptions, State, run
+
+    lm = load_model(CART)
+    dyn = lm.derive().compile()
+    q0, u0 = lm.initial_state(dyn)
+    traj = run(dyn, State(q0, u0), RunOptions(t_end=0.5, output_dt=0.05, standard_monitors=True),
+               params=dict(lm.parameters), inputs=lm.input_function(dyn))
+    return lm, traj
+
+
+@pytest.fixture(scope="module")
 def chromium():
     """One headless Debian Chromium (Playwright with ``executable_path``; never Playwright's own download) for a
     module's browser tests; a failure, never a skip, when it is not installed."""

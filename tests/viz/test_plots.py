@@ -1,8 +1,6 @@
 """`kane plot`'s figure (kane.viz.plots): energy tick labels that differ for an energy conserved to 1e-9, and the
 monitors of a run in separate panels whose y labels carry their units."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -36,7 +34,6 @@ coordinates = ["q"]
 speed_names = ["u"]
 """
 ENERGY = 4.689  # [J]
-CART = Path(__file__).resolve().parents[2] / "examples" / "shopping_cart.toml"
 
 
 def _labels(ax) -> list[str]:
@@ -71,12 +68,8 @@ def test_energy_ticks_differ_for_an_energy_conserved_to_1e_9(pendulum_run, tmp_p
     assert plot_trajectory(pendulum_run, tmp_path / "rod.png").stat().st_size > 0
 
 
-def test_monitors_are_in_separate_panels_with_their_units():
-    lm = load_model(CART)
-    dyn = lm.derive().compile()
-    q0, u0 = lm.initial_state(dyn)
-    traj = run(dyn, State(q0, u0), RunOptions(t_end=1.0, output_dt=0.05, standard_monitors=True),
-               params=dict(lm.parameters), inputs=lm.input_function(dyn))
+def test_monitors_are_in_separate_panels_with_their_units(cart_monitored_run):
+    _, traj = cart_monitored_run
     assert {"power", "dependent_block_condition", "constraint"} <= set(traj.residuals)
     fig = trajectory_figure(traj)
     fig.canvas.draw()

@@ -2,20 +2,16 @@
 and the initial camera's), the energy chart shows its spread, and the monitors of a run are charted one kind per
 chart with its unit."""
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import kane
 from kane import joints as J
-from kane.io.model_file import load_model
 from kane.simulate.run import RunOptions, State, run
 from kane.viz.readable import monitor_panels, spread_of
 from kane.viz.scene import build_scene, state_scene
 from kane.viz.viewer import Viewer, ViewOptions
 
-CART = Path(__file__).resolve().parents[2] / "examples" / "shopping_cart.toml"
 M, A, W = 1.0, 1.0, 0.1  # the bar's mass [kg], length and width [m]
 I_PIN = M * (A**2 + W**2) / 12 + M * (A / 2) ** 2  # its moment about the pin [kg m^2]
 ENERGY = 4.689  # [J]
@@ -89,12 +85,8 @@ def test_spread_of_values_that_read_well_is_left_alone():
     np.testing.assert_allclose(s.values, [0.0, 200.0, -300.0])
 
 
-def test_monitors_are_charted_one_kind_per_chart_with_units():
-    lm = load_model(CART)
-    dyn = lm.derive().compile()
-    q0, u0 = lm.initial_state(dyn)
-    traj = run(dyn, State(q0, u0), RunOptions(t_end=0.5, output_dt=0.05, standard_monitors=True),
-               params=dict(lm.parameters), inputs=lm.input_function(dyn))
+def test_monitors_are_charted_one_kind_per_chart_with_units(cart_monitored_run):
+    lm, traj = cart_monitored_run
     viewer = Viewer(build_scene(lm.derive(), traj), ViewOptions(port=8762))
     try:
         charts = {title: (h.title, [s["label"] for s in h.series[1:]], [np.asarray(d) for d in h.data[1:]],
