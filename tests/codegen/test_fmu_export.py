@@ -188,6 +188,8 @@ def test_cli_export_fmu(tmp_path):
     md = fmpy.read_model_description(str(out))
     assert md.coSimulation is not None and md.modelExchange is None
     assert md.defaultExperiment.stepSize == "0.002" and validate_fmu(str(out)) == []
+    units = {v.name: v.unit for v in md.modelVariables}
+    assert (units["tau"], units["theta"], units["der(omega)"], units["L"]) == ("N.m", "rad", "rad/s2", None)
 
 
 def test_bad_input_is_a_kane_error(tmp_path, monkeypatch):

@@ -83,6 +83,21 @@ UNITS = {"rad": {"rad": 1}, "m": {"m": 1}, "s": {"s": 1}, "kg": {"kg": 1}, "N": 
 _RATE = {"rad": "rad/s", "m": "m/s", "1": "1/s", "rad/s": "rad/s2", "m/s": "m/s2", "1/s": "1/s2"}
 
 
+_FORCE = {"rad": "N.m", "m": "N"}
+
+
+def _input_units(model, q_units: dict) -> dict:
+    """input symbol -> unit, for the inputs that are a joint's generalized force alone (a torque about a revolute
+    axis [N.m], a force along a prismatic one [N])."""
+    units, inputs = {}, set(model.inputs)
+    for load in model.joint_loads:
+        qs = model.q[model.joints[load.joint].q_slice]
+        for s, Q in zip(qs, load.Q):
+            if Q in inputs and q_units.get(s) in _FORCE:
+                units.setdefault(Q, set()).add(_FORCE[q_units[s]])
+    return {s: u.pop() for s, u in units.items() if len(u) == 1}
+
+
 def _text(value) -> str:
     """User text for an XML attribute: non-printable characters (line breaks, tabs, controls, format characters)
     as ``<U+XXXX>``, then the five XML specials escaped."""
@@ -145,7 +160,8 @@ def _variables(eqs, res, cexp_values, has_potential, dt) -> tuple[list[_Var], li
            for s, unit, v, what in states]
     out += [_Var(f"der({s})", "local", "continuous", None, None, _RATE.get(unit), f"time derivative of {s}",
                  derivative=k + 1) for k, (s, unit, _, _) in enumerate(states)]
-    out += [_Var(str(s), "input", "continuous", None, _num(v, f"input {s}"), None, "input (held over a step)")
+    wu = _input_units(model, qu)
+    out += [_Var(str(s), "input", "continuous", None, _num(v, f"input {s}"), wu.get(s), "input (held over a step)")
             for s, v in zip(model.inputs, w_val)]
     out += [_Var(str(s), "parameter", "fixed", "exact", _num(v, f"parameter {s}"), None, "parameter")
             for s, v in zip(model.parameters, p_val)]

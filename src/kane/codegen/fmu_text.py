@@ -270,46 +270,51 @@ FMI2_EXPORT fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference 
 }
 
 /* no Integer, Boolean or String variables: an empty request succeeds, any other is an error */
-#define NO_VARIABLES(c, n) do { if ((n) == 0) return fmi2OK; \
-    if (c) LOG_ERR((kane_fmu *)(c), "this FMU has no Integer, Boolean or String variables"); return fmi2Error; } while (0)
+static fmi2Status kane_none(fmi2Component c, size_t n) {
+    if (n == 0) return fmi2OK;
+    if (c) LOG_ERR((kane_fmu *)c, "this FMU has no Integer, Boolean or String variables");
+    return fmi2Error;
+}
 FMI2_EXPORT fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Integer v[]) {
-    (void)vr; (void)v; NO_VARIABLES(c, n);
+    (void)vr; (void)v; return kane_none(c, n);
 }
 FMI2_EXPORT fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Integer v[]) {
-    (void)vr; (void)v; NO_VARIABLES(c, n);
+    (void)vr; (void)v; return kane_none(c, n);
 }
 FMI2_EXPORT fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Boolean v[]) {
-    (void)vr; (void)v; NO_VARIABLES(c, n);
+    (void)vr; (void)v; return kane_none(c, n);
 }
 FMI2_EXPORT fmi2Status fmi2SetBoolean(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Boolean v[]) {
-    (void)vr; (void)v; NO_VARIABLES(c, n);
+    (void)vr; (void)v; return kane_none(c, n);
 }
 FMI2_EXPORT fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2String v[]) {
-    (void)vr; (void)v; NO_VARIABLES(c, n);
+    (void)vr; (void)v; return kane_none(c, n);
 }
 FMI2_EXPORT fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2String v[]) {
-    (void)vr; (void)v; NO_VARIABLES(c, n);
+    (void)vr; (void)v; return kane_none(c, n);
 }
 
 /* canGetAndSetFMUstate, canSerializeFMUstate and providesDirectionalDerivative are false */
-#define NOT_OFFERED(c, what) do { if (c) LOG_ERR((kane_fmu *)(c), what " is not offered by this FMU"); \
-    return fmi2Error; } while (0)
-FMI2_EXPORT fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *s) { (void)s; NOT_OFFERED(c, "fmi2GetFMUstate"); }
-FMI2_EXPORT fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate s) { (void)s; NOT_OFFERED(c, "fmi2SetFMUstate"); }
-FMI2_EXPORT fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *s) { (void)s; NOT_OFFERED(c, "fmi2FreeFMUstate"); }
+static fmi2Status kane_not_offered(fmi2Component c, const char *what) {
+    if (c) LOG_ERR((kane_fmu *)c, what);
+    return fmi2Error;
+}
+FMI2_EXPORT fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *s) { (void)s; return kane_not_offered(c, "fmi2GetFMUstate is not offered by this FMU"); }
+FMI2_EXPORT fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate s) { (void)s; return kane_not_offered(c, "fmi2SetFMUstate is not offered by this FMU"); }
+FMI2_EXPORT fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *s) { (void)s; return kane_not_offered(c, "fmi2FreeFMUstate is not offered by this FMU"); }
 FMI2_EXPORT fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate s, size_t *n) {
-    (void)s; (void)n; NOT_OFFERED(c, "fmi2SerializedFMUstateSize");
+    (void)s; (void)n; return kane_not_offered(c, "fmi2SerializedFMUstateSize is not offered by this FMU");
 }
 FMI2_EXPORT fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate s, fmi2Byte b[], size_t n) {
-    (void)s; (void)b; (void)n; NOT_OFFERED(c, "fmi2SerializeFMUstate");
+    (void)s; (void)b; (void)n; return kane_not_offered(c, "fmi2SerializeFMUstate is not offered by this FMU");
 }
 FMI2_EXPORT fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte b[], size_t n, fmi2FMUstate *s) {
-    (void)s; (void)b; (void)n; NOT_OFFERED(c, "fmi2DeSerializeFMUstate");
+    (void)s; (void)b; (void)n; return kane_not_offered(c, "fmi2DeSerializeFMUstate is not offered by this FMU");
 }
 FMI2_EXPORT fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference vu[], size_t nu,
                                                     const fmi2ValueReference vk[], size_t nk, const fmi2Real dk[],
                                                     fmi2Real dv[]) {
-    (void)vu; (void)nu; (void)vk; (void)nk; (void)dk; (void)dv; NOT_OFFERED(c, "fmi2GetDirectionalDerivative");
+    (void)vu; (void)nu; (void)vk; (void)nk; (void)dk; (void)dv; return kane_not_offered(c, "fmi2GetDirectionalDerivative is not offered by this FMU");
 }
 
 /* ---- Model Exchange: no events (no event indicators, no time events) ---- */
@@ -428,7 +433,7 @@ FMI2_EXPORT fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real t0, fmi2Real h, f
     return fmi2OK;
 }
 
-FMI2_EXPORT fmi2Status fmi2CancelStep(fmi2Component c) { NOT_OFFERED(c, "fmi2CancelStep"); }
+FMI2_EXPORT fmi2Status fmi2CancelStep(fmi2Component c) { return kane_not_offered(c, "fmi2CancelStep is not offered by this FMU"); }
 
 FMI2_EXPORT fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *value) {
     if (!c || !value || s != fmi2DoStepStatus) return fmi2Discard;
