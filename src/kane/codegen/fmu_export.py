@@ -79,7 +79,7 @@ class FmuExport:
 UNITS = {"rad": {"rad": 1}, "m": {"m": 1}, "s": {"s": 1}, "kg": {"kg": 1}, "N": {"kg": 1, "m": 1, "s": -2},
          "N.m": {"kg": 1, "m": 2, "s": -2}, "J": {"kg": 1, "m": 2, "s": -2}, "m/s": {"m": 1, "s": -1},
          "rad/s": {"rad": 1, "s": -1}, "m/s2": {"m": 1, "s": -2}, "rad/s2": {"rad": 1, "s": -2},
-         "1/s": {"s": -1}, "1/s2": {"s": -2}}
+         "1/s": {"s": -1}, "1/s2": {"s": -2}, "1": {}}
 _RATE = {"rad": "rad/s", "m": "m/s", "1": "1/s", "rad/s": "rad/s2", "m/s": "m/s2", "1/s": "1/s2"}
 
 
@@ -213,8 +213,8 @@ def _description(name, description, ident, variables, types, times, version) -> 
               'providesDirectionalDerivative="false">', files.replace("      ", "    ", 1), "  </CoSimulation>"]
     x.append("  <UnitDefinitions>")
     for unit, base in UNITS.items():
-        attrs = " ".join(f'{k}="{e}"' for k, e in base.items())
-        x.append(f'    <Unit name="{unit}">\n      <BaseUnit {attrs}/>\n    </Unit>')
+        attrs = "".join(f' {k}="{e}"' for k, e in base.items())
+        x.append(f'    <Unit name="{unit}">\n      <BaseUnit{attrs}/>\n    </Unit>')
     x += ["  </UnitDefinitions>",
           f'  <DefaultExperiment startTime="{_num(t_start, "t_start")}" stopTime="{_num(t_end, "t_end")}" '
           f'stepSize="{_num(dt, "dt")}"/>', "  <ModelVariables>"]
