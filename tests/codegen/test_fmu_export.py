@@ -285,3 +285,11 @@ def test_bad_input_is_a_kane_error(tmp_path, monkeypatch):
     with pytest.raises(KaneError, match="C compiler failed"):
         export_fmu(lm, tmp_path / "m.fmu")
     assert not (tmp_path / "m.fmu").exists()
+
+
+def test_cli_refuses_a_model_with_rolling_contacts(tmp_path):
+    """Without its [[contacts]] the ball of ball_in_bowl.toml would fall through the bowl: no FMU of that."""
+    out = tmp_path / "bowl.fmu"
+    res = CliRunner().invoke(main, ["export-fmu", str(ROOT / "examples" / "ball_in_bowl.toml"), "-o", str(out)])
+    assert res.exit_code == 2 and "kane export-fmu does not run the [[contacts]]" in " ".join(res.output.split())
+    assert not out.exists()

@@ -222,6 +222,7 @@ def test_export_fmu_with_hostile_names_validates_builds_strictly_and_equals_kane
     root = ET.fromstring(xml)
     names = [v.get("name") for v in root.iter("ScalarVariable")]
     assert all(n.isprintable() for n in names) and len(set(names)) == len(names)
+    assert list(res.value_references) == names  # the result names the variables as the XML does
     assert "EOF" in names and "\u03bc" in names  # kept as they are where nothing needs escaping
     assert root.get("modelName").startswith("<U+000A>model_demo: pwn<U+000A>pwn:<U+000A><U+0009>touch")
     assert res.model_identifier == "kane_model"  # the model's name is not an identifier: a generated one

@@ -63,7 +63,8 @@ class FmuOptions:
 class FmuExport:
     """What :func:`export_fmu` wrote: the FMU ``path``, its ``model_identifier``, ``guid``, ``fmi_types`` (of "ME",
     "CS"), ``platform`` (e.g. "linux64"), the ``value_references`` of its Real variables (name as in the XML ->
-    reference), the ``model_description`` text and the C export's ``sizes``."""
+    reference; names with their non-printable characters as ``<U+XXXX>``), the ``model_description`` text and the
+    C export's ``sizes``."""
 
     path: pathlib.Path
     model_identifier: str
@@ -98,11 +99,15 @@ def _input_units(model, q_units: dict) -> dict:
     return {s: u.pop() for s, u in units.items() if len(u) == 1}
 
 
+def _printable(value) -> str:
+    """User text as the FMU shows it: non-printable characters (line breaks, tabs, controls, format characters)
+    written as ``<U+XXXX>``."""
+    return "".join(c if c.isprintable() else f"<U+{ord(c):04X}>" for c in str(value))
+
+
 def _text(value) -> str:
-    """User text for an XML attribute: non-printable characters (line breaks, tabs, controls, format characters)
-    as ``<U+XXXX>``, then the five XML specials escaped."""
-    s = "".join(c if c.isprintable() else f"<U+{ord(c):04X}>" for c in str(value))
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace(
+    """User text for an XML attribute: :func:`_printable`, then the five XML specials escaped."""
+    return _printable(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace(
         "'", "&apos;")
 
 
@@ -186,7 +191,7 @@ def _variables(eqs, res, cexp_values, has_potential, dt) -> tuple[list[_Var], li
     out += outs
     seen = {}
     for v in out:
-        key = _text(v.name)
+        key = _printable(v.name)
         if key in seen:
             raise ArgumentError(f"export-fmu: two variables of the FMU are named {v.name!r} (a {seen[key]} and a "
                                 f"{v.causality}); rename one in the model")
@@ -263,10 +268,11 @@ def export_fmu(equations_or_model, path, options: FmuOptions = FmuOptions(), *, 
     except ValueError:
         raise ArgumentError(f"export-fmu: fmi_type {options.fmi_type!r}; expected both, me or cs") from None
     eqs, fq0, fu0, fp, fw, name, description, sim = _source(equations_or_model)
-    dt, t_start, t_end = (v if v is not None else (getattr(sim, k, None) if sim is not None else None) or d
-                          for v, k, d in ((options.dt, "dt", 1e-3), (options.t_start, "t_start", 0.0),
-                                          (options.t_end, "t_end", 1.0)))
-    if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
+    q0, u0, params, inputs = (a if a is not None else b for a, b in ((q0, fq0), (u0, fu0), (params, fp),
+                                                                     (inputs, fw)))
+    dt, t_start, t_end = (v if v is not None else getattr(sim, k, None) or d for v, k, d in (
+        (options.dt, "dt", 1e-3), (options.t_start, "t_start", 0.0), (options.t_end, "t_end", 1.0)))
+    if isinstance(dt, bool) or not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
         raise ArgumentError(f"export-fmu: dt must be a finite step > 0 [s], got {dt!r}")
     if not (math.isfinite(t_start) and math.isfinite(t_end) and t_end > t_start):
         raise ArgumentError(f"export-fmu: expected finite t_start < t_end [s], got {t_start!r} and {t_end!r}")
@@ -280,13 +286,10 @@ def export_fmu(equations_or_model, path, options: FmuOptions = FmuOptions(), *, 
     model = eqs.model
     with tempfile.TemporaryDirectory(prefix="kane-fmu-") as tmp:
         tmp = pathlib.Path(tmp)
-        res = export_c(eqs, tmp / "src", q0=q0 if q0 is not None else fq0, u0=u0 if u0 is not None else fu0,
-                       params=params if params is not None else fp, inputs=inputs if inputs is not None else fw,
+        res = export_c(eqs, tmp / "src", q0=q0, u0=u0, params=params, inputs=inputs,
                        options=CExportOptions(prefix="model", dt=dt, steps=1, t0=t_start))
-        values = (*_state(model, tuple(eqs.u_independent), q0 if q0 is not None else fq0,
-                          u0 if u0 is not None else fu0),
-                  model.parameter_values(params if params is not None else fp),
-                  model.input_values(inputs if inputs is not None else fw))
+        values = (*_state(model, tuple(eqs.u_independent), q0, u0), model.parameter_values(params),
+                  model.input_values(inputs))
         variables, out_lines = _variables(eqs, res, values, eqs.has_potential, dt)
         from .. import __version__
 
@@ -308,7 +311,7 @@ def export_fmu(equations_or_model, path, options: FmuOptions = FmuOptions(), *, 
             (build / fname).write_text(text, encoding="utf-8")
         binary = _compile(cmd, build, ident + suffix)
         _write_zip(path, xml, sources, f"binaries/{plat}/{ident}{suffix}", binary)
-    refs = {v.name: k for k, v in enumerate(variables)}
+    refs = {_printable(v.name): k for k, v in enumerate(variables)}
     return FmuExport(path, ident, guid, types, plat, refs, xml, dict(res.sizes))
 
 
