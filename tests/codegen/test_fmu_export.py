@@ -5,7 +5,9 @@ energy outputs equal kane's; parameters set through FMPy move it as kane's param
 from __future__ import annotations
 
 import pathlib
+import re
 import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 import zipfile
 
@@ -293,3 +295,21 @@ def test_cli_refuses_a_model_with_rolling_contacts(tmp_path):
     res = CliRunner().invoke(main, ["export-fmu", str(ROOT / "examples" / "ball_in_bowl.toml"), "-o", str(out)])
     assert res.exit_code == 2 and "kane export-fmu does not run the [[contacts]]" in " ".join(res.output.split())
     assert not out.exists()
+
+
+def test_wrapper_matches_the_standard_fmi2_headers(chain_fmu, tmp_path):
+    """fmu.c declares the FMI 2.0 types itself; with that block replaced by the standard's fmi2Functions.h (FMPy's
+    copy), every function definition must match the standard's prototype: gcc -Werror -pedantic builds it."""
+    headers = pathlib.Path(fmpy.__file__).parent / "c-code"
+    cc = shutil.which("gcc") or shutil.which("cc")
+    with zipfile.ZipFile(chain_fmu.path) as zf:
+        zf.extractall(tmp_path)
+    src = tmp_path / "sources"
+    text = (src / "fmu.c").read_text()
+    ours = re.search(r"/\* FMI 2\.0 types,.*?\} fmi2EventInfo;\n", text, flags=re.S)
+    assert ours and "FMI2_EXPORT" not in ours.group(0)  # types only: every function stays to be checked
+    (src / "fmu_std.c").write_text(text.replace(ours.group(0), '#include "fmi2Functions.h"\n'))
+    done = subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fPIC", "-shared",
+                           f"-I{headers}", "-o", "std.so", "fmu_std.c", "model.c", "-lm"], cwd=src,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
