@@ -313,3 +313,24 @@ def test_wrapper_matches_the_standard_fmi2_headers(chain_fmu, tmp_path):
                            f"-I{headers}", "-o", "std.so", "fmu_std.c", "model.c", "-lm"], cwd=src,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_a_model_without_parameters_inputs_or_gravity(tmp_path):
+    """A free-spinning wheel (no parameters, no inputs, no gravity): the FMU validates, and Co-Simulation keeps the
+    spin rate and the energy: kinetic I w^2 / 2 = 0.5 * 0.2 * 3^2 = 0.9 J, potential 0."""
+    import kane
+    from kane import joints as J
+
+    s = kane.System("wheel")
+    s.add_body("wheel", mass=1.0, inertia=(0.1, 0.1, 0.2))
+    s.add_joint("ground", "wheel", J.Revolute("z"), coordinates=["phi"], speeds=["w"], q0=[0.0], u0=[3.0])
+    res = export_fmu(kane.derive(s), tmp_path / "wheel.fmu", FmuOptions(dt=0.01, fmi_type="cs"))
+    assert validate_fmu(str(res.path)) == []
+    assert list(res.value_references)[:5] == ["phi", "w", "der(phi)", "der(w)", "rk4_max_step"]
+    out = fmpy.simulate_fmu(str(res.path), stop_time=1.0, output_interval=0.01,
+                            output=["phi", "w", "kinetic_energy", "potential_energy", "energy"])
+    np.testing.assert_allclose(out["w"], 3.0, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(out["phi"], 3.0 * out["time"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out["kinetic_energy"], 0.9, rtol=1e-14)
+    np.testing.assert_allclose(out["energy"], 0.9, rtol=1e-14)
+    assert np.all(out["potential_energy"] == 0.0)

@@ -297,7 +297,9 @@ def export_fmu(equations_or_model, path, options: FmuOptions = FmuOptions(), *, 
         n_out = sum(v.causality == "output" for v in variables)
         wrapper = WRAPPER.substitute(nout=n_out, has_me=int("ME" in types), has_cs=int("CS" in types),
                                      guid="@GUID@", t0=_num(t_start, "t_start"), dt=_num(dt, "dt"),
-                                     outputs="\n".join(out_lines))
+                                     outputs="\n".join(out_lines),
+                                     param_cases="\n".join(f"    case {k}: return &c->p.p{k};"
+                                                            for k in range(res.sizes["n_p"])))
         sources = {"model.c": res.model_c.read_text(), "model.h": res.model_h.read_text(), "fmu.c": wrapper}
         h = hashlib.sha256()
         for part in (xml, *sources.values()):

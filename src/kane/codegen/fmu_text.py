@@ -132,6 +132,14 @@ $outputs
     }
 }
 
+/* the parameter of value reference VR_P + k (the fields of model_params by name: no arithmetic across fields) */
+static double *kane_param(kane_fmu *c, unsigned int k) {
+    switch (k) {
+$param_cases
+    default: return 0;
+    }
+}
+
 FMI2_EXPORT const char *fmi2GetTypesPlatform(void) { return "default"; }
 FMI2_EXPORT const char *fmi2GetVersion(void) { return "2.0"; }
 
@@ -221,7 +229,7 @@ FMI2_EXPORT fmi2Status fmi2GetReal(fmi2Component comp, const fmi2ValueReference 
         if (r < VR_DX) value[k] = c->x[r - VR_X];
         else if (r < VR_W) { kane_derivatives(c); value[k] = c->dx[r - VR_DX]; }
         else if (r < VR_P) value[k] = c->w[r - VR_W];
-        else if (r < VR_MAXSTEP) value[k] = ((const double *)&c->p)[r - VR_P];
+        else if (r < VR_MAXSTEP) value[k] = *kane_param(c, r - VR_P);
         else if (r == VR_MAXSTEP) value[k] = c->max_step;
         else if (r < NVR) { kane_outputs(c); value[k] = c->out[r - VR_OUT]; }
         else {
@@ -249,7 +257,7 @@ FMI2_EXPORT fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference 
                 LOG_ERR(c, "fmi2SetReal: the model's parameters are fixed after initialization");
                 return fmi2Error;
             }
-            ((double *)&c->p)[r - VR_P] = value[k];
+            *kane_param(c, r - VR_P) = value[k];
             c->dirty = 1;
         } else if (r == VR_MAXSTEP) {
             if (!(value[k] > 0.0) || !isfinite(value[k])) {
