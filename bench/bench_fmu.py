@@ -9,7 +9,7 @@ Printed, per step (the best of ``--repeats`` timings of ``--steps`` steps each):
 * the compiled step alone: one ``fmi2DoStep`` of 1000 dt with ``rk4_max_step`` = dt (1000 RK4 steps in C), against
   ``Stepper.step(1000, dt)``.
 
-Run: ``python bench/bench_fmu.py [--steps 20000] [--repeats 5]``. Times depend on the machine (the project's VM
+Run: ``python bench/bench_fmu.py [--steps 20000] [--repeats 9]``. Times depend on the machine (the project's VM
 has 2 shared cores: say so next to any number quoted).
 """
 
@@ -33,13 +33,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 DT = 1e-3
 
 
-def _best(fn, n: int, repeats: int) -> float:
-    """The best time per unit [s] of ``fn()`` doing ``n`` units, over ``repeats`` timings."""
-    best = np.inf
+def _best(fns, n: int, repeats: int) -> list[float]:
+    """The best time per unit [s] of each ``fn()`` of ``fns`` doing ``n`` units, over ``repeats`` timings taken in
+    turn (so that a noisy stretch of a shared machine falls on both sides alike)."""
+    best = [np.inf] * len(fns)
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, (time.perf_counter() - t0) / n)
+        for k, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            best[k] = min(best[k], (time.perf_counter() - t0) / n)
     return best
 
 
@@ -79,7 +81,7 @@ class _Direct:
         return np.array(out)
 
 
-def run(steps: int = 20000, repeats: int = 5) -> dict:
+def run(steps: int = 20000, repeats: int = 9) -> dict:
     lm = load_model_or_script(ROOT / "examples" / "planar_chain.toml")
     dyn = lm.derive().compile(backend="c")
     q0, u0 = lm.initial_state(dyn)
@@ -113,12 +115,6 @@ def run(steps: int = 20000, repeats: int = 5) -> dict:
         diff = np.max(np.abs(fmu.get(states) - np.concatenate([stepper.q, stepper.u])))
         print(f"state after 100 steps: max |FMU - kane| = {diff:.1e}")
         out["agreement"] = float(diff)
-        out["fmu_direct_us"] = 1e6 * _best(fmu_single, steps, repeats)
-        out["kane_step1_us"] = 1e6 * _best(kane_single, steps, repeats)
-        batch = 1000
-        fmu.set("rk4_max_step", DT)
-        out["fmu_batch_us"] = 1e6 * _best(lambda: fmu.do_step(fmu.c, 0.0, batch * DT, 1), batch, repeats * 4)
-        out["kane_batch_us"] = 1e6 * _best(lambda: stepper.step(batch, DT), batch, repeats * 4)
 
         from fmpy import instantiate_fmu, read_model_description
 
@@ -130,10 +126,17 @@ def run(steps: int = 20000, repeats: int = 5) -> dict:
 
         def fmpy_single():
             t = 0.0
-            for _ in range(steps // 4):
+            for _ in range(steps):
                 slave.doStep(t, DT)
                 t += DT
-        out["fmpy_dostep_us"] = 1e6 * _best(fmpy_single, steps // 4, repeats)
+
+        fmu_us, kane_us, fmpy_us = _best([fmu_single, kane_single, fmpy_single], steps, repeats)
+        out["fmu_direct_us"], out["kane_step1_us"], out["fmpy_dostep_us"] = 1e6 * fmu_us, 1e6 * kane_us, 1e6 * fmpy_us
+        batch = 1000
+        fmu.set("rk4_max_step", DT)
+        fmu_us, kane_us = _best([lambda: fmu.do_step(fmu.c, 0.0, batch * DT, 1), lambda: stepper.step(batch, DT)],
+                                batch, repeats * 4)
+        out["fmu_batch_us"], out["kane_batch_us"] = 1e6 * fmu_us, 1e6 * kane_us
         slave.terminate()
         slave.freeInstance()
     out["ratio_single"] = out["fmu_direct_us"] / out["kane_step1_us"]
@@ -152,6 +155,6 @@ def run(steps: int = 20000, repeats: int = 5) -> dict:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=20000)
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=9)
     a = ap.parse_args()
     run(a.steps, a.repeats)
