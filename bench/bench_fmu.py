@@ -142,7 +142,7 @@ def run(steps: int = 20000, repeats: int = 9) -> dict:
     out["ratio_single"] = out["fmu_direct_us"] / out["kane_step1_us"]
     out["ratio_batch"] = out["fmu_batch_us"] / out["kane_batch_us"]
     out["ratio_fmpy"] = out["fmpy_dostep_us"] / out["kane_step1_us"]
-    print("7-link chain, RK4 at dt = 1 ms, time per step (best of repeats; a shared 2-core VM if run on the project's):")
+    print("7-link chain, RK4 at dt = 1 ms, time per step (best of rounds; on the project's VM: 2 shared cores):")
     print(f"  one step per call:  FMU fmi2DoStep via ctypes {out['fmu_direct_us']:.2f} us, kane Stepper.step(1) "
           f"{out['kane_step1_us']:.2f} us: ratio {out['ratio_single']:.2f} (target <= 1.5)")
     print(f"  1000 steps a call:  FMU fmi2DoStep(1000 dt), rk4_max_step = dt {out['fmu_batch_us']:.3f} us, kane "

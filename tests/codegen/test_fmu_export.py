@@ -334,3 +334,31 @@ def test_a_model_without_parameters_inputs_or_gravity(tmp_path):
     np.testing.assert_allclose(out["kinetic_energy"], 0.9, rtol=1e-14)
     np.testing.assert_allclose(out["energy"], 0.9, rtol=1e-14)
     assert np.all(out["potential_energy"] == 0.0)
+
+
+def test_misuse_through_fmpy_is_an_error_with_a_message(chain_fmu, tmp_path):
+    """A parameter set after initialization, a derivative or an output set, a negative step, a value reference
+    out of range: fmi2Error, each logged in words; the state is left as it was."""
+    from fmpy import extract, instantiate_fmu, read_model_description
+    from fmpy.fmi1 import FMICallException  # FMPy raises it for FMI 2.0 calls too
+
+    md = read_model_description(str(chain_fmu.path))
+    vr = chain_fmu.value_references
+    messages = []
+    fmu = instantiate_fmu(extract(str(chain_fmu.path), str(tmp_path / "x")), md, fmi_type="CoSimulation",
+                          logger=lambda *args: messages.append(args[-1].decode()))
+    fmu.setupExperiment(startTime=0.0)
+    fmu.enterInitializationMode()
+    fmu.exitInitializationMode()
+    fmu.doStep(0.0, 1e-3)
+    before = fmu.getReal([vr["q7"], vr["u7"]])
+    for call in (lambda: fmu.setReal([vr["g"]], [1.0]), lambda: fmu.setReal([vr["der(u1)"]], [1.0]),
+                 lambda: fmu.setReal([vr["energy"]], [1.0]), lambda: fmu.doStep(1e-3, -1e-3),
+                 lambda: fmu.getReal([len(vr)]), lambda: fmu.setReal([vr["rk4_max_step"]], [0.0])):
+        with pytest.raises(FMICallException):
+            call()
+    assert fmu.getReal([vr["q7"], vr["u7"]]) == before and fmu.getReal([vr["g"]]) == [9.8]
+    assert any("parameters are fixed after initialization" in m for m in messages), messages
+    assert any("communication step must be a finite time >= 0" in m for m in messages), messages
+    fmu.terminate()
+    fmu.freeInstance()

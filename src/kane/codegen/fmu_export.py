@@ -107,8 +107,8 @@ def _printable(value) -> str:
 
 def _text(value) -> str:
     """User text for an XML attribute: :func:`_printable`, then the five XML specials escaped."""
-    return _printable(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace(
-        "'", "&apos;")
+    s = _printable(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return s.replace('"', "&quot;").replace("'", "&apos;")
 
 
 def _num(value, what: str) -> str:

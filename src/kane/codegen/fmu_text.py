@@ -89,9 +89,12 @@ typedef struct {
     int dirty, dx_ok, out_ok, phase, type, logging;
     fmi2CallbackLogger logger;
     fmi2ComponentEnvironment env;
+    char name[128];  /* the instance name (truncated), for the logger */
 } kane_fmu;
 
-#define LOG_ERR(c, msg) do { if ((c)->logger) (c)->logger((c)->env, "kane", fmi2Error, "logStatusError", msg); } while (0)
+static void kane_log(const kane_fmu *c, const char *msg) {
+    if (c->logger) c->logger(c->env, c->name, fmi2Error, "logStatusError", msg);
+}
 
 static void kane_defaults(kane_fmu *c) {
     int i;
@@ -143,7 +146,8 @@ $param_cases
 FMI2_EXPORT const char *fmi2GetTypesPlatform(void) { return "default"; }
 FMI2_EXPORT const char *fmi2GetVersion(void) { return "2.0"; }
 
-FMI2_EXPORT fmi2Status fmi2SetDebugLogging(fmi2Component comp, fmi2Boolean loggingOn, size_t n, const fmi2String cats[]) {
+FMI2_EXPORT fmi2Status fmi2SetDebugLogging(fmi2Component comp, fmi2Boolean loggingOn, size_t n,
+                                           const fmi2String cats[]) {
     (void)n; (void)cats;
     if (!comp) return fmi2Error;
     ((kane_fmu *)comp)->logging = loggingOn;
@@ -172,6 +176,7 @@ FMI2_EXPORT fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuT
     if (!c) return 0;
     c->logger = logger;
     c->env = env;
+    if (instanceName) strncpy(c->name, instanceName, sizeof c->name - 1);
     c->type = (int)fmuType;
     c->logging = loggingOn;
     kane_defaults(c);
@@ -186,7 +191,7 @@ FMI2_EXPORT fmi2Status fmi2SetupExperiment(fmi2Component comp, fmi2Boolean toler
     (void)toleranceDefined; (void)tolerance; (void)stopTimeDefined; (void)stopTime;
     if (!c) return fmi2Error;
     if (!isfinite(startTime)) {
-        LOG_ERR(c, "fmi2SetupExperiment: the start time is not finite");
+        kane_log(c, "fmi2SetupExperiment: the start time is not finite");
         return fmi2Error;
     }
     c->t = startTime;
@@ -233,7 +238,7 @@ FMI2_EXPORT fmi2Status fmi2GetReal(fmi2Component comp, const fmi2ValueReference 
         else if (r == VR_MAXSTEP) value[k] = c->max_step;
         else if (r < NVR) { kane_outputs(c); value[k] = c->out[r - VR_OUT]; }
         else {
-            LOG_ERR(c, "fmi2GetReal: a value reference is not one of this FMU's Real variables");
+            kane_log(c, "fmi2GetReal: a value reference is not one of this FMU's Real variables");
             return fmi2Error;
         }
     }
@@ -249,27 +254,27 @@ FMI2_EXPORT fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference 
         const fmi2ValueReference r = vr[k];
         if (r < VR_DX) c->x[r - VR_X] = value[k];
         else if (r < VR_W) {
-            LOG_ERR(c, "fmi2SetReal: a state derivative is calculated; it cannot be set");
+            kane_log(c, "fmi2SetReal: a state derivative is calculated; it cannot be set");
             return fmi2Error;
         } else if (r < VR_P) c->w[r - VR_W] = value[k];
         else if (r < VR_MAXSTEP) {
             if (c->phase != PH_INSTANTIATED && c->phase != PH_INIT) {
-                LOG_ERR(c, "fmi2SetReal: the model's parameters are fixed after initialization");
+                kane_log(c, "fmi2SetReal: the model's parameters are fixed after initialization");
                 return fmi2Error;
             }
             *kane_param(c, r - VR_P) = value[k];
             c->dirty = 1;
         } else if (r == VR_MAXSTEP) {
             if (!(value[k] > 0.0) || !isfinite(value[k])) {
-                LOG_ERR(c, "fmi2SetReal: rk4_max_step must be a finite time > 0 [s]");
+                kane_log(c, "fmi2SetReal: rk4_max_step must be a finite time > 0 [s]");
                 return fmi2Error;
             }
             c->max_step = value[k];
         } else if (r < NVR) {
-            LOG_ERR(c, "fmi2SetReal: an output is calculated; it cannot be set");
+            kane_log(c, "fmi2SetReal: an output is calculated; it cannot be set");
             return fmi2Error;
         } else {
-            LOG_ERR(c, "fmi2SetReal: a value reference is not one of this FMU's Real variables");
+            kane_log(c, "fmi2SetReal: a value reference is not one of this FMU's Real variables");
             return fmi2Error;
         }
     }
@@ -280,7 +285,7 @@ FMI2_EXPORT fmi2Status fmi2SetReal(fmi2Component comp, const fmi2ValueReference 
 /* no Integer, Boolean or String variables: an empty request succeeds, any other is an error */
 static fmi2Status kane_none(fmi2Component c, size_t n) {
     if (n == 0) return fmi2OK;
-    if (c) LOG_ERR((kane_fmu *)c, "this FMU has no Integer, Boolean or String variables");
+    if (c) kane_log((kane_fmu *)c, "this FMU has no Integer, Boolean or String variables");
     return fmi2Error;
 }
 FMI2_EXPORT fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Integer v[]) {
@@ -304,12 +309,18 @@ FMI2_EXPORT fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference v
 
 /* canGetAndSetFMUstate, canSerializeFMUstate and providesDirectionalDerivative are false */
 static fmi2Status kane_not_offered(fmi2Component c, const char *what) {
-    if (c) LOG_ERR((kane_fmu *)c, what);
+    if (c) kane_log((kane_fmu *)c, what);
     return fmi2Error;
 }
-FMI2_EXPORT fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *s) { (void)s; return kane_not_offered(c, "fmi2GetFMUstate is not offered by this FMU"); }
-FMI2_EXPORT fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate s) { (void)s; return kane_not_offered(c, "fmi2SetFMUstate is not offered by this FMU"); }
-FMI2_EXPORT fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *s) { (void)s; return kane_not_offered(c, "fmi2FreeFMUstate is not offered by this FMU"); }
+FMI2_EXPORT fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *s) {
+    (void)s; return kane_not_offered(c, "fmi2GetFMUstate is not offered by this FMU");
+}
+FMI2_EXPORT fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate s) {
+    (void)s; return kane_not_offered(c, "fmi2SetFMUstate is not offered by this FMU");
+}
+FMI2_EXPORT fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *s) {
+    (void)s; return kane_not_offered(c, "fmi2FreeFMUstate is not offered by this FMU");
+}
 FMI2_EXPORT fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate s, size_t *n) {
     (void)s; (void)n; return kane_not_offered(c, "fmi2SerializedFMUstateSize is not offered by this FMU");
 }
@@ -322,7 +333,8 @@ FMI2_EXPORT fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte b
 FMI2_EXPORT fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReference vu[], size_t nu,
                                                     const fmi2ValueReference vk[], size_t nk, const fmi2Real dk[],
                                                     fmi2Real dv[]) {
-    (void)vu; (void)nu; (void)vk; (void)nk; (void)dk; (void)dv; return kane_not_offered(c, "fmi2GetDirectionalDerivative is not offered by this FMU");
+    (void)vu; (void)nu; (void)vk; (void)nk; (void)dk; (void)dv;
+    return kane_not_offered(c, "fmi2GetDirectionalDerivative is not offered by this FMU");
 }
 
 /* ---- Model Exchange: no events (no event indicators, no time events) ---- */
@@ -400,25 +412,26 @@ FMI2_EXPORT fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Re
 FMI2_EXPORT fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                                    const fmi2Integer order[], const fmi2Real value[]) {
     (void)vr; (void)order; (void)value;
-    if (c && n) LOG_ERR((kane_fmu *)c, "fmi2SetRealInputDerivatives: inputs are held over a step (no derivatives)");
+    if (c && n) kane_log((kane_fmu *)c, "fmi2SetRealInputDerivatives: inputs are held over a step (no derivatives)");
     return c && !n ? fmi2OK : fmi2Error;
 }
 
 FMI2_EXPORT fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t n,
                                                     const fmi2Integer order[], fmi2Real value[]) {
     (void)vr; (void)order; (void)value;
-    if (c && n) LOG_ERR((kane_fmu *)c, "fmi2GetRealOutputDerivatives: maxOutputDerivativeOrder is 0");
+    if (c && n) kane_log((kane_fmu *)c, "fmi2GetRealOutputDerivatives: maxOutputDerivativeOrder is 0");
     return c && !n ? fmi2OK : fmi2Error;
 }
 
-FMI2_EXPORT fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real t0, fmi2Real h, fmi2Boolean noSetFMUStatePriorToCurrentPoint) {
+FMI2_EXPORT fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real t0, fmi2Real h,
+                                  fmi2Boolean noSetFMUStatePriorToCurrentPoint) {
     kane_fmu *c = (kane_fmu *)comp;
     long n, k;
     double t;
     (void)noSetFMUStatePriorToCurrentPoint;
     if (!c) return fmi2Error;
     if (!(h >= 0.0) || !isfinite(h) || !isfinite(t0)) {
-        LOG_ERR(c, "fmi2DoStep: the communication step must be a finite time >= 0 [s]");
+        kane_log(c, "fmi2DoStep: the communication step must be a finite time >= 0 [s]");
         return fmi2Error;
     }
     if (h == 0.0) return fmi2OK;
@@ -431,7 +444,7 @@ FMI2_EXPORT fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real t0, fmi2Real h, f
         if (model_rk4_step(&c->m, t, t_new, c->x, c->x + NQ, c->w)) {
             c->t = t;
             c->dx_ok = c->out_ok = 0;
-            LOG_ERR(c, "fmi2DoStep: the state is not finite after an RK4 step (kept at the last finite state)");
+            kane_log(c, "fmi2DoStep: the state is not finite after an RK4 step (kept at the last finite state)");
             return fmi2Error;
         }
         t = t_new;
@@ -441,7 +454,9 @@ FMI2_EXPORT fmi2Status fmi2DoStep(fmi2Component comp, fmi2Real t0, fmi2Real h, f
     return fmi2OK;
 }
 
-FMI2_EXPORT fmi2Status fmi2CancelStep(fmi2Component c) { return kane_not_offered(c, "fmi2CancelStep is not offered by this FMU"); }
+FMI2_EXPORT fmi2Status fmi2CancelStep(fmi2Component c) {
+    return kane_not_offered(c, "fmi2CancelStep is not offered by this FMU");
+}
 
 FMI2_EXPORT fmi2Status fmi2GetStatus(fmi2Component c, const fmi2StatusKind s, fmi2Status *value) {
     if (!c || !value || s != fmi2DoStepStatus) return fmi2Discard;
