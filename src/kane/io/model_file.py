@@ -70,6 +70,7 @@ from ..model.system import System
 from ..symbolic.derive import derive
 from .expressions import folding_problem
 from .input_schedule import InputSchedule
+from .model_keys import MODEL
 from .model_context import Ctx, Loader, ModelFileError, SimulationSettings, type_name
 from .model_tables import (EXTENSION_TABLES, TOP_TABLES, add_bodies, add_constraint, add_joints, add_load, model_defaults,
                            simulation_settings)
@@ -207,7 +208,7 @@ def parse_model(text: str, path="<string>") -> LoadedModel:
         if TOP_TABLES[key] is dict and not isinstance(value, dict):
             raise root.error(key, f"expected a table [{key}], got {type_name(value)}")
     mctx = Ctx(L, "model", doc.get("model", {}))
-    mctx.check_keys({"name", "description", "gravity"})
+    MODEL.check(mctx)
     name = mctx.string("name", Path(str(path)).stem or "model")
     system = System(name)
 
