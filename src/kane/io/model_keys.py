@@ -1,6 +1,7 @@
 """The declarations (:class:`kane.io.model_schema.TableSpec`) of the core tables of a model file: ``[model]``,
 ``[parameters]``, ``[inputs]``, ``[[bodies]]``, ``[[joints]]``, ``[[loads]]``, ``[[constraints]]`` and
-``[simulation]``, which :mod:`kane.io.model_file` and :mod:`kane.io.model_tables` check keys against."""
+``[simulation]``, which :mod:`kane.io.model_file` and :mod:`kane.io.model_tables` check keys against, and the
+rules every table follows (:data:`FORMAT_NOTES`, Markdown for the model-file reference)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,33 @@ from ..options import Method
 from .model_schema import KeySpec as K
 from .model_schema import KindSpec, TableSpec
 
-__all__ = ["MODEL", "PARAMETERS", "INPUTS", "BODIES", "JOINTS", "LOADS", "CONSTRAINTS", "SIMULATION", "CORE_TABLES"]
+__all__ = ["FORMAT_NOTES", "MODEL", "PARAMETERS", "INPUTS", "BODIES", "JOINTS", "LOADS", "CONSTRAINTS", "SIMULATION", "CORE_TABLES"]
+
+FORMAT_NOTES = """\
+A model file is data, never code: every expression string is read by a whitelist parser (no `eval`, no
+`sympify` of raw text). Numbers may be written as TOML numbers or, where a key's type is `expr`, as expression
+strings of the symbols in scope.
+
+**Units.** SI throughout: lengths [m], masses [kg], inertias [kg m^2] about the centre of mass in body axes,
+angles [rad], forces [N], torques [N m], time [s].
+
+**Symbols in scope.** Parameters, inputs, joint coordinates and speeds, and `t` in loads, constraints and speed
+maps; spring tensions add `stretch` [m] and `stretch_rate` [m/s]; mass properties and joint placements use
+parameters only; parameter values, `q0`, `u0` and `[simulation]` numbers are evaluated from the parameters. An
+input given as a string is a schedule evaluated during `kane simulate` (its symbol stays in the derived
+equations). The initial values of dependent speeds are not used: they follow from the constraints.
+
+**Evaluation.** Values are evaluated in double precision (never exactly, so a tower such as
+`exp(exp(exp(exp(exp(1)))))` is refused at once), and every part of a field that depends on parameters alone must
+be a finite real number there: a value beyond the range of a double (`"1e308*10"`, `"exp(710)"`) is refused with
+the field's name. An expression of parameters alone in mass properties, placements or gravity is one named
+constant of the derivation, computed once per run. Names are compared as written: a name that Python's parser
+would fold (a fullwidth `ｍ`) is refused.
+
+**Errors.** Every error is a `kane.io.ModelFileError` (a `kane.ModelError`) whose one-paragraph message names the
+file, the table (`[[joints]] #2 'caster'`), the key, the line where known, and what was expected; `kane` prints it
+and exits with status 2. A key a table does not declare is refused with the keys it allows.
+"""
 
 MODEL = TableSpec("model", "The model's name, description and gravity.", keys=(
     K("name", "string", "the model's name", default="the file's stem", example='"pendulum"'),
@@ -17,8 +44,8 @@ MODEL = TableSpec("model", "The model's name, description and gravity.", keys=(
 ), reader="kane.io.model_file.parse_model")
 
 PARAMETERS = TableSpec(
-    "parameters", "Named parameters: their values can be changed without deriving again (`kane simulate --param`, "
-    "sweeps). Each may use the parameters declared above it.",
+    "parameters", "Named parameters: their values can be changed without deriving again (the `params` of a "
+    "Dynamics, `kane sweep`'s grids). Each may use the parameters declared above it.",
     any_key=K("NAME", "expr", "a parameter and its default value (an expression of the parameters above it)",
               example="9.81"), reader="kane.io.model_file.parse_model")
 
@@ -30,7 +57,7 @@ INPUTS = TableSpec(
     reader="kane.io.model_file.parse_model")
 
 BODIES = TableSpec("bodies", "Rigid bodies and particles; mass properties depend on parameters only.", array=True, keys=(
-    K("name", "string", "the body's name", required=True, example='"B"'),
+    K("name", "string", "the body's name", required=True, example='"D"'),
     K("mass", "expr", "mass", unit="kg", required=True, example="2.0"),
     K("com", "vec", "the centre of mass in body axes (not for a particle)", unit="m", default="[0, 0, 0]",
       example="[0.5, 0, 0]"),
@@ -139,7 +166,7 @@ _DIRECTIONS = K("directions", "vecs", "the ground directions constrained", defau
 CONSTRAINTS = TableSpec(
     "constraints", "Constraints on the speeds, embedded in the equations (dependent speeds eliminated); "
     "`transient = true` keeps one out of the embedding for switching rules and on-line use.", array=True, keys=(
-        K("name", "string", "the constraint's name", required=True, example='"c1"'),
+        K("name", "string", "the constraint's name", required=True, example='"stop"'),
         K("type", "string", "the kind of constraint", required=True,
           allowed=("motion", "joint_lock", "point_velocity", "rolling_disk", "no_slip", "loop_closure"),
           example='"joint_lock"'),
@@ -148,7 +175,7 @@ CONSTRAINTS = TableSpec(
     ), kinds=(
         KindSpec("motion", "rows linear in the speeds that vanish", (
             K("rows", "exprs", "expressions of the speeds (and q, t, parameters)", unit="m/s or rad/s",
-              required=True, example='["v - 0.5*w"]'),)),
+              required=True, example='["v - 0.5*u_hinge"]'),)),
         KindSpec("joint_lock", "a joint's speeds are zero", (_JOINT,)),
         KindSpec("point_velocity", "a body point's velocity along ground directions is zero", (
             _BODY, K("point", "vec", "the point in body axes", unit="m", default="[0, 0, 0]", example="[0, 0, 1]"),

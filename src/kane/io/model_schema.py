@@ -37,7 +37,6 @@ TYPES = {
     "intervals": "a list of [start, end] pairs of `expr`",
     "matrix": "a list of rows of `expr`",
     "color": "[r, g, b] with each in 0-1, or a string \"#rrggbb\"",
-    "table": "an inline table of the keys listed under it",
     "speeds": "\"rates\", \"body\", or an inline table {Y = [[expr]], Z = [expr]}",
     "name or expr": "the name of another item, or an `expr`",
     "string or vec": "an axis name such as \"x\" or \"-z\", or a `vec`",
