@@ -9,7 +9,8 @@ from ..options import Method
 from .model_schema import KeySpec as K
 from .model_schema import KindSpec, TableSpec
 
-__all__ = ["FORMAT_NOTES", "MODEL", "PARAMETERS", "INPUTS", "BODIES", "JOINTS", "LOADS", "CONSTRAINTS", "SIMULATION", "CORE_TABLES"]
+__all__ = ["FORMAT_NOTES", "MODEL", "PARAMETERS", "INPUTS", "BODIES", "JOINTS", "LOADS", "CONSTRAINTS", "SIMULATION",
+           "CORE_TABLES"]
 
 FORMAT_NOTES = """\
 A model file is data, never code: every expression string is read by a whitelist parser (no `eval`, no
@@ -56,7 +57,8 @@ INPUTS = TableSpec(
     any_key=K("NAME", "expr", "a default value (number) or a schedule (expression string)", example='"sin(t)"'),
     reader="kane.io.model_file.parse_model")
 
-BODIES = TableSpec("bodies", "Rigid bodies and particles; mass properties depend on parameters only.", array=True, keys=(
+BODIES = TableSpec("bodies", "Rigid bodies and particles; mass properties depend on parameters only.", array=True,
+                   keys=(
     K("name", "string", "the body's name", required=True, example='"D"'),
     K("mass", "expr", "mass", unit="kg", required=True, example="2.0"),
     K("com", "vec", "the centre of mass in body axes (not for a particle)", unit="m", default="[0, 0, 0]",

@@ -11,6 +11,13 @@ A reader declares its table once::
 and checks a table's keys with ``SPEC.check(ctx)`` (``ctx`` a :class:`kane.io.model_context.Ctx`), or reads the
 kind key and checks the keys of that kind with ``SPEC.kind(ctx)``. A key the reader accepts is a declared key:
 an undeclared one is refused naming the table and the key, with the keys allowed.
+
+A new table (such as ``[[collision]]``, read by its own module): declare its ``TableSpec`` beside the reader and
+check every item with it; add its name to ``kane.io.model_tables.TOP_TABLES`` (and ``EXTENSION_TABLES`` when it is
+read after ``parse_model``, through ``LoadedModel.context``), its spec to
+:func:`kane.model_reference.table_specs`, and its reader to ``READERS`` in tests/io/test_model_schema.py, which
+then loads every key's ``example``; regenerate the page with ``python -m kane.model_reference
+docs/reference/model-file.md``.
 """
 
 from __future__ import annotations

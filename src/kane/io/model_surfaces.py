@@ -23,7 +23,8 @@ from ..surfaces import Cylinder, Ellipsoid, NurbsSurface, Plane, Sphere, Surface
 from .model_schema import KeySpec as K
 from .model_schema import KindSpec, TableSpec
 
-__all__ = ["SURFACES", "CONTACTS", "SurfaceOnBody", "SurfaceContactSpec", "RollingModel", "surfaces_of", "contacts_of", "rolling_dynamics",
+__all__ = ["SURFACES", "CONTACTS", "SurfaceOnBody", "SurfaceContactSpec", "RollingModel", "surfaces_of", "contacts_of",
+           "rolling_dynamics",
            "refuse_contacts"]
 
 _M = "m"
@@ -31,14 +32,15 @@ _KINDS = {  # primitive -> (required size keys, optional keys)
     "plane": ("a plane through the origin, normal to z; s, t along x, y", (
         K("bounds", "numbers", "[[s_min, s_max], [t_min, t_max]]", unit=_M, default="unbounded",
           example="[[-1, 1], [-1, 1]]"),)),
-    "sphere": ("a sphere about the origin", (K("radius", "expr", "radius", unit=_M, required=True, example="0.5"),)),
+    "sphere": ("a sphere about the origin; s the longitude, t the latitude [rad]", (
+        K("radius", "expr", "radius", unit=_M, required=True, example="0.5"),)),
     "cylinder": ("a cylinder about z", (
         K("radius", "expr", "radius", unit=_M, required=True, example="0.5"),
         K("height", "numbers", "[z_min, z_max]", unit=_M, default="[0, 1]", example="[-1, 1]"))),
     "torus": ("a torus about z", (
         K("major_radius", "expr", "the centre circle's radius", unit=_M, required=True, example="1.0"),
         K("minor_radius", "expr", "the tube's radius", unit=_M, required=True, example="0.2"))),
-    "ellipsoid": ("an ellipsoid with semi-axes a, b, c along x, y, z", tuple(
+    "ellipsoid": ("an ellipsoid with semi-axes a, b, c along x, y, z; s the longitude, t the latitude [rad]", tuple(
         K(k, "expr", f"semi-axis along {x}", unit=_M, required=True, example=v)
         for k, x, v in (("a", "x", "1.0"), ("b", "y", "0.5"), ("c", "z", "0.4")))),
     "nurbs": ("a NURBS patch (control points, weights and knots are plain numbers)", (
