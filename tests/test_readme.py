@@ -5,8 +5,8 @@ links lead to files of the repository, and it explains the seed papers it cites.
 Short forms of the lines that would not end or need a person (the mapping, applied by :func:`_short_form`):
 
 * ``pip install ...``: skipped; the test runs in the environment it makes.
-* ``make run``, ``make test``: skipped; ``make test`` is this suite, ``make run``'s kane lines are those of
-  ``kane simulate`` and ``kane plot`` run here.
+* ``make run``, ``make test``: skipped; they install (into .venv) what this test runs in, and ``make test`` is this
+  suite; ``make run``'s own lines are a ``kane simulate`` and a ``kane plot``, as the block's.
 * ``kane view RUN.h5`` (serves the browser viewer until interrupted) and ``kane view MODEL --live``: skipped; the
   browser tests (tests/viz/test_viewer_browser.py, test_live_browser.py) drive them in Chromium.
 * ``kane realtime ...``: run with ``--duration 0.2`` (0.2 s of the loop instead of the file's duration).
