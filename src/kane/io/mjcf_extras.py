@@ -121,7 +121,15 @@ def add_equalities(root, s, defaults: Defaults, body_info: dict, joint_info: dic
 
 
 def warn_not_imported(skipped: dict, where: str) -> tuple:
-    """One :class:`MjcfWarning` listing ``skipped`` (kind -> names); the list as ``"kind: a, b"`` lines."""
+    """One :class:`MjcfWarning` listing ``skipped`` (kind -> names; contacts, limits and friction loss left out
+    where ``<option><flag>`` disables them); the list as ``"kind: a, b (count)"`` lines."""
+    off = skipped.pop("_disabled", set())
+    if off & {"constraint", "contact"}:
+        skipped.pop("contacts of geoms (kane has no collisions here)", None)
+    if off & {"constraint", "limit"}:
+        skipped.pop("joint limits", None)
+    if off & {"constraint", "frictionloss"}:
+        skipped.pop("frictionloss", None)
     lines = tuple(f"{kind}: {', '.join(map(str, items[:12]))}{' ...' if len(items) > 12 else ''} ({len(items)})"
                   for kind, items in skipped.items() if items)
     if lines:
@@ -143,4 +151,6 @@ def fluid_and_flags(root, where: str, skipped: dict) -> np.ndarray:
             skipped.setdefault("fluid forces (<option density/viscosity>)", []).append(key)
     if np.any(numbers(attrs, "wind", 3, where, "<option>", (0, 0, 0))):
         skipped.setdefault("fluid forces (<option density/viscosity>)", []).append("wind")
-    return np.zeros(3) if flags.get("gravity") == "disable" else g
+    off = {k for k, v in flags.items() if v == "disable"}
+    skipped["_disabled"] = off  # read by warn_not_imported: what the model itself switches off is not listed
+    return np.zeros(3) if "gravity" in off else g
