@@ -119,6 +119,25 @@ CONNECT = """<mujoco model="linkage">
   <actuator><motor joint="a" gear="2"/></actuator>
 </mujoco>"""
 
+WELD = """<mujoco model="welded">
+  <option><flag contact="disable"/></option>
+  <worldbody>
+    <body name="crank" pos="0 0 1">
+      <joint name="a" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03"/>
+      <body name="c" pos="0.3 0 0">
+        <joint name="c" type="ball"/>
+        <geom type="box" size="0.05 0.1 0.15" pos="0.05 0 0"/>
+      </body>
+    </body>
+    <body name="r" pos="0.5 0.1 0.9" euler="10 20 30">
+      <freejoint name="r"/>
+      <geom type="capsule" fromto="0 0 0 0.2 0 0.1" size="0.04"/>
+    </body>
+  </worldbody>
+  <equality><weld name="w" body1="c" body2="r" anchor="0.1 0 0"/></equality>
+</mujoco>"""
+
 SUITE = ("cartpole", "acrobot", "pendulum", "finger", "walker", "cheetah", "humanoid")
 
 
@@ -257,6 +276,47 @@ def test_connect_and_joint_equalities_match_the_projection_of_mujocos_dynamics()
         assert np.max(np.abs(J @ v)) < 1e-12  # kane's dependent speeds satisfy MuJoCo's constraint rows
         a = dyn.udot(0.0, q, u, inputs=dict(zip(mm.inputs, ctrl)))
         np.testing.assert_allclose(a, expected[ind], rtol=0, atol=1e-9 * (1 + np.max(np.abs(expected))))
+
+
+def _weld_rows(m, d):
+    # body2's anchor and the point of body1 that coincides with it at qpos0 (found here by MuJoCo's kinematics)
+    c, r = (mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, n) for n in ("c", "r"))
+    d0 = mujoco.MjData(m)
+    mujoco.mj_kinematics(m, d0)
+    p2_0 = d0.xpos[r] + d0.xmat[r].reshape(3, 3) @ np.array([0.1, 0, 0])
+    local1 = d0.xmat[c].reshape(3, 3).T @ (p2_0 - d0.xpos[c])
+    p1 = d.xpos[c] + d.xmat[c].reshape(3, 3) @ local1
+    p2 = d.xpos[r] + d.xmat[r].reshape(3, 3) @ np.array([0.1, 0, 0])
+    J, Jd = [], []
+    for b, p in ((c, p1), (r, p2)):
+        jp, jr, jdp, jdr = (np.zeros((3, m.nv)) for _ in range(4))
+        mujoco.mj_jac(m, d, jp, jr, p, b)
+        mujoco.mj_jacDot(m, d, jdp, jdr, p, b)
+        J.append(np.vstack([jp, jr]))
+        Jd.append(np.vstack([jdp, jdr]))
+    return J[0] - J[1], (Jd[0] - Jd[1]) @ d.qvel
+
+
+def test_a_weld_equality_matches_the_projection_of_mujocos_dynamics():
+    # the same reference as above: body2's anchor and its body1 point move together and the frames turn together
+    mm = _imported(WELD)
+    assert mm.constraints == ("weld_w",)
+    dyn = kane.derive(mm.system).compile()
+    assert dyn.n_u == 10 - 6
+    m = mujoco.MjModel.from_xml_string(WELD)
+    m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_EQUALITY
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(4)
+    ind = [mm.u_names.index(n) for n in dyn.u_names]
+    for _ in range(3):
+        q, _, _ = _random_state(m, rng)
+        u = rng.normal(size=dyn.n_u)
+        v = np.asarray(dyn.full_speeds(0.0, q, u))
+        d.qpos[:], d.qvel[:] = q, v
+        expected, J = _kkt_qacc(m, d, _weld_rows)
+        assert np.max(np.abs(J @ v)) < 1e-12
+        np.testing.assert_allclose(dyn.udot(0.0, q, u), expected[ind], rtol=0,
+                                   atol=1e-9 * (1 + np.max(np.abs(expected))))
 
 
 def _suite_path(name):

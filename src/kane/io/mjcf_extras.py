@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from ..errors import ModelError
-from ..model.system import GROUND
+from ..spatial import quaternion_to_rotation
 from .mjcf_spec import ACTUATOR_TAGS, Defaults, numbers
 
 __all__ = ["MjcfWarning", "add_actuators", "add_equalities", "fluid_and_flags", "warn_not_imported"]
@@ -70,7 +70,8 @@ def add_actuators(root, s, defaults: Defaults, joint_info: dict, where: str, ski
 def add_equalities(root, s, defaults: Defaults, body_info: dict, joint_info: dict, where: str,
                    skipped: dict) -> tuple:
     """``<connect body1 body2 anchor>`` as a loop closure (body1's anchor and the body2 point that coincides with
-    it in the reference configuration move together) and ``<joint joint1 joint2 polycoef>`` as the motion
+    it in the reference configuration move together), ``<weld body1 body2 anchor relpose>`` as a loop closure of
+    frames (body2's anchor and its body1 point move together, the two frames turn together) and ``<joint joint1 joint2 polycoef>`` as the motion
     constraint u1 = p'(q2 - ref2) u2; the constraint names are returned. ``body_info``: MJCF body name (or
     "world") -> (kane body, R_world_body (3, 3), p_world_body (3,) at qpos0); ``joint_info``: joint name ->
     (kind, kane joint name, ref)."""
@@ -85,18 +86,25 @@ def add_equalities(root, s, defaults: Defaults, body_info: dict, joint_info: dic
                 continue
             cname = f"{el.tag}_{''.join(c if c.isalnum() else '_' for c in label)}"
             if el.tag == "connect" and "body1" in attrs:
-                ends = []
-                for key in ("body1", "body2"):
-                    b = attrs.get(key, "world")
-                    if b not in body_info:
-                        raise ModelError(f"{where}: {what} {key}={b!r}: no body of that name")
-                    ends.append(body_info[b])
+                ends = _ends(attrs, body_info, where, what)
                 anchor = numbers(attrs, "anchor", 3, where, what)
                 if anchor is None:
                     raise ModelError(f"{where}: {what}: missing anchor (3 numbers, in body1's frame)")
                 (b1, R1, p1), (b2, R2, p2) = ends
                 point_b = R2.T @ (p1 + R1 @ anchor - p2)
                 s.add_loop_closure(cname, b1, [float(x) for x in anchor], b2, [float(x) for x in point_b])
+            elif el.tag == "weld" and "body1" in attrs:
+                (b1, R1, p1), (b2, R2, p2) = _ends(attrs, body_info, where, what)
+                anchor = numbers(attrs, "anchor", 3, where, what, (0, 0, 0))
+                rel = numbers(attrs, "relpose", 7, where, what, (0, 1, 0, 0, 0, 0, 0))
+                if np.any(rel[3:]):  # body2's pose in body1's frame as the file gives it
+                    point_a = rel[:3] + quaternion_to_rotation(rel[3:]) @ anchor
+                else:  # the pose of the reference configuration
+                    point_a = R1.T @ (p2 + R2 @ anchor - p1)
+                s.add_loop_closure(cname, b1, [float(x) for x in point_a], b2, [float(x) for x in anchor],
+                                   frames=True)
+                if float(numbers(attrs, "torquescale", 1, where, what, (1,))[0]) != 1:
+                    skipped.setdefault("weld torquescale (a soft-constraint weight)", []).append(label)
             elif el.tag == "joint":
                 j1, j2 = attrs.get("joint1"), attrs.get("joint2")
                 for key, j in (("joint1", j1), ("joint2", j2)):
@@ -114,10 +122,20 @@ def add_equalities(root, s, defaults: Defaults, body_info: dict, joint_info: dic
                     slope = float(c[1]) + 2 * float(c[2]) * d + 3 * float(c[3]) * d ** 2 + 4 * float(c[4]) * d ** 3
                     s.add_motion_constraint(cname, [u1 - slope * s.u(f"u_{joint_info[j2][1]}")])
             else:
-                skipped.setdefault("equalities other than connect (by body) and joint", []).append(label)
+                skipped.setdefault("equalities other than connect, weld (by body) and joint", []).append(label)
                 continue
             names.append(cname)
     return tuple(names)
+
+
+def _ends(attrs, body_info, where, what) -> list:
+    ends = []
+    for key in ("body1", "body2"):
+        b = attrs.get(key, "world")
+        if b not in body_info:
+            raise ModelError(f"{where}: {what} {key}={b!r}: no body of that name; bodies: {', '.join(body_info)}")
+        ends.append(body_info[b])
+    return ends
 
 
 def warn_not_imported(skipped: dict, where: str) -> tuple:
