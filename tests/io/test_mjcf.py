@@ -39,6 +39,7 @@ CHAIN = """<mujoco model="chain">
         <geom type="sphere" size="0.07" pos="0 0.1 0"/>
         <geom type="cylinder" size="0.03 0.1" xyaxes="0 1 0 -1 0 0.5" mass="0.4"/>
         <geom type="ellipsoid" size="0.05 0.08 0.03" zaxis="1 -1 2"/>
+        <geom type="box" fromto="0 0 0 0.1 0.2 0.3" size="0.02 0.05"/>
         <body name="tip" pos="0 0 -0.3" euler="5 -10 40">
           <inertial pos="0.01 0.02 -0.1" quat="1 0.2 0 0.1" mass="0.7" diaginertia="0.01 0.02 0.015"/>
           <joint name="j4" class="main" axis="0 1 1"/>
@@ -205,7 +206,8 @@ def test_q_and_u_follow_qpos_and_qvel():
 
 
 def test_mass_properties_from_geoms_equal_mujocos():
-    # the chain's body "mid" has inertia from a sphere, a cylinder given a mass and an ellipsoid; "base" from a
+    # the chain's body "mid" has inertia from a sphere, a cylinder given a mass, an ellipsoid and a box placed by
+    # fromto; "base" from a
     # capsule (fromto) and a box; "tip" from its <inertial> (its box is left out: inertiafromgeom="auto")
     m = mujoco.MjModel.from_xml_string(CHAIN)
     model = _imported(CHAIN).system.compile()
@@ -219,6 +221,21 @@ def test_mass_properties_from_geoms_equal_mujocos():
         np.testing.assert_allclose(np.array(b.com, dtype=float).ravel(), m.body_ipos[i], atol=1e-14)
         np.testing.assert_allclose(np.array(b.inertia, dtype=float), R @ np.diag(m.body_inertia[i]) @ R.T,
                                    atol=1e-13)
+
+
+def test_geoms_are_kept_as_display_shapes_where_mujoco_places_them():
+    from kane.spatial import rotation_rpy
+
+    m = mujoco.MjModel.from_xml_string(CHAIN)
+    visuals = _imported(CHAIN).system.compile().visuals
+    assert [v.shape for v in visuals] == ["capsule", "box", "sphere", "cylinder", "box", "box", "box"]  # ellipsoid: its box
+    for g, v in enumerate(visuals):  # MuJoCo's geom frames in body axes: geom_pos, geom_quat
+        R = np.zeros(9)
+        mujoco.mju_quat2Mat(R, m.geom_quat[g])
+        np.testing.assert_allclose(rotation_rpy(v.rotation), R.reshape(3, 3), atol=1e-12)
+        np.testing.assert_allclose(v.position, m.geom_pos[g], atol=1e-12)
+    assert visuals[0].radius == 0.04 and visuals[0].length == pytest.approx(2 * m.geom_size[0, 1], rel=1e-14)
+    np.testing.assert_allclose(visuals[1].size, 2 * m.geom_size[1], rtol=1e-14)
 
 
 def _kkt_qacc(m, d, eq_rows):

@@ -52,8 +52,11 @@ def geom_shape(attrs: dict, compiler: Compiler, where: str, what: str) -> GeomSh
         d = b - a
         if not np.linalg.norm(d) > 0:
             raise ModelError(f"{where}: {what} fromto={attrs['fromto']!r}: expected two different points")
-        pos, R = (a + b) / 2, z_to_vector(d / np.linalg.norm(d))
-        size[1 if kind in ("capsule", "cylinder") else 2] = np.linalg.norm(d) / 2
+        pos, R = (a + b) / 2, z_to_vector(-d / np.linalg.norm(d))  # MuJoCo's z points from "to" to "from"
+        if kind in ("capsule", "cylinder"):
+            size[1] = np.linalg.norm(d) / 2
+        else:  # a box or ellipsoid along the segment: its first size for both cross-section half sizes
+            size[1:] = size[0], np.linalg.norm(d) / 2
     else:
         pos = numbers(attrs, "pos", 3, where, what, (0, 0, 0))
         R = frame_rotation(attrs, compiler, where, what)
