@@ -37,7 +37,8 @@ __all__ = ["MjcfModel", "MjcfWarning", "load_mjcf", "parse_mjcf", "JOINT_KINDS"]
 
 JOINT_KINDS = ("hinge", "slide", "ball", "free")
 _DISPLAY_ONLY = ("light", "camera")
-_BODY_TAGS = ("body", "joint", "freejoint", "geom", "inertial", "site", *_DISPLAY_ONLY)
+_COMPILER_READ = ("angle", "eulerseq", "inertiafromgeom", "settotalmass", "coordinate", "inertiagrouprange",
+                  "autolimits", "meshdir", "texturedir", "assetdir", "discardvisual", "strippath", "fusestatic")
 
 
 @dataclass
@@ -106,6 +107,9 @@ def parse_mjcf(text: str, *, where: str = "MJCF text", base_dir: str | None = No
     defaults = Defaults(root, where)
     skipped: dict = {}
     gravity = fluid_and_flags(root, where, skipped)
+    for el in root.findall("compiler"):
+        skipped.setdefault("compiler settings", []).extend(
+            f"{k}={v!r}" for k, v in el.attrib.items() if k not in _COMPILER_READ)
     for el in root:
         if el.tag not in ("compiler", "default", "option", "worldbody", "actuator", "equality"):
             skipped.setdefault("top-level elements", []).append(f"<{el.tag}> ({len(list(el.iter())) - 1} inside)")
@@ -214,6 +218,8 @@ def _read_joint(el, body, k, childclass, defaults, compiler, where, skipped) -> 
     ref = float(numbers(attrs, "ref", 1, where, what, (0,))[0]) * unit
     if attrs.get("limited", "auto") == "true" or (attrs.get("limited", "auto") == "auto" and "range" in attrs):
         skipped.setdefault("joint limits", []).append(label)
+    if np.any(numbers(attrs, "springdamper", 2, where, what, (0, 0))):
+        skipped.setdefault("springdamper", []).append(label)
     for key in ("armature", "frictionloss"):
         if float(numbers(attrs, key, 1, where, what, (0,))[0]) != 0:
             skipped.setdefault(key, []).append(label)
