@@ -371,6 +371,18 @@ def test_what_is_not_imported_is_listed_in_one_warning():
     assert len(mm.not_imported) == 5  # tendon and sensor share the line of top-level elements
 
 
+def test_a_chain_nested_deeper_than_pythons_recursion_limit_loads_in_order():
+    n = 1500
+    xml = ('<mujoco><option><flag contact="disable"/></option><worldbody>' + "".join(f'<body name="b{i}" pos="0 0 -0.1"><joint name="j{i}" axis="0 1 0"/>'
+                                           '<geom size="0.01"/>' for i in range(n)) + "</body>" * n
+           + "</worldbody></mujoco>")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # contacts switched off by the file are not listed: nothing to warn about
+        mm = parse_mjcf(xml)
+    assert mm.q_names == tuple(f"q_j{i}" for i in range(n))
+    assert list(mm.bodies.items())[-1] == (f"b{n - 1}", f"b{n - 1}")
+
+
 def test_cli_derives_an_mjcf_file(tmp_path):
     from click.testing import CliRunner
 

@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import ModelError
 from ..model import joints as J
 from ..model.system import GROUND, System
-from ..spatial import rotation_axis_angle
+from ..spatial import rotation_axis_angle, rotation_to_quaternion
 from .mjcf_extras import MjcfWarning, add_actuators, add_equalities, fluid_and_flags, warn_not_imported
 from .mjcf_inertia import combine, geom_mass_properties, geom_shape, inertial_properties
 from .mjcf_spec import MAX_BYTES, Compiler, Defaults, frame_rotation, numbers, read_compiler, splice_includes
@@ -119,7 +119,11 @@ def parse_mjcf(text: str, *, where: str = "MJCF text", base_dir: str | None = No
     for wb in world:
         for el in wb:
             if el.tag == "body":
-                _read_body(el, GROUND, None, records, taken, defaults, compiler, where, skipped)
+                pending = [(el, GROUND, None)]  # depth first, parents before children, as MuJoCo numbers bodies
+                while pending:
+                    body, parent, childclass = pending.pop()
+                    pending += reversed(_read_body(body, parent, childclass, records, taken, defaults, compiler,
+                                                   where, skipped))
             elif el.tag == "geom":
                 skipped.setdefault("world geoms (static scenery)", []).append(el.get("name") or el.get("type", "?"))
             else:
@@ -162,7 +166,8 @@ def _other(el, owner, where, skipped):
     skipped.setdefault(kind, []).append(el.get("name") or f"<{el.tag}> in {owner}")
 
 
-def _read_body(el, parent, childclass, records, taken, defaults, compiler, where, skipped):
+def _read_body(el, parent, childclass, records, taken, defaults, compiler, where, skipped) -> list:
+    """Append the record of the body ``el``; return its child bodies as (element, parent, childclass)."""
     label = el.get("name") or f"body{len(records) + 1}"
     what = f"<body name={label!r}>"
     childclass = el.get("childclass") or childclass
@@ -200,8 +205,7 @@ def _read_body(el, parent, childclass, records, taken, defaults, compiler, where
     else:
         mass = inertial if inertial is not None else combine([])
     records.append(_Body(name, parent, pos, R, joints, mass, geoms, label))
-    for child in el.findall("body"):
-        _read_body(child, name, childclass, records, taken, defaults, compiler, where, skipped)
+    return [(child, name, childclass) for child in el.findall("body")]
 
 
 def _read_joint(el, body, k, childclass, defaults, compiler, where, skipped) -> _Joint:
@@ -306,8 +310,6 @@ def _add_free(s, rec: _Body, ident, taken):
         s.add_joint(prev, child, J.Prismatic(axis), name=_ident(f"{ident}_{c}", taken), coordinates=[f"q_{ident}_{c}"],
                     speeds=[f"u_{ident}_v{c}"], q0=[float(rec.pos["xyz".index(c)])])
         prev = child
-    from ..spatial import rotation_to_quaternion
-
     s.add_joint(prev, rec.name, J.Spherical(), name=ident,
                 coordinates=[f"q_{ident}_{c}" for c in ("qw", "qx", "qy", "qz")],
                 speeds=[f"u_{ident}_{c}" for c in ("wx", "wy", "wz")],
