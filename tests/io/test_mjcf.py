@@ -120,6 +120,14 @@ CONNECT = """<mujoco model="linkage">
   <actuator><motor joint="a" gear="2"/></actuator>
 </mujoco>"""
 
+# the same pin joined by sites: s2 is where the anchor lies at qpos0, in the rocker's axes, by hand: the coupler's
+# frame is at (0.3, 0, 1) (the crank's q = ref turns nothing), the anchor at (0.9, 0, 1.2), the rocker at (0.8, 0, 1)
+CONNECT_SITES = CONNECT.replace('<joint name="e" axis="1 0 0"/>', '<joint name="e" axis="1 0 0"/><site name="s1" '
+                                'pos="0.6 0 0.2"/>').replace('<joint name="r" type="ball"/>', '<joint name="r" '
+                                'type="ball"/><site name="s2" pos="0.1 0 0.2"/>').replace(
+    'body1="coupler" body2="rocker" anchor="0.6 0 0.2"', 'site1="s1" site2="s2"')
+ROCKER_POINT = np.array([0.1, 0.0, 0.2])
+
 WELD = """<mujoco model="welded">
   <option><flag contact="disable"/></option>
   <worldbody>
@@ -254,7 +262,7 @@ def _connect_and_coupling_rows(m, d):
     rows, bias = [], []
     b1, b2 = (mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, n) for n in ("coupler", "rocker"))
     p1 = d.xpos[b1] + d.xmat[b1].reshape(3, 3) @ np.array([0.6, 0, 0.2])
-    p2 = d.xpos[b2] + d.xmat[b2].reshape(3, 3) @ m.eq_data[0, 3:6]  # body2's point, set by MuJoCo at qpos0
+    p2 = d.xpos[b2] + d.xmat[b2].reshape(3, 3) @ ROCKER_POINT
     jac = []
     for b, p in ((b1, p1), (b2, p2)):
         jp, jdp = np.zeros((3, m.nv)), np.zeros((3, m.nv))
@@ -272,14 +280,19 @@ def _connect_and_coupling_rows(m, d):
     return np.array(rows), np.array(bias)
 
 
-def test_connect_and_joint_equalities_match_the_projection_of_mujocos_dynamics():
+@pytest.mark.parametrize("xml", [CONNECT, CONNECT_SITES], ids=["anchor", "sites"])
+def test_connect_and_joint_equalities_match_the_projection_of_mujocos_dynamics(xml):
     # reference: MuJoCo's mass matrix, bias, spring and motor forces with the equalities off, and the constraint
     # rows from its point Jacobians (mj_jac, mj_jacDot) and the polynomial: the KKT system solved here (MuJoCo's
     # own equality forces are soft, regularized by solimp, so they miss a hard constraint by ~1e-4)
-    mm = _imported(CONNECT)
+    mm = _imported(xml)
     assert mm.constraints == ("connect_pin", "joint_couple")
     dyn = kane.derive(mm.system).compile()
-    m = mujoco.MjModel.from_xml_string(CONNECT)
+    m = mujoco.MjModel.from_xml_string(xml)
+    if xml is CONNECT:  # MuJoCo's own body2 point of the anchor form is the hand value
+        np.testing.assert_allclose(m.eq_data[0, 3:6], ROCKER_POINT, atol=1e-15)
+    else:  # the sites are imported, as the constraint's points: not listed as left out
+        assert not any(line.startswith("<site>") for line in mm.not_imported)
     m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_EQUALITY
     d = mujoco.MjData(m)
     rng = np.random.default_rng(3)

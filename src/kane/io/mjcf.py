@@ -84,6 +84,7 @@ class _Body:
     mass: object
     geoms: list
     what: str
+    sites: dict = field(default_factory=dict)  # site name -> position (3,) in body axes
 
 
 def load_mjcf(source) -> MjcfModel:
@@ -144,7 +145,8 @@ def parse_mjcf(text: str, *, where: str = "MJCF text", base_dir: str | None = No
         for g in rec.geoms:
             _add_visual(s, rec.name, g)
     inputs = add_actuators(root, s, defaults, joint_info, where, skipped)
-    constraints = add_equalities(root, s, defaults, body_info, joint_info, where, skipped)
+    site_info = {site: (r.name, pos) for r in records for site, pos in r.sites.items()}
+    constraints = add_equalities(root, s, defaults, body_info, joint_info, site_info, where, skipped)
     lines = warn_not_imported(skipped, where)
     qn = tuple(n for e in s._joints for n in e.q_names)
     un = tuple(n for e in s._joints for n in e.u_names)
@@ -181,7 +183,7 @@ def _read_body(el, parent, childclass, records, taken, defaults, compiler, where
         skipped.setdefault("mocap bodies (imported as fixed)", []).append(label)
     if float(numbers(el.attrib, "gravcomp", 1, where, what, (0,))[0]) != 0:
         skipped.setdefault("gravity compensation (gravcomp)", []).append(label)
-    joints, geoms, parts, inertial = [], [], [], None
+    joints, geoms, parts, inertial, sites = [], [], [], None, {}
     for k, child in enumerate(el):
         if child.tag in ("joint", "freejoint"):
             joints.append(_read_joint(child, label, len(joints), childclass, defaults, compiler, where, skipped))
@@ -195,6 +197,11 @@ def _read_body(el, parent, childclass, records, taken, defaults, compiler, where
             if g.attrs.get("contype", "1") != "0" or g.attrs.get("conaffinity", "1") != "0":
                 skipped.setdefault("contacts of geoms (kane has no collisions here)", []).append(
                     g.attrs.get("name") or f"{label} geom")
+        elif child.tag == "site":
+            swhat = f"{what} <site name={child.get('name')!r}>"
+            sites[child.get("name") or f"{label} site{k}"] = numbers(defaults.attrs(child, childclass, swhat), "pos",
+                                                                     3, where, swhat, (0, 0, 0))
+            _other(child, what, where, skipped)
         elif child.tag == "inertial":
             inertial = inertial_properties(child.attrib, compiler, where, f"{what} <inertial>")
         elif child.tag != "body":
@@ -204,7 +211,7 @@ def _read_body(el, parent, childclass, records, taken, defaults, compiler, where
         mass = combine(geom_mass_properties(g, where, gwhat) for g, gwhat in parts)
     else:
         mass = inertial if inertial is not None else combine([])
-    records.append(_Body(name, parent, pos, R, joints, mass, geoms, label))
+    records.append(_Body(name, parent, pos, R, joints, mass, geoms, label, sites))
     return [(child, name, childclass) for child in el.findall("body")]
 
 

@@ -67,14 +67,15 @@ def add_actuators(root, s, defaults: Defaults, joint_info: dict, where: str, ski
     return tuple(names)
 
 
-def add_equalities(root, s, defaults: Defaults, body_info: dict, joint_info: dict, where: str,
+def add_equalities(root, s, defaults: Defaults, body_info: dict, joint_info: dict, site_info: dict, where: str,
                    skipped: dict) -> tuple:
     """``<connect body1 body2 anchor>`` as a loop closure (body1's anchor and the body2 point that coincides with
     it in the reference configuration move together), ``<weld body1 body2 anchor relpose>`` as a loop closure of
     frames (body2's anchor and its body1 point move together, the two frames turn together) and ``<joint joint1 joint2 polycoef>`` as the motion
-    constraint u1 = p'(q2 - ref2) u2; the constraint names are returned. ``body_info``: MJCF body name (or
+    constraint u1 = p'(q2 - ref2) u2; a connect or weld by ``site1``/``site2`` joins the two sites (and turns
+    their bodies together for a weld); the constraint names are returned. ``body_info``: MJCF body name (or
     "world") -> (kane body, R_world_body (3, 3), p_world_body (3,) at qpos0); ``joint_info``: joint name ->
-    (kind, kane joint name, ref)."""
+    (kind, kane joint name, ref); ``site_info``: site name -> (kane body, position (3,) in its axes)."""
     names = []
     for block in root.findall("equality"):
         for k, el in enumerate(block):
@@ -85,7 +86,20 @@ def add_equalities(root, s, defaults: Defaults, body_info: dict, joint_info: dic
                 skipped.setdefault("inactive equalities", []).append(label)
                 continue
             cname = f"{el.tag}_{''.join(c if c.isalnum() else '_' for c in label)}"
-            if el.tag == "connect" and "body1" in attrs:
+            if el.tag in ("connect", "weld") and "site1" in attrs:
+                ends = []
+                for key in ("site1", "site2"):
+                    site = attrs.get(key)
+                    if site not in site_info:
+                        raise ModelError(f"{where}: {what} {key}={site!r}: no site of that name")
+                    ends.append(site_info[site])
+                    used = skipped.get("<site> elements", [])
+                    if site in used:
+                        used.remove(site)  # imported: a point of the constraint
+                (b1, p1), (b2, p2) = ends
+                s.add_loop_closure(cname, b1, [float(x) for x in p1], b2, [float(x) for x in p2],
+                                   frames=el.tag == "weld")
+            elif el.tag == "connect" and "body1" in attrs:
                 ends = _ends(attrs, body_info, where, what)
                 anchor = numbers(attrs, "anchor", 3, where, what)
                 if anchor is None:
@@ -122,7 +136,7 @@ def add_equalities(root, s, defaults: Defaults, body_info: dict, joint_info: dic
                     slope = float(c[1]) + 2 * float(c[2]) * d + 3 * float(c[3]) * d ** 2 + 4 * float(c[4]) * d ** 3
                     s.add_motion_constraint(cname, [u1 - slope * s.u(f"u_{joint_info[j2][1]}")])
             else:
-                skipped.setdefault("equalities other than connect, weld (by body) and joint", []).append(label)
+                skipped.setdefault("equalities other than connect, weld and joint", []).append(label)
                 continue
             names.append(cname)
     return tuple(names)
