@@ -432,6 +432,11 @@ def test_cli_derives_an_mjcf_file(tmp_path):
                               r"body of the world body"),
     ('<mujoco><worldbody><body name="b"><joint/><geom size="1"/></body></worldbody><actuator>'
      '<motor joint="nope"/></actuator></mujoco>', r"<motor> #0 joint='nope': no joint of that name"),
+    ('<mujoco><worldbody><body name="b"><joint/><geom type="mesh" mesh="m"/></body></worldbody></mujoco>',
+     r"<body name='b'> <geom> #1 type='mesh': kane computes inertia from sphere, capsule, cylinder, box and "
+     r"ellipsoid geoms only"),
+    ('<mujoco><worldbody><body name="b"><joint/><geom size="1" shellinertia="true"/></body></worldbody></mujoco>',
+     r"<body name='b'> <geom> #1 shellinertia='true': kane computes the inertia of solid geoms only"),
     ('<mujoco><include file="other.xml"/></mujoco>', r"<include file='other.xml'>: MJCF text given as a string"),
 ])
 def test_bad_mjcf_gives_a_clear_error(xml, message):

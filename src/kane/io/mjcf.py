@@ -143,7 +143,9 @@ def parse_mjcf(text: str, *, where: str = "MJCF text", base_dir: str | None = No
         body_info[rec.what] = (rec.name, parent[1] @ rec.R, parent[2] + parent[1] @ rec.pos)
         mj_names[rec.name] = rec.what
         for g in rec.geoms:
-            _add_visual(s, rec.name, g)
+            if not _add_visual(s, rec.name, g):
+                skipped.setdefault("geoms kane does not draw (mesh, plane, hfield, sdf)", []).append(
+                    g.attrs.get("name") or f"{rec.what} {g.kind}")
     inputs = add_actuators(root, s, defaults, joint_info, where, skipped)
     site_info = {site: (r.name, pos) for r in records for site, pos in r.sites.items()}
     constraints = add_equalities(root, s, defaults, body_info, joint_info, site_info, where, skipped)
@@ -328,8 +330,8 @@ def _rot(R):
     return None if np.array_equal(R, np.eye(3)) else _snap_matrix(R)
 
 
-def _add_visual(s, body, g):
-    """The geom drawn on ``body`` (display only); shapes kane does not draw are skipped."""
+def _add_visual(s, body, g) -> bool:
+    """The geom drawn on ``body`` (display only); False for a shape kane does not draw."""
     R = g.R
     rpy = (math.atan2(R[2, 1], R[2, 2]), math.atan2(-R[2, 0], math.hypot(R[0, 0], R[1, 0])),
            math.atan2(R[1, 0], R[0, 0]))
@@ -349,3 +351,6 @@ def _add_visual(s, body, g):
         s.add_visual(body, g.kind, radius=r, length=2 * h, **common)
     elif g.kind in ("box", "ellipsoid") and np.all(g.size > 0):
         s.add_visual(body, "box", size=tuple(2 * float(x) for x in g.size), **common)
+    else:
+        return False
+    return True

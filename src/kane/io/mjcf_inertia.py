@@ -90,6 +90,12 @@ def _volume_and_unit_inertia(kind, size):
 def geom_mass_properties(g: GeomShape, where: str, what: str) -> MassProperties | None:
     """The geom's mass properties, or None for a geom of no mass; a mesh or other shape whose volume kane does not
     compute is refused (its mass would be missing)."""
+    given = numbers(g.attrs, "mass", 1, where, what)
+    if given is not None and given[0] == 0:
+        return None
+    if g.attrs.get("shellinertia", "false") == "true":
+        raise ModelError(f"{where}: {what} shellinertia='true': kane computes the inertia of solid geoms only; give "
+                         "the body an <inertial>")
     if g.kind not in SOLID_TYPES:
         raise ModelError(f"{where}: {what} type={g.kind!r}: kane computes inertia from sphere, capsule, cylinder, "
                          "box and ellipsoid geoms only; give the body an <inertial> (and <compiler "
@@ -98,9 +104,8 @@ def geom_mass_properties(g: GeomShape, where: str, what: str) -> MassProperties 
     if not np.all(g.size[:needed] > 0):
         raise ModelError(f"{where}: {what} size={g.attrs.get('size')!r}: a {g.kind} needs {needed} positive sizes")
     vol, unit = _volume_and_unit_inertia(g.kind, g.size)
-    m = numbers(g.attrs, "mass", 1, where, what)
-    if m is not None:
-        mass = float(m[0])
+    if given is not None:
+        mass = float(given[0])
     else:
         mass = float(numbers(g.attrs, "density", 1, where, what, (1000.0,))[0]) * vol
     if mass < 0:
