@@ -437,6 +437,10 @@ def test_cli_derives_an_mjcf_file(tmp_path):
      r"ellipsoid geoms only"),
     ('<mujoco><worldbody><body name="b"><joint/><geom size="1" shellinertia="true"/></body></worldbody></mujoco>',
      r"<body name='b'> <geom> #1 shellinertia='true': kane computes the inertia of solid geoms only"),
+    ('<mujoco><worldbody><body name="b"><joint name="j"/><geom size="1"/></body><body name="c"><joint name="j"/>'
+     '<geom size="1"/></body></worldbody></mujoco>', r"joint 'j' \(body 'c'\) is defined twice"),
+    ('<mujoco><worldbody><body name="b"><geom size="1"/></body><body name="b"><geom size="1"/></body></worldbody>'
+     "</mujoco>", r"<body name='b'> is defined twice"),
     ('<mujoco><include file="other.xml"/></mujoco>', r"<include file='other.xml'>: MJCF text given as a string"),
 ])
 def test_bad_mjcf_gives_a_clear_error(xml, message):

@@ -139,6 +139,8 @@ def parse_mjcf(text: str, *, where: str = "MJCF text", base_dir: str | None = No
         m = rec.mass
         s.add_body(rec.name, mass=m.mass, com=tuple(_snap(m.com)), inertia=_snap_matrix(m.inertia))
         _add_chain(s, rec, taken, joint_info, joint_kinds, where, skipped)
+        if rec.what in body_info:
+            raise ModelError(f"{where}: <body name={rec.what!r}> is defined twice; expected unique body names")
         parent = body_info[mj_names.get(rec.parent, "world")] if rec.parent != GROUND else body_info["world"]
         body_info[rec.what] = (rec.name, parent[1] @ rec.R, parent[2] + parent[1] @ rec.pos)
         mj_names[rec.name] = rec.what
@@ -280,6 +282,9 @@ def _add_chain(s, rec: _Body, taken, joint_info, joint_kinds, where, skipped):
         child = rec.name if k == len(rec.joints) - 1 else _ident(f"{rec.name}__{ident}", taken)
         if child != rec.name:
             s.add_body(child, mass=0)
+        if jt.name in joint_info:
+            raise ModelError(f"{where}: joint {jt.name!r} (body {rec.what!r}) is defined twice; expected unique joint "
+                             "names")
         joint_kinds[jt.name] = jt.kind
         joint_info[jt.name] = (jt.kind, ident, jt.ref)
         if jt.kind == "free":
