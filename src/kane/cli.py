@@ -71,18 +71,12 @@ def _errors(fn):
 def load_model_or_script(path) -> LoadedModel:
     """A :class:`LoadedModel` from a ``.toml`` model file, an MJCF ``.xml`` or a ``.urdf`` file, or from a ``.py``
     script (run with runpy: the user's own code) defining ``system`` or ``build()``."""
-    from .io.model_file import LoadedModel, SimulationSettings, load_model
+    from .io.model_file import MODEL_DATA_SUFFIXES, LoadedModel, SimulationSettings, load_model_data
     from .model.system import System
 
     p = Path(path)
-    if p.suffix.lower() == ".toml":
-        return load_model(p)
-    if p.suffix.lower() in (".xml", ".urdf"):
-        from .io.mjcf import load_mjcf
-        from .io.urdf import load_urdf
-
-        imported = load_mjcf(p) if p.suffix.lower() == ".xml" else load_urdf(p)
-        return LoadedModel.from_system(imported.system, p, None)
+    if p.suffix.lower() in MODEL_DATA_SUFFIXES:
+        return load_model_data(p)
     if p.suffix.lower() != ".py":
         raise ModelError(f"{p}: expected a .toml model file, an MJCF .xml, a .urdf or a .py script defining a "
                          "kane.System")

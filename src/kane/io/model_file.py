@@ -34,7 +34,7 @@ from .model_context import Ctx, Loader, ModelFileError, SimulationSettings, type
 from .model_tables import (EXTENSION_TABLES, TOP_TABLES, add_bodies, add_constraint, add_joints, add_load, model_defaults,
                            simulation_settings)
 
-__all__ = ["ModelFileError", "SimulationSettings", "LoadedModel", "check_dependent", "load_model", "parse_model"]
+__all__ = ["ModelFileError", "SimulationSettings", "LoadedModel", "check_dependent", "load_model", "load_model_data", "parse_model", "MODEL_DATA_SUFFIXES"]
 
 
 @dataclass(frozen=True)
@@ -145,6 +145,26 @@ def load_model(path) -> LoadedModel:
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelFileError(p, None, None, None, f"cannot read the file ({exc})") from None
     return parse_model(text, p)
+
+
+MODEL_DATA_SUFFIXES = (".toml", ".xml", ".urdf")  # model files that are data (read, never run)
+
+
+def load_model_data(path) -> LoadedModel:
+    """A :class:`LoadedModel` from a model file that is data: kane's TOML (:func:`load_model`), an MJCF ``.xml``
+    (:func:`kane.io.load_mjcf`) or a ``.urdf`` (:func:`kane.io.load_urdf`), chosen by the suffix; a
+    :class:`~kane.errors.ModelError` names the file otherwise."""
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix == ".toml":
+        return load_model(p)
+    if suffix == ".xml":
+        from .mjcf import load_mjcf
+        return LoadedModel.from_system(load_mjcf(p).system, p, None)
+    if suffix == ".urdf":
+        from .urdf import load_urdf
+        return LoadedModel.from_system(load_urdf(p).system, p, None)
+    raise ModelError(f"{p}: expected a model file ({', '.join(MODEL_DATA_SUFFIXES)})")
 
 
 def parse_model(text: str, path="<string>") -> LoadedModel:

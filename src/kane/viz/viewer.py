@@ -52,7 +52,7 @@ class ViewOptions:
 def model_path_of_run(run_path, description: str) -> Path:
     """The model file named in a run's ``description`` ("NAME (PATH)", as ``kane simulate`` writes it), found
     relative to the working directory or to the run file's directory; an :class:`ArgumentError` when none is."""
-    match = re.search(r"\(([^()]+\.(?:toml|py))\)\s*$", description or "")
+    match = re.search(r"\(([^()]+\.(?:toml|xml|urdf|py))\)\s*$", description or "", re.IGNORECASE)
     if match:
         for candidate in (Path(match.group(1)), Path(run_path).parent / match.group(1)):
             if candidate.is_file():
@@ -87,13 +87,13 @@ class OpenedRun(NamedTuple):
 
 
 def _named_model(run_path, description: str, load_model, script_consent):
-    """The model the run names (:func:`model_path_of_run`): a model file read by the TOML reader alone; a script
+    """The model the run names (:func:`model_path_of_run`): a model file (TOML, MJCF, URDF) read as data; a script
     run by ``load_model`` only when ``script_consent(path)`` says yes, else an :class:`ArgumentError`."""
-    from ..io.model_file import load_model as read_model_file
+    from ..io.model_file import MODEL_DATA_SUFFIXES, load_model_data
 
     path = model_path_of_run(run_path, description)
-    if path.suffix == ".toml":
-        return read_model_file(path)
+    if path.suffix.lower() in MODEL_DATA_SUFFIXES:
+        return load_model_data(path)
     if script_consent is not None and script_consent(path.resolve()):
         return load_model(path)
     raise ArgumentError(f"run {run_path}: it was made from the Python script {str(path.resolve())!r}, and kane "
