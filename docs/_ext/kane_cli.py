@@ -67,12 +67,11 @@ def command_markdown(path: list[str]) -> str:
         lines += ["| Argument | Type |", "|---|---|"]
         lines += [f"| `{a.human_readable_name}` | {_type_text(a)} |" for a in args]
         lines.append("")
-    if opts:
-        lines += ["| Option | Value | Default | Meaning |", "|---|---|---|---|"]
-        for o in opts:
-            names = ", ".join(f"`{n}`" for n in [*o.opts, *o.secondary_opts])
-            lines.append(f"| {names} | {_type_text(o)} | {_default_text(o, ctx)} | {_cell(o.help or '')} |")
-        lines += ["| `-h`, `--help` | flag |  | Show the help and exit. |", ""]
+    lines += ["| Option | Value | Default | Meaning |", "|---|---|---|---|"]
+    for o in opts:
+        names = ", ".join(f"`{n}`" for n in [*o.opts, *o.secondary_opts])
+        lines.append(f"| {names} | {_type_text(o)} | {_default_text(o, ctx)} | {_cell(o.help or '')} |")
+    lines += ["| `-h`, `--help` | flag |  | Show the help and exit. |", ""]
     return "\n".join(lines)
 
 
