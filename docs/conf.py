@@ -26,6 +26,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "kane_cli",
     "kane_docstrings",
+    "kane_figures",
 ]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store"]
