@@ -32,6 +32,7 @@ source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store"]
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
+smartquotes_action = "qe"  # quotes and ellipses only: option names such as --live keep their two hyphens
 
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False}
 autodoc_member_order = "bysource"
