@@ -69,3 +69,34 @@ def test_magnitude_bars_are_escaped_outside_literals_and_doctests():
              "after |u|"]
     assert escape_bars(lines) == ["The largest \\|C(q)\\| and ``|x|``:", "", "    >>> abs(-1) | 2", "",
                                   "Example::", "", "    a | b", "", "after \\|u\\|"]
+
+
+def _sh_lines(page: Path):
+    for block in re.findall(r"^```sh\n(.*?)^```", page.read_text(), re.S | re.M):
+        for line in block.splitlines():
+            for command in line.split("#")[0].split("&&"):
+                if command.strip().startswith("kane "):
+                    yield command.strip()
+
+
+def test_the_invocations_on_the_pages_use_options_the_commands_have_and_examples_that_exist():
+    import shlex
+
+    ctx = click.Context(main, info_name="kane")
+    pages = [*sorted((DOCS / "howto").glob("*.md")), DOCS / "getting-started.md"]
+    seen = 0
+    for page in pages:
+        for line in _sh_lines(page):
+            words = shlex.split(line)[1:]
+            command, path = main.get_command(ctx, words[0]), [words[0]]
+            if isinstance(command, click.Group) and not words[1].startswith("-"):
+                command, path = command.get_command(ctx, words[1]), [*path, words[1]]
+            assert command is not None, f"{page.name}: {line}: no such command"
+            names = {n for p in command.params for n in (*p.opts, *p.secondary_opts)} | {"-h", "--help"}
+            for word in words[len(path):]:
+                if word.startswith("-") and not re.fullmatch(r"-?[\d.e-]+", word):
+                    assert word.split("=")[0] in names, f"{page.name}: {line}: kane {' '.join(path)} has no {word}"
+                if word.startswith("examples/"):
+                    assert (DOCS.parent / word).is_file(), f"{page.name}: {line}: no file {word}"
+            seen += 1
+    assert seen >= 25
