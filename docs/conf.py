@@ -36,6 +36,7 @@ smartquotes_action = "qe"  # quotes and ellipses only: option names such as --li
 
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False}
 autodoc_member_order = "bysource"
+toc_object_entries = False  # API objects stay out of the navigation, which is copied into every page
 autodoc_typehints = "description"
 autodoc_typehints_format = "short"
 napoleon_google_docstring = True
