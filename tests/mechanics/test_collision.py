@@ -9,7 +9,7 @@ from scipy.spatial.transform import Rotation
 
 from kane import System
 from kane import joints as J
-from kane.mechanics.collision import (BroadPhase, CollisionData, CollisionOptions, candidate_pairs,
+from kane.mechanics.collision import (BroadPhase, CollisionData, CollisionOptions, body_poses, candidate_pairs,
                                       collision_model, contacts, pair_distance)
 from kane.model.collision import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, HalfSpace, Sphere
 from kane.model.contact import ContactMaterial
@@ -180,3 +180,93 @@ def test_threads_share_model_and_data():
         th.join()
     assert not errors
     assert len(results) == 20 and all(res == reference for res in results)
+
+
+def aabb_overlaps_brute(cm, R_s, r_s, margin):
+    """Every allowed pair whose world AABBs overlap, by testing all n^2 pairs (the independent reference)."""
+    lo, hi = [], []
+    for k, g in enumerate(cm.geometries):
+        if cm.unbounded[k]:
+            lo.append(np.full(3, -np.inf))
+            hi.append(np.full(3, np.inf))
+            continue
+        corners = np.array([[x, y, z] for x in (g.aabb_local.min_[0], g.aabb_local.max_[0])
+                            for y in (g.aabb_local.min_[1], g.aabb_local.max_[1])
+                            for z in (g.aabb_local.min_[2], g.aabb_local.max_[2])]) @ R_s[k].T + r_s[k]
+        lo.append(corners.min(axis=0) - margin)
+        hi.append(corners.max(axis=0) + margin)
+    n = len(lo)
+    return [(i, j) for i in range(n) for j in range(i + 1, n)
+            if cm.allowed[i, j] and np.all(lo[i] <= hi[j]) and np.all(lo[j] <= hi[i])]
+
+
+def test_broad_phase_equals_brute_force_for_50_random_bodies():
+    rng = np.random.default_rng(50)
+    kinds = [lambda: Sphere(rng.uniform(0.05, 0.2)), lambda: Box(rng.uniform(0.03, 0.15, 3)),
+             lambda: Capsule(rng.uniform(0.03, 0.1), rng.uniform(0.05, 0.3)),
+             lambda: Cylinder(rng.uniform(0.03, 0.1), rng.uniform(0.05, 0.3)),
+             lambda: Ellipsoid(rng.uniform(0.05, 0.15, 3))]
+    shapes = [kinds[k % 5]() for k in range(50)]
+    m = free_bodies(shapes)
+    R = Rotation.random(50, random_state=51).as_matrix()
+    r = rng.uniform([-1, -1, -0.1], [1, 1, 1], (50, 3))
+    cm = collision_model(m)
+    R_s, r_s = cm.shape_poses(body_poses(m, (R, r)))
+    sweep = candidate_pairs(cm, R_s, r_s, 0.01, BroadPhase.SWEEP)
+    assert sweep == aabb_overlaps_brute(cm, R_s, r_s, 0.01)
+    assert 60 < len(sweep) < 1275 // 2  # the floor's 50 pairs plus some body pairs; far fewer than all 1275
+    every = contacts(m, CollisionData(m, CollisionOptions(margin=0.01, broad_phase=BroadPhase.ALL)), (R, r))
+    swept = contacts(m, CollisionData(m, CollisionOptions(margin=0.01)), (R, r))
+    key = [(c.name, round(c.distance, 12)) for c in every]
+    assert key == [(c.name, round(c.distance, 12)) for c in swept] and len({c.name for c in every}) > 5
+
+
+def test_pair_filter_parent_child_excludes_and_groups():
+    s = System("chain")
+    s.add_body("a", 1.0, inertia=(0.1, 0.1, 0.1))
+    s.add_body("b", 1.0, inertia=(0.1, 0.1, 0.1))
+    s.add_body("c", 1.0, inertia=(0.1, 0.1, 0.1))
+    s.add_body("d", 1.0, inertia=(0.1, 0.1, 0.1))
+    s.add_joint("ground", "a", J.Free(), name="ja")
+    s.add_joint("a", "b", J.Revolute("z"), name="jb")
+    s.add_joint("ground", "c", J.Free(), name="jc")
+    s.add_joint("ground", "d", J.Free(), name="jd")
+    for body in "abcd":
+        s.add_collision(body, Sphere(0.5), name=f"s{body}", group=2 if body == "d" else 1,
+                        mask=1 if body == "d" else ~0)
+    s.add_collision("ground", HalfSpace(), name="floor")
+    s.exclude_collision("a", "c")
+    m = s.compile()
+    R, r = np.repeat(np.eye(3)[None], 4, axis=0), np.zeros((4, 3))  # every sphere at the origin, on the floor
+    names = {c.name for c in contacts(m, None, (R, r))}
+    # a-b: parent and child; a-c: excluded by name; d (group 2, mask 1) meets a, b, c (group 1, mask ~0): 1 & 1 and
+    # 2 & ~0 are non-zero; the floor is the parent of a, c, d, but the ground is never excluded as a parent
+    assert names == {"sa|sd", "sb|sc", "sb|sd", "sc|sd", "sa|floor", "sb|floor", "sc|floor", "sd|floor"}
+    s2 = System("groups")
+    for k, (g, mk) in enumerate([(1, 1), (2, 2), (4, ~0)]):
+        s2.add_body(f"b{k}", 1.0, inertia=(0.1, 0.1, 0.1))
+        s2.add_joint("ground", f"b{k}", J.Free(), name=f"j{k}")
+        s2.add_collision(f"b{k}", Sphere(0.5), name=f"g{k}", group=g, mask=mk)
+    m2 = s2.compile()
+    names = {c.name for c in contacts(m2, None, (np.repeat(np.eye(3)[None], 3, axis=0), np.zeros((3, 3))))}
+    # g0-g1: 1 & 2 = 0 -> no; g0-g2: 1 & ~0 and 4 & 1 = 0 -> no; g1-g2: 2 & ~0 and 4 & 2 = 0 -> no
+    assert names == set()
+
+
+def test_poses_from_kane_kinematics():
+    import kane
+    from kane.analysis.kinematic_outputs import kinematic_outputs
+    from kane.viz.scene import poses_at
+
+    s = System("drop")
+    s.add_body("box", 1.0, inertia=(0.1, 0.1, 0.1))
+    s.add_joint("ground", "box", J.Free(), name="free")
+    s.add_collision("box", Box((0.2, 0.1, 0.05)), (np.eye(3), np.array([0.0, 0.0, -0.01])), name="shell")
+    s.add_collision("ground", HalfSpace(), name="floor")
+    eqs = kane.derive(s.compile())
+    e = Rotation.from_euler("z", 0.5).as_quat(scalar_first=True)
+    q = np.concatenate([[0.3, 0.4, 0.059], e])
+    pos, wxyz = poses_at(kinematic_outputs(eqs), 0.0, q, np.zeros(6))
+    cs = contacts(eqs.model, None, (pos, wxyz))
+    assert len(cs) == 4 and all(c.distance == pytest.approx(-0.001, abs=1e-9) for c in cs)
+    np.testing.assert_allclose(np.mean([c.point_a_world for c in cs], axis=0), [0.3, 0.4, -0.001], atol=1e-9)
