@@ -182,7 +182,24 @@ def test_urdf_collision_geometry(tmp_path):
     m = s.compile()
     R = np.repeat(np.eye(3)[None], 2, axis=0)
     cs = contacts(m, None, (R, np.array([[0, 0, -0.01], [0, 0, 0.19]])))
-    assert {c.name for c in cs} == {"base_collision0|floor", "arm_collision1|floor", "arm_collision2|floor"}
+    assert {c.name for c in cs} == {"base_collision0|floor", "arm_collision1|floor"}  # box, cylinder (z 0.19-0.3)
     assert len([c for c in cs if c.shape_a == "base_collision0"]) == 4
     d = pair_distance(m, None, (R, np.array([[0, 0, -0.01], [0, 0, 0.19]])), "arm_collision0", "floor")
     assert d.distance == pytest.approx(0.09, abs=1e-9)
+    d = pair_distance(m, None, (R, np.array([[0, 0, -0.01], [0, 0, 0.19]])), "arm_collision2", "floor")
+    assert d.distance == pytest.approx(0.19, abs=1e-9)  # the mesh's lowest vertex is the arm's origin
+
+
+def test_urdf_bad_collision_geometry_names_link_and_key():
+    from kane.errors import ModelError
+    from kane.io.urdf import UrdfWarning, parse_urdf
+
+    bad = URDF.replace('<box size="0.4 0.2 0.1"/>', '<box size="0.4 -0.2 0.1"/>')
+    with pytest.raises(ModelError, match=r"link 'base' <collision> #1 \(body 'base'\): <box>: key 'half_extents': "
+                                         r"expected a finite length > 0"):
+        parse_urdf(bad)
+    odd = URDF.replace('<sphere radius="0.1"/>', '<capsule radius="0.1" length="0.2"/>')
+    with pytest.warns(UrdfWarning, match=r"link 'arm' <collision> #1 <capsule>: not a URDF collision geometry.*"
+                                         r"mesh 'hull.obj': the URDF was not read from a file"):
+        robot = parse_urdf(odd)
+    assert [c.name for c in robot.system.compile().collisions] == ["base_collision0", "arm_collision0"]

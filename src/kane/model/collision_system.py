@@ -11,8 +11,18 @@ __all__ = ["add_collision", "exclude_collision"]
 GROUND = "ground"
 
 
-def _collision_names(system) -> set:
-    return {c.name for c in system._collisions}
+def _collision_names(system) -> tuple[set, dict]:
+    """(names of the collisions, body -> number of its collisions), brought up to date with the collisions added
+    since the last call (constant time per new collision: a URDF with thousands of links stays linear)."""
+    seen, names, per_body = system.__dict__.get("_collisions_seen", (0, set(), {}))
+    n = len(system._collisions)
+    if seen > n:
+        seen, names, per_body = 0, set(), {}
+    for c in system._collisions[seen:n]:
+        names.add(c.name)
+        per_body[c.body] = per_body.get(c.body, 0) + 1
+    system.__dict__["_collisions_seen"] = (n, names, per_body)
+    return names, per_body
 
 
 def add_collision(system, body, shape, placement=None, *, name=None, material=None, group=1, mask=~0) -> str:
@@ -20,9 +30,9 @@ def add_collision(system, body, shape, placement=None, *, name=None, material=No
     if body != GROUND and body not in system._bodies:
         raise ModelError(f"collision on body {body!r}: no such body; bodies: ground, "
                          f"{', '.join(system._bodies) or 'none'}")
-    names = _collision_names(system)
+    names, per_body = _collision_names(system)
     if name is None:
-        k = sum(1 for c in system._collisions if c.body == body)
+        k = per_body.get(body, 0)
         while f"{body}_collision{k}" in names:
             k += 1
         name = f"{body}_collision{k}"
@@ -47,9 +57,9 @@ def add_collision(system, body, shape, placement=None, *, name=None, material=No
 
 def exclude_collision(system, a: str, b: str) -> None:
     """Record that the pair (``a``, ``b``) of body or collision names is never tested."""
-    known = {GROUND, *system._bodies, *_collision_names(system)}
+    names = _collision_names(system)[0]
     for x in (a, b):
-        if x not in known:
+        if x != GROUND and x not in system._bodies and x not in names:
             raise ModelError(f"collision exclusion ({a!r}, {b!r}): {x!r} is neither a body nor a collision name")
     if a == b:
         raise ModelError(f"collision exclusion ({a!r}, {b!r}): expected two different names")
