@@ -37,3 +37,40 @@ def test_collision_shapes_sizes_placements_and_toggle():
     plain = body_shapes(m)
     assert not any(x.color == COLLISION_COLOR for x in plain)
     assert body_shapes(m, collisions=True) == plain + (box, ball, cap, cyl, ell, tet)
+
+
+def test_open_run_draws_collision_shapes_on_request(tmp_path):
+    import kane
+    from kane.io.model_file import load_model
+    from kane.viz.viewer import open_run
+
+    path = tmp_path / "drop.toml"
+    path.write_text("""
+[model]
+name = "drop"
+gravity = [0, 0, -9.81]
+[[bodies]]
+name = "box"
+mass = 1.0
+inertia = [0.1, 0.1, 0.1]
+[[joints]]
+name = "free"
+type = "free"
+parent = "ground"
+child = "box"
+q0 = [0, 0, 1, 1, 0, 0, 0]
+[[collision]]
+body = "box"
+shape = "box"
+half_extents = [0.1, 0.2, 0.3]
+xyz = [0, 0, 0.05]
+""")
+    lm = load_model(path)
+    dyn = lm.derive().compile()
+    q0, u0 = lm.initial_state(dyn)
+    run = tmp_path / "drop.h5"
+    kane.simulate.simulate(dyn, (0.0, 0.02), q0, u0, output_dt=0.01, path=run, description=f"drop ({path})")
+    drawn = open_run(run, path, collisions=True).shapes
+    (box,) = [x for x in drawn if x.color == COLLISION_COLOR]
+    assert box.kind is ShapeKind.BOX and box.size == (0.2, 0.4, 0.6) and box.position == (0.0, 0.0, 0.05)
+    assert not any(x.color == COLLISION_COLOR for x in open_run(run, path).shapes)
