@@ -133,6 +133,9 @@ def test_ellipsoid_plane_against_scipy_minimum():
                 for x0 in ([0.5, 0.5], [2.5, 1.0], [2.0, -2.0], [1.0, 3.0])), key=lambda r: r.fun)
     assert d.distance == pytest.approx(best.fun, abs=1e-8)
     assert d.distance == pytest.approx(centre[2] - np.linalg.norm(radii * R[2]), abs=1e-9)  # support function
+    local = R.T @ (d.point_a_world - centre)  # the witness point lies on the ellipsoid's surface
+    assert np.sum((local / radii) ** 2) == pytest.approx(1.0, abs=1e-8)
+    assert d.point_b_world[2] == pytest.approx(0.0, abs=1e-12)
 
 
 def test_convex_mesh_of_a_box_matches_box():
@@ -157,7 +160,9 @@ def test_materials_combine_by_maximum():
 
 def test_threads_share_model_and_data():
     rng = np.random.default_rng(3)
-    shapes = [Box((0.1, 0.2, 0.15)), Sphere(0.2), Capsule(0.1, 0.3), Cylinder(0.15, 0.2)] * 3
+    tet = ConvexMesh([[0, 0, 0], [0.3, 0, 0], [0, 0.3, 0], [0, 0, 0.3]])
+    shapes = [Box((0.1, 0.2, 0.15)), Sphere(0.2), Capsule(0.1, 0.3), Cylinder(0.15, 0.2), Ellipsoid((0.1, 0.2, 0.1)),
+              tet] * 2
     m = free_bodies(shapes)
     R = Rotation.random(len(shapes), random_state=4).as_matrix()
     r = rng.uniform([-0.4, -0.4, 0.0], [0.4, 0.4, 0.4], (len(shapes), 3))
@@ -270,3 +275,15 @@ def test_poses_from_kane_kinematics():
     cs = contacts(eqs.model, None, (pos, wxyz))
     assert len(cs) == 4 and all(c.distance == pytest.approx(-0.001, abs=1e-9) for c in cs)
     np.testing.assert_allclose(np.mean([c.point_a_world for c in cs], axis=0), [0.3, 0.4, -0.001], atol=1e-9)
+
+
+def test_bad_options_and_poses():
+    from kane.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match=r"key 'margin': expected a finite distance >= 0"):
+        CollisionOptions(margin=-0.1)
+    m = free_bodies([Sphere(0.1), Sphere(0.1)])
+    with pytest.raises(ArgumentError, match=r"body poses of model 'scene' \(2 bodies\): expected"):
+        contacts(m, None, (np.zeros((3, 3, 3)), np.zeros((3, 3))))
+    with pytest.raises(ArgumentError, match=r"no collision named 'nope'; collisions: s0, s1, floor"):
+        pair_distance(m, None, (np.repeat(np.eye(3)[None], 2, axis=0), np.zeros((2, 3))), "s0", "nope")

@@ -16,6 +16,9 @@ objects from them and finds the contact points. Sizes follow coal's and MuJoCo's
 - :class:`HalfSpace` ``normal`` (3,), ``offset`` [m]: the solid ``{x : normal . x <= offset}`` (coal's
   ``Halfspace``), on the ground only.
 
+Sizes are plain numbers (a model file's expressions are evaluated at the parameters' default values): collision
+geometry does not follow a parameter changed at run time.
+
 A :class:`Collision` places a shape on a body (``R_body_shape`` (3, 3), ``r_body_shape`` (3,) in body axes), with an
 optional :class:`ContactMaterial` and group/mask bits. Two collisions are tested for contact when
 :func:`pair_allowed` says so: different bodies, not both on the ground, not a parent and its child (unless the
@@ -33,8 +36,8 @@ import numpy as np
 from ..errors import ModelError
 from .contact import ContactMaterial
 
-__all__ = ["Sphere", "Box", "Capsule", "Cylinder", "Ellipsoid", "ConvexMesh", "HalfSpace", "Shape", "Collision",
-           "pair_allowed", "combine_materials"]
+__all__ = ["Sphere", "Box", "Capsule", "Cylinder", "Ellipsoid", "ConvexMesh", "HalfSpace", "Shape", "SHAPES",
+           "Collision", "ALL_GROUPS", "check_bits", "placement_arrays", "pair_allowed", "combine_materials"]
 
 _MASK_BITS = 32
 ALL_GROUPS = (1 << _MASK_BITS) - 1
