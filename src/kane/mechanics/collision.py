@@ -36,10 +36,11 @@ from ..model.collision import (Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Ha
 from ..model.contact import ContactPoint
 from ..spatial import quaternion_to_rotation
 
-__all__ = ["BroadPhase", "CollisionOptions", "CollisionModel", "CollisionData", "BodyPoses", "PairDistance",
+__all__ = ["BroadPhase", "CollisionOptions", "CollisionModel", "collision_model", "CollisionData", "BodyPoses", "PairDistance",
            "body_poses", "contacts", "pair_distance", "candidate_pairs"]
 
 GROUND = "ground"
+_EYE = np.eye(3)[None]
 
 
 class BroadPhase(Enum):
@@ -155,6 +156,8 @@ class CollisionModel:
                                                              excludes)
         self.allowed = allowed
         self.allowed.setflags(write=False)
+        self._R_body_shape = np.array([c.R_body_shape for c in self.collisions], dtype=float).reshape(n, 3, 3)
+        self._r_body_shape = np.array([c.r_body_shape for c in self.collisions], dtype=float).reshape(n, 3)
         self.material = lru_cache(maxsize=4096)(self._material)
 
     def _material(self, i: int, j: int):
@@ -162,15 +165,10 @@ class CollisionModel:
 
     def shape_poses(self, poses: BodyPoses) -> tuple[np.ndarray, np.ndarray]:
         """(R_world (n_c, 3, 3), r_world (n_c, 3)) of every collision shape at the body ``poses``."""
-        n = len(self.collisions)
-        R, r = np.zeros((n, 3, 3)), np.zeros((n, 3))
-        for k, (c, b) in enumerate(zip(self.collisions, self.body_index)):
-            if b < 0:
-                R[k], r[k] = c.R_body_shape, c.r_body_shape
-            else:
-                Rb = poses.R_world[b]
-                R[k], r[k] = Rb @ c.R_body_shape, Rb @ c.r_body_shape + poses.r_world[b]
-        return R, r
+        R_b = np.concatenate([poses.R_world, _EYE])[self.body_index]  # index -1: the ground's identity
+        r_b = np.concatenate([poses.r_world, np.zeros((1, 3))])[self.body_index]
+        return (np.einsum("kij,kjl->kil", R_b, self._R_body_shape),
+                np.einsum("kij,kj->ki", R_b, self._r_body_shape) + r_b)
 
 
 _MODELS: dict = {}
@@ -191,34 +189,48 @@ def collision_model(model) -> CollisionModel:
         return entry[1]
 
 
+class _Work(NamedTuple):
+    """One thread's coal objects: requests, reusable results and one transform per collision shape."""
+
+    collision_request: object
+    distance_request: object
+    patch_request: object
+    collision_result: object
+    patch_result: object
+    transforms: tuple
+
+
 class CollisionData:
     """Working memory of the collision queries of one :class:`CollisionModel`: the options and coal's
-    request/result objects, one set per calling thread (so one ``CollisionData`` may be shared by threads)."""
+    request/result/transform objects, one set per calling thread (so one ``CollisionData`` may be shared by
+    threads; nothing of coal's is mutated by two threads)."""
 
     def __init__(self, model, options: CollisionOptions = CollisionOptions()):
         self.model = collision_model(model)
         self.options = options
         self._local = threading.local()
 
-    def coal_objects(self):
-        """This thread's (CollisionRequest, DistanceRequest, ContactPatchRequest) for the options."""
-        objs = getattr(self._local, "objs", None)
-        if objs is None:
+    def work(self) -> _Work:
+        """This thread's :class:`_Work` (made on its first call)."""
+        work = getattr(self._local, "work", None)
+        if work is None:
             import coal
 
             creq = coal.CollisionRequest()
             creq.security_margin = self.options.margin
             creq.num_max_contacts = 1
-            dreq = coal.DistanceRequest()
             preq = coal.ContactPatchRequest()
-            objs = self._local.objs = (creq, dreq, preq)
-        return objs
+            work = self._local.work = _Work(creq, coal.DistanceRequest(), preq, coal.CollisionResult(),
+                                            coal.ContactPatchResult(preq),
+                                            tuple(coal.Transform3s() for _ in self.model.collisions))
+        return work
 
 
-def _transform(R, r):
-    import coal
-
-    return coal.Transform3s(np.ascontiguousarray(R), np.ascontiguousarray(r))
+def _placed(work: _Work, k: int, R_s, r_s):
+    """Shape k's coal transform in ``work``, set to (R_s[k], r_s[k])."""
+    T = work.transforms[k]
+    T.setTransform(R_s[k], r_s[k])
+    return T
 
 
 def candidate_pairs(cm: CollisionModel, R_shapes: np.ndarray, r_shapes: np.ndarray, margin: float,
@@ -231,22 +243,20 @@ def candidate_pairs(cm: CollisionModel, R_shapes: np.ndarray, r_shapes: np.ndarr
     half = np.einsum("kij,kj->ki", np.abs(R_shapes), cm.aabb_half) + margin
     lo, hi = centre - half, centre + half
     bounded = np.flatnonzero(~cm.unbounded)
-    pairs = set()
     order = bounded[np.argsort(lo[bounded, 0], kind="stable")]
-    lo_x = lo[order, 0]
-    for k, i in enumerate(order):
-        end = int(np.searchsorted(lo_x, hi[i, 0], side="right"))
-        js = order[k + 1:end]
-        if js.size:
-            ok = np.all((lo[js, 1:] <= hi[i, 1:]) & (lo[i, 1:] <= hi[js, 1:]), axis=1)
-            for j in js[ok]:
-                if cm.allowed[i, j]:
-                    pairs.add((min(i, j), max(i, j)))
-    for u in np.flatnonzero(cm.unbounded):
-        for j in range(n):
-            if cm.allowed[u, j]:
-                pairs.add((min(u, j), max(u, j)))
-    return sorted(pairs)
+    # sweep along x: shape order[k] overlaps in x every later shape whose lower x bound is <= its upper one
+    ends = np.searchsorted(lo[order, 0], hi[order, 0], side="right")
+    counts = np.maximum(ends - np.arange(1, len(order) + 1), 0)
+    first = np.repeat(np.arange(len(order)), counts)
+    second = first + 1 + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    a, b = order[first], order[second]
+    keep = np.all((lo[b, 1:] <= hi[a, 1:]) & (lo[a, 1:] <= hi[b, 1:]), axis=1) & cm.allowed[a, b]
+    a, b = a[keep], b[keep]
+    u, j = np.nonzero(cm.allowed[cm.unbounded])  # a half-space meets every shape it is allowed to
+    u = np.flatnonzero(cm.unbounded)[u]
+    i_all, j_all = np.concatenate([a, u]), np.concatenate([b, j])
+    code = np.unique(np.minimum(i_all, j_all) * n + np.maximum(i_all, j_all))  # sorted, each pair once
+    return list(zip((code // n).tolist(), (code % n).tolist()))
 
 
 def contacts(model, data: CollisionData | None, poses) -> list[ContactPoint]:
@@ -260,30 +270,40 @@ def contacts(model, data: CollisionData | None, poses) -> list[ContactPoint]:
         raise ArgumentError(f"collision data was made for model {data.model.model.name!r}, not {cm.model.name!r}")
     poses = body_poses(cm.model, poses)
     R_s, r_s = cm.shape_poses(poses)
-    creq, _, preq = data.coal_objects()
+    work = data.work()
+    creq, preq, res, pres = work.collision_request, work.patch_request, work.collision_result, work.patch_result
+    pairs = candidate_pairs(cm, R_s, r_s, data.options.margin, data.options.broad_phase)
+    for k in sorted({k for pair in pairs for k in pair}):
+        _placed(work, k, R_s, r_s)
     out = []
-    for i, j in candidate_pairs(cm, R_s, r_s, data.options.margin, data.options.broad_phase):
-        Ti, Tj = _transform(R_s[i], r_s[i]), _transform(R_s[j], r_s[j])
-        res = coal.CollisionResult()
+    for i, j in pairs:
+        Ti, Tj = work.transforms[i], work.transforms[j]
+        res.clear()
         if not coal.collide(cm.geometries[i], Ti, cm.geometries[j], Tj, creq, res):
             continue
-        contact = res.getContact(0)
-        normal = np.array(contact.normal, dtype=float)
-        points = [(np.array(contact.getNearestPoint1()), np.array(contact.getNearestPoint2()))]
+        patch = None
         if data.options.patch:
-            pres = coal.ContactPatchResult(preq)
+            pres.clear()
             coal.computeContactPatch(cm.geometries[i], Ti, cm.geometries[j], Tj, res, preq, pres)
-            if pres.numContactPatches():
+            if pres.numContactPatches() and pres.getContactPatch(0).size() > 1:
                 patch = pres.getContactPatch(0)
-                if patch.size() > 1:
-                    normal = np.array(patch.getNormal(), dtype=float)
-                    points = [(np.array(patch.getPointShape1(k)), np.array(patch.getPointShape2(k)))
-                              for k in range(patch.size())]
+        if patch is not None:  # coal's patch points lie midway: shape a's at -d/2 n, shape b's at +d/2 n
+            normal = np.array(patch.getNormal(), dtype=float)
+            mid = np.array([patch.getPoint(k) for k in range(patch.size())], dtype=float)
+            half = 0.5 * float(patch.penetration_depth) * normal
+            pa, pb = mid - half, mid + half
+        else:
+            contact = res.getContact(0)
+            normal = np.array(contact.normal, dtype=float)
+            pa = np.array([contact.getNearestPoint1()], dtype=float)
+            pb = np.array([contact.getNearestPoint2()], dtype=float)
+        for arr in (normal, pa, pb):
+            arr.setflags(write=False)  # shared by the records of this pair: read-only
+        distance = (pb - pa) @ normal
         a, b = cm.collisions[i], cm.collisions[j]
         material = cm.material(i, j)
-        for pa, pb in points:
-            out.append(ContactPoint(a.body, b.body, a.name, b.name, pa, pb, normal.copy(),
-                                    float(normal @ (pb - pa)), material))
+        out.extend(ContactPoint(a.body, b.body, a.name, b.name, pa[k], pb[k], normal, float(distance[k]), material)
+                   for k in range(len(pa)))
     return out
 
 
@@ -303,9 +323,9 @@ def pair_distance(model, data: CollisionData | None, poses, name_a: str, name_b:
         idx.append(names.index(nm))
     i, j = idx
     R_s, r_s = cm.shape_poses(body_poses(cm.model, poses))
-    _, dreq, _ = data.coal_objects()
+    work = data.work()
     res = coal.DistanceResult()
-    d = coal.distance(cm.geometries[i], _transform(R_s[i], r_s[i]), cm.geometries[j], _transform(R_s[j], r_s[j]),
-                      dreq, res)
+    d = coal.distance(cm.geometries[i], _placed(work, i, R_s, r_s), cm.geometries[j], _placed(work, j, R_s, r_s),
+                      work.distance_request, res)
     return PairDistance(float(d), np.array(res.getNearestPoint1()), np.array(res.getNearestPoint2()),
                         np.array(res.normal, dtype=float))
