@@ -130,7 +130,7 @@ def test_model_file_collisions_equal_the_python_built_ones():
      "length = 0.3\nsize = 2\n[[collision]]\nbody = \"arm\"\nshape = \"ellipsoid\"", "size",
      r"unknown key for a cylinder collision"),
     ('name = "floor"\nbody = "ground"', 'name = "floor"\nbody = "table"', "body", r"no body named 'table'"),
-    ('b = "floor"', 'b = "nothing"', "b", r"'nothing' is neither a body nor a collision name"),
+    ('b = "floor"', 'b = "nothing"', "b", r"\('ball', 'nothing'\): expected two different body names or two"),
     ("group = 2", "group = 2.5", "group", r"expected an integer bit mask"),
 ])
 def test_bad_collision_tables_name_file_table_key(old, new, key, reason):

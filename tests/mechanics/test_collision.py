@@ -11,7 +11,7 @@ from kane import System
 from kane import joints as J
 from kane.mechanics.collision import (BroadPhase, CollisionData, CollisionOptions, body_poses, candidate_pairs,
                                       collision_model, contacts, pair_distance)
-from kane.model.collision import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, HalfSpace, Sphere
+from kane.model.collision import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, HalfSpace, Sphere, pair_allowed
 from kane.model.contact import ContactMaterial
 
 
@@ -241,12 +241,17 @@ def test_pair_filter_parent_child_excludes_and_groups():
                         mask=1 if body == "d" else ~0)
     s.add_collision("ground", HalfSpace(), name="floor")
     s.exclude_collision("a", "c")
+    s.exclude_collision("sb", "floor")
     m = s.compile()
     R, r = np.repeat(np.eye(3)[None], 4, axis=0), np.zeros((4, 3))  # every sphere at the origin, on the floor
     names = {c.name for c in contacts(m, None, (R, r))}
+    cm = collision_model(m)  # the array filter against the record-by-record rule
+    parent_of = {b.name: "ground" if p < 0 else m.bodies[p].name for b, p in zip(m.bodies, m.parent)}
+    assert [[pair_allowed(a, b, parent_of, set(m.collision_excludes)) and a is not b for b in m.collisions]
+            for a in m.collisions] == cm.allowed.tolist()
     # a-b: parent and child; a-c: excluded by name; d (group 2, mask 1) meets a, b, c (group 1, mask ~0): 1 & 1 and
     # 2 & ~0 are non-zero; the floor is the parent of a, c, d, but the ground is never excluded as a parent
-    assert names == {"sa|sd", "sb|sc", "sb|sd", "sc|sd", "sa|floor", "sb|floor", "sc|floor", "sd|floor"}
+    assert names == {"sa|sd", "sb|sc", "sb|sd", "sc|sd", "sa|floor", "sc|floor", "sd|floor"}  # sb|floor: excluded
     s2 = System("groups")
     for k, (g, mk) in enumerate([(1, 1), (2, 2), (4, ~0)]):
         s2.add_body(f"b{k}", 1.0, inertia=(0.1, 0.1, 0.1))

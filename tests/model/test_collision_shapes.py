@@ -82,8 +82,11 @@ def test_add_collision_bad_input():
     s.add_collision("b", Sphere(1), name="x")
     with pytest.raises(ModelError, match=r"collision 'x' of body 'b': key 'name': another collision"):
         s.add_collision("b", Sphere(1), name="x")
-    with pytest.raises(ModelError, match=r"'zz' is neither a body nor a collision name"):
+    with pytest.raises(ModelError, match=r"\('b', 'zz'\): expected two different body names or two different "
+                                         r"collision names; bodies: b, ground; collisions: x"):
         s.exclude_collision("b", "zz")
+    with pytest.raises(ModelError, match=r"\('b', 'x'\): expected two different body names or two"):
+        s.exclude_collision("b", "x")  # a body and a collision: not a pair the filter reads
 
 
 def test_combined_material_is_the_fieldwise_maximum():

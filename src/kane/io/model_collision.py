@@ -100,6 +100,7 @@ def add_collisions(L, system, doc: dict, bodies) -> None:
     kinds = {k: (req, opt) for k, req, opt in COLLISION_SHAPE_KEYS}
     common = {k for k, _ in COLLISION_KEYS}
     scope = L.scope()
+    added = {"ground", *bodies}
     for i, d in enumerate(doc.get("collision", [])):
         ctx = Ctx(L, "collision", d, i)
         kind = ctx.string("shape", choices=list(kinds))
@@ -129,8 +130,8 @@ def add_collisions(L, system, doc: dict, bodies) -> None:
             if any(k in ctx.data for k in _MATERIAL_KEYS):
                 material = ContactMaterial(**{k: ctx.number(k, scope) for k in _MATERIAL_KEYS if k in ctx.data},
                                            where=f"collision {name or f'#{i + 1}'!r} of body {body!r}")
-            system.add_collision(body, shape, (rotation_rpy(rpy), np.array(xyz, dtype=float)), name=name,
-                                 material=material, **bits)
+            added.add(system.add_collision(body, shape, (rotation_rpy(rpy), np.array(xyz, dtype=float)),
+                                           name=name, material=material, **bits))
         except ModelFileError:
             raise
         except ModelError as exc:
@@ -142,4 +143,4 @@ def add_collisions(L, system, doc: dict, bodies) -> None:
         try:
             system.exclude_collision(a, b)
         except ModelError as exc:
-            raise ctx.error("a" if str(exc).find(f"{a!r} is neither") >= 0 else "b", str(exc)) from None
+            raise ctx.error("b" if a in added else "a", str(exc)) from None

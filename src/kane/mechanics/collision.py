@@ -31,8 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import ArgumentError, ModelError
-from ..model.collision import (Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, HalfSpace, Sphere, combine_materials,
-                               pair_allowed)
+from ..model.collision import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, HalfSpace, Sphere, combine_materials
 from ..model.contact import ContactPoint
 from ..spatial import quaternion_to_rotation
 
@@ -130,6 +129,28 @@ def _coal_geometry(shape):
     raise ModelError(f"collision shape {type(shape).__name__}: no coal geometry for it")
 
 
+def _allowed_pairs(model, collisions, body_index) -> np.ndarray:
+    """(n_c, n_c) bool: :func:`kane.model.collision.pair_allowed` of every pair, in array operations."""
+    n = len(collisions)
+    parent = np.array([-2 if b < 0 else model.parent[b] for b in body_index], dtype=int)  # -1: the ground
+    group = np.array([c.group for c in collisions], dtype=np.int64)
+    mask = np.array([c.mask for c in collisions], dtype=np.int64)
+    bi, bj = body_index[:, None], body_index[None, :]
+    allowed = (bi != bj) & ~((parent[:, None] == bj) & (bj >= 0)) & ~((parent[None, :] == bi) & (bi >= 0))
+    allowed &= ((group[:, None] & mask[None, :]) != 0) & ((group[None, :] & mask[:, None]) != 0)
+    names = {c.name: k for k, c in enumerate(collisions)}
+    bodies = {GROUND: -1, **{b.name: k for k, b in enumerate(model.bodies)}}
+    for pair in model.collision_excludes:  # two bodies (every shape of one against every shape of the other)
+        x, y = tuple(pair)                  # or two collisions (that pair), as pair_allowed reads them
+        if x in bodies and y in bodies:
+            rows, cols = body_index == bodies[x], body_index == bodies[y]
+            allowed[np.ix_(rows, cols)] = allowed[np.ix_(cols, rows)] = False
+        if x in names and y in names:
+            allowed[names[x], names[y]] = allowed[names[y], names[x]] = False
+    np.fill_diagonal(allowed, False)
+    return allowed
+
+
 class CollisionModel:
     """The coal geometry and pair filter of ``model.collisions``, built once (read-only afterwards)."""
 
@@ -147,14 +168,7 @@ class CollisionModel:
                 lo, hi = np.array(g.aabb_local.min_), np.array(g.aabb_local.max_)
                 centre[k], half[k] = (lo + hi) / 2, (hi - lo) / 2
         self.aabb_centre, self.aabb_half = centre, half
-        parent_of = {b.name: (GROUND if p < 0 else model.bodies[p].name) for b, p in zip(model.bodies, model.parent)}
-        excludes = set(model.collision_excludes)
-        allowed = np.zeros((n, n), dtype=bool)
-        for i in range(n):
-            for j in range(i + 1, n):
-                allowed[i, j] = allowed[j, i] = pair_allowed(self.collisions[i], self.collisions[j], parent_of,
-                                                             excludes)
-        self.allowed = allowed
+        self.allowed = _allowed_pairs(model, self.collisions, self.body_index)
         self.allowed.setflags(write=False)
         self._R_body_shape = np.array([c.R_body_shape for c in self.collisions], dtype=float).reshape(n, 3, 3)
         self._r_body_shape = np.array([c.r_body_shape for c in self.collisions], dtype=float).reshape(n, 3)

@@ -58,9 +58,9 @@ def add_collision(system, body, shape, placement=None, *, name=None, material=No
 def exclude_collision(system, a: str, b: str) -> None:
     """Record that the pair (``a``, ``b``) of body or collision names is never tested."""
     names = _collision_names(system)[0]
-    for x in (a, b):
-        if x != GROUND and x not in system._bodies and x not in names:
-            raise ModelError(f"collision exclusion ({a!r}, {b!r}): {x!r} is neither a body nor a collision name")
-    if a == b:
-        raise ModelError(f"collision exclusion ({a!r}, {b!r}): expected two different names")
+    bodies = {GROUND, *system._bodies}
+    if a == b or not ({a, b} <= bodies or {a, b} <= names):
+        raise ModelError(f"collision exclusion ({a!r}, {b!r}): expected two different body names or two "
+                         f"different collision names; bodies: {', '.join(sorted(bodies))}; collisions: "
+                         f"{', '.join(sorted(names)) or 'none'}")
     system._collision_excludes.append(frozenset((a, b)))
