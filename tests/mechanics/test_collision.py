@@ -292,3 +292,19 @@ def test_bad_options_and_poses():
         contacts(m, None, (np.zeros((3, 3, 3)), np.zeros((3, 3))))
     with pytest.raises(ArgumentError, match=r"no collision named 'nope'; collisions: s0, s1, floor"):
         pair_distance(m, None, (np.repeat(np.eye(3)[None], 2, axis=0), np.zeros((2, 3))), "s0", "nope")
+
+
+def test_face_contacts_of_curved_shapes_and_within_the_margin():
+    # a cylinder standing on the floor: coal samples its rim (12 points on the circle of radius r)
+    m = free_bodies([Cylinder(0.2, 0.6)])
+    cs = contacts(m, None, poses((None, [0.0, 0.0, 0.299])))
+    assert len(cs) == 12 and all(c.distance == pytest.approx(-0.001, abs=1e-9) for c in cs)
+    np.testing.assert_allclose([np.hypot(*c.point_a_world[:2]) for c in cs], 0.2, atol=1e-9)
+    # a capsule lying on the floor: the two ends of its segment, radius below
+    m = free_bodies([Capsule(0.1, 0.4)])
+    cs = contacts(m, None, poses((Rotation.from_euler("y", np.pi / 2).as_matrix(), [0.0, 0.0, 0.099])))
+    np.testing.assert_allclose(sorted(c.point_a_world[0] for c in cs), [-0.2, 0.2], atol=1e-9)
+    # a box 5 mm above the floor, margin 1 cm: its 4 corners with distance +0.005
+    m = free_bodies([Box((0.2, 0.1, 0.05))])
+    cs = contacts(m, CollisionData(m, CollisionOptions(margin=0.01)), poses((None, [0.0, 0.0, 0.055])))
+    assert len(cs) == 4 and all(c.distance == pytest.approx(0.005, abs=1e-9) for c in cs)
