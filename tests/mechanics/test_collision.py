@@ -308,3 +308,16 @@ def test_face_contacts_of_curved_shapes_and_within_the_margin():
     m = free_bodies([Box((0.2, 0.1, 0.05))])
     cs = contacts(m, CollisionData(m, CollisionOptions(margin=0.01)), poses((None, [0.0, 0.0, 0.055])))
     assert len(cs) == 4 and all(c.distance == pytest.approx(0.005, abs=1e-9) for c in cs)
+
+
+def test_box_on_a_box_gives_the_corners_of_the_overlap():
+    # a 0.2 cube centred at (0.15, 0.05) 1 mm into a 0.4 x 0.4 x 0.2 box at the origin: overlap x in [0.05, 0.2],
+    # y in [-0.05, 0.15] (hand clipping of the two squares)
+    m = free_bodies([Box((0.2, 0.2, 0.1)), Box((0.1, 0.1, 0.1))], ground=False)
+    cs = contacts(m, None, poses((None, [0, 0, 0]), (None, [0.15, 0.05, 0.199])))
+    got = sorted(tuple(np.round(c.point_a_world[:2], 9)) for c in cs)
+    assert got == [(0.05, -0.05), (0.05, 0.15), (0.2, -0.05), (0.2, 0.15)]
+    for c in cs:
+        assert c.point_a_world[2] == pytest.approx(0.1, abs=1e-9) and c.point_b_world[2] == pytest.approx(0.099)
+        assert c.distance == pytest.approx(-0.001, abs=1e-9)
+        np.testing.assert_allclose(c.normal_world, [0, 0, 1], atol=1e-9)
