@@ -166,7 +166,8 @@ def test_urdf_collision_geometry(tmp_path):
                                        "f 2 3 4\n")
     path = tmp_path / "r.urdf"
     path.write_text(URDF)
-    with pytest.warns(UrdfWarning, match=r"link 'arm' <collision> #4 mesh 'package://other/missing.stl'"):
+    with pytest.warns(UrdfWarning, match=r"1 collision geometry not imported .*: link 'arm' <collision> #4 mesh "
+                                         r"'package://other/missing.stl': only paths relative to the URDF's folder"):
         robot = load_urdf(path, root_joint="floating")
     m = robot.system.compile()
     shapes = {c.name: c for c in m.collisions}
@@ -199,7 +200,7 @@ def test_urdf_bad_collision_geometry_names_link_and_key():
                                          r"expected a finite length > 0"):
         parse_urdf(bad)
     odd = URDF.replace('<sphere radius="0.1"/>', '<capsule radius="0.1" length="0.2"/>')
-    with pytest.warns(UrdfWarning, match=r"link 'arm' <collision> #1 <capsule>: not a URDF collision geometry.*"
-                                         r"mesh 'hull.obj': the URDF was not read from a file"):
+    with pytest.warns(UrdfWarning, match=r"3 collision geometries not imported .*<collision> #1 <capsule>: not a URDF "
+                                         r"collision geometry kane reads; .*mesh 'hull.obj', .*: the URDF was not read from a"):
         robot = parse_urdf(odd)
     assert [c.name for c in robot.system.compile().collisions] == ["base_collision0", "arm_collision0"]

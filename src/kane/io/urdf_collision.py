@@ -23,7 +23,7 @@ from ..errors import ModelError
 from ..model.collision import Box, ConvexMesh, Cylinder, Sphere
 from ..spatial import rotation_rpy
 
-__all__ = ["MAX_COLLISION_MESH_BYTES", "add_urdf_collisions"]
+__all__ = ["MAX_COLLISION_MESH_BYTES", "add_urdf_collisions", "warn_skipped"]
 
 MAX_COLLISION_MESH_BYTES = 64 * 2**20
 
@@ -75,7 +75,7 @@ def _mesh_vertices(filename: str, mesh_dir) -> tuple[np.ndarray | None, str]:
 
 def add_urdf_collisions(system, body: str, link_el, where: str, mesh_dir=None) -> list[str]:
     """Add the ``<collision>`` elements of the URDF ``<link>`` element ``link_el`` to ``body`` of ``system``;
-    returns the lines naming what was skipped (for one warning)."""
+    returns (element, reason) of what was skipped (for one warning, :func:`warn_skipped`)."""
     skipped = []
     link = link_el.get("name")
     for k, el in enumerate(link_el.findall("collision")):
@@ -106,17 +106,24 @@ def add_urdf_collisions(system, body: str, link_el, where: str, mesh_dir=None) -
                 except ModelError as exc:
                     vertices, reason = None, str(exc)
             if vertices is None:
-                skipped.append(f"link {link!r} <collision> #{k + 1} mesh {filename!r}: {reason}")
+                skipped.append((f"link {link!r} <collision> #{k + 1} mesh {filename!r}", reason))
                 continue
         else:
-            skipped.append(f"link {link!r} <collision> #{k + 1} <{tag}>: not a URDF collision geometry kane reads")
+            skipped.append((f"link {link!r} <collision> #{k + 1} <{tag}>", "not a URDF collision geometry kane reads"))
             continue
         system.add_collision(body, shape, (rotation_rpy(rpy), xyz))
     return skipped
 
 
-def warn_skipped(skipped: list[str], where: str, category) -> None:
-    """One warning of ``category`` listing every skipped collision geometry (nothing when none was)."""
-    if skipped:
-        warnings.warn(f"{where}: collision geometry not imported (the links keep their other shapes): "
-                      + "; ".join(skipped), category, stacklevel=4)
+def warn_skipped(skipped: list[tuple[str, str]], where: str, category, shown: int = 3) -> None:
+    """One warning of ``category`` naming the skipped collision geometry ((element, reason) pairs; nothing when
+    none was), grouped by reason, the first ``shown`` elements of each reason named and the rest counted."""
+    if not skipped:
+        return
+    by_reason: dict = {}
+    for element, reason in skipped:
+        by_reason.setdefault(reason, []).append(element)
+    parts = [f"{', '.join(els[:shown])}{f' and {len(els) - shown} more' if len(els) > shown else ''}: {reason}"
+             for reason, els in by_reason.items()]
+    warnings.warn(f"{where}: {len(skipped)} collision geometr{'y' if len(skipped) == 1 else 'ies'} not imported "
+                  f"(the links keep their other collision shapes): " + "; ".join(parts), category, stacklevel=4)
