@@ -321,3 +321,20 @@ def test_box_on_a_box_gives_the_corners_of_the_overlap():
         assert c.point_a_world[2] == pytest.approx(0.1, abs=1e-9) and c.point_b_world[2] == pytest.approx(0.099)
         assert c.distance == pytest.approx(-0.001, abs=1e-9)
         np.testing.assert_allclose(c.normal_world, [0, 0, 1], atol=1e-9)
+
+
+def test_a_static_table_on_the_ground():
+    # a table top (a box on the ground, placed at z = 0.75) and a sphere resting 1 mm into it; ground-ground pairs
+    # (table and floor) are never tested
+    s = System("table")
+    s.add_body("ball", 1.0, inertia=(0.1, 0.1, 0.1))
+    s.add_joint("ground", "ball", J.Free(), name="j")
+    s.add_collision("ball", Sphere(0.1), name="ball")
+    s.add_collision("ground", Box((0.5, 0.5, 0.025)), (np.eye(3), [0.0, 0.0, 0.75]), name="top")
+    s.add_collision("ground", HalfSpace(), name="floor")
+    m = s.compile()
+    (c,) = contacts(m, None, (np.eye(3)[None], np.array([[0.2, 0.1, 0.874]])))
+    assert (c.shape_a, c.shape_b, c.body_a, c.body_b) == ("ball", "top", "ball", "ground")
+    assert c.distance == pytest.approx(-0.001, abs=1e-9)
+    np.testing.assert_allclose(c.normal_world, [0, 0, -1], atol=1e-9)
+    np.testing.assert_allclose(c.point_b_world, [0.2, 0.1, 0.775], atol=1e-9)
