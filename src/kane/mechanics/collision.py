@@ -189,7 +189,7 @@ class CollisionModel:
         """(R_world (n_c, 3, 3), r_world (n_c, 3)) of every collision shape at the body ``poses``."""
         R_b = np.concatenate([poses.R_world, _EYE])[self.body_index]  # index -1: the ground's identity
         r_b = np.concatenate([poses.r_world, np.zeros((1, 3))])[self.body_index]
-        return (np.einsum("kij,kjl->kil", R_b, self._R_body_shape),
+        return (R_b @ self._R_body_shape,
                 np.einsum("kij,kj->ki", R_b, self._r_body_shape) + r_b)
 
 
