@@ -3,79 +3,21 @@ an incline (stick, slide, a ramped angle), a sphere thrown sliding and spinning,
 energy and cones over random scenes, and the cone solver's local problem."""
 
 import math
+import pathlib
+import sys
 
 import numpy as np
 import pytest
 
 from kane.errors import ArgumentError, NotSupportedError
-from kane.model.contact import ContactMaterial, ContactPoint
+from kane.model.contact import ContactMaterial
 from kane.switching.cone_solver import solve_cones
 from kane.switching.contact_bodies import FreeBodies
 from kane.switching.contact_stepping import (MODES, ContactOptions, ContactScheme, contact_step,
                                              simulate_contacts)
 
-G = 9.81
-UP = np.array([0.0, 0.0, 1.0])
-CORNERS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
-
-
-def box_inertia(m, half):
-    a, b, c = 2 * np.asarray(half, dtype=float)
-    return m / 12 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
-
-
-def sphere_inertia(m, r):
-    return 0.4 * m * r * r * np.eye(3)
-
-
-def plane_contacts(bodies, boxes=(), spheres=(), material=ContactMaterial(), margin=0.05):
-    """contacts(q) for boxes {name: half extents} and spheres {name: radius} above the plane z = 0: a box's corners
-    within ``margin`` of the plane, a sphere's lowest point (references written out for the tests)."""
-
-    def contacts(q):
-        out = []
-        for name, half in dict(boxes).items():
-            c, R = bodies.pose(q, name)
-            for corner in c + (CORNERS * half) @ R.T:
-                if corner[2] <= margin:
-                    out.append(ContactPoint("ground", name, "plane", name, corner * [1, 1, 0], corner, UP,
-                                            float(corner[2]), material))
-        for name, r in dict(spheres).items():
-            c, _ = bodies.pose(q, name)
-            if c[2] - r <= margin:
-                out.append(ContactPoint("ground", name, "plane", name, c * [1, 1, 0], c - r * UP, UP,
-                                        float(c[2] - r), material))
-        return out
-
-    return contacts
-
-
-def sphere_pairs(bodies, spheres, material, margin=0.05):
-    """contacts(q) between every two spheres {name: radius} (normal along the line of centres, a to b)."""
-    names = list(spheres)
-
-    def contacts(q):
-        out = []
-        for i, a in enumerate(names):
-            for b in names[i + 1:]:
-                ca, cb = bodies.pose(q, a)[0], bodies.pose(q, b)[0]
-                d = np.linalg.norm(cb - ca)
-                n = (cb - ca) / d
-                gap = d - spheres[a] - spheres[b]
-                if gap <= margin:
-                    out.append(ContactPoint(a, b, a, b, ca + spheres[a] * n, cb - spheres[b] * n, n, float(gap),
-                                            material))
-        return out
-
-    return contacts
-
-
-def state(*bodies):
-    """q, u from per body (centre (3,), quaternion (4,), omega body (3,), v world (3,))."""
-    q = np.concatenate([np.r_[c, e] for c, e, _, _ in bodies])
-    u = np.concatenate([np.r_[w, v] for _, _, w, v in bodies])
-    return q, u
-
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from _contact_scenes import G, box_inertia, plane_contacts, sphere_inertia, sphere_pairs, state  # noqa: E402
 
 HALF = np.array([0.2, 0.1, 0.05])
 MASS = 2.0
@@ -189,7 +131,7 @@ def test_box_dropped_flat_bounces_to_e_squared_h():
         bounce = np.nonzero(run.u[:, 5] > 0)[0][0]
         up = np.nonzero((run.u[:, 5] <= 0) & (np.arange(run.t.size) > bounce))[0][0]
         heights.append(run.q[bounce:up + 1, 2].max() - HALF[2])
-        assert np.abs(run.u[:, [0, 1, 2, 3, 4]]).max() < 1e-12  # flat: no tilt, no drift
+        assert np.abs(run.u[:, [0, 1, 2, 3, 4]]).max() < 1e-9  # flat: no tilt, no drift (to the solver tolerance)
     v_impact = math.sqrt(2 * G * drop)
     for h, top in zip((1e-3, 5e-4), heights):
         assert abs(top - e * e * drop) < 2 * v_impact * h  # O(h): the impact is resolved at a step's start
