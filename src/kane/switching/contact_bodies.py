@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from scipy import sparse
 
 from ..errors import ModelError
 from ..model.model import GROUND
@@ -67,6 +68,8 @@ class FreeBodies:
             M[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = self.masses[i] * np.eye(3)
         self._M = M
         self._M.setflags(write=False)
+        self._Minv = sparse.block_diag([np.linalg.inv(B) for i in range(nb)
+                                        for B in (self.inertias[i], self.masses[i] * np.eye(3))], format="csr")
 
     @property
     def capabilities(self) -> Capabilities:
@@ -153,6 +156,22 @@ class FreeBodies:
         J[:, 6 * i:6 * i + 3] = -skew(np.asarray(point_world, dtype=float) - c) @ R
         J[:, 6 * i + 3:6 * i + 6] = np.eye(3)
         return J
+
+    def point_jacobians(self, q, bodies: Sequence[str], points_world) -> tuple[np.ndarray, np.ndarray]:
+        """The point Jacobians of many points at once as sparse rows: (cols (k, 6) the speeds each point's
+        Jacobian touches, values (k, 3, 6)), point k fixed in ``bodies[k]`` at ``points_world[k]`` (k, 3) [m]."""
+        index = np.array([self._body(b) for b in bodies], dtype=np.int64)
+        qb = np.asarray(q, dtype=float).reshape(-1, 7)[index]
+        R = quaternion_to_rotation(qb[:, 3:7])  # (k, 3, 3)
+        d = np.asarray(points_world, dtype=float).reshape(-1, 3) - qb[:, 0:3]
+        values = np.zeros((index.size, 3, 6))
+        values[:, :, 0:3] = -np.cross(d[:, None, :], np.swapaxes(R, 1, 2)).transpose(0, 2, 1)  # -[d]x R
+        values[:, [0, 1, 2], [3, 4, 5]] = 1.0
+        return 6 * index[:, None] + np.arange(6), values
+
+    def inverse_mass_matrix(self, t, q):
+        """M^-1 (n_u, n_u) as a scipy.sparse block-diagonal matrix (constant; built once)."""
+        return self._Minv
 
     constraint_forces = unsupported("constraint_forces", "free bodies have no constraints")
     holonomic_rows = unsupported("holonomic", "free bodies have no constraints")

@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import sparse
 from scipy.linalg import cho_factor, cho_solve
 
 from ..errors import ArgumentError, NotSupportedError
@@ -138,20 +139,67 @@ def _bodies_of(dynamics, bodies):
     return bodies
 
 
-def _rows(q, points: Sequence[ContactPoint], bodies, n_u: int) -> np.ndarray:
-    """J (3m, n_u): per contact the (n, t1, t2) rows of the relative velocity of b's witness point over a's."""
-    J = np.zeros((3 * len(points), n_u))
+def _bases(points: Sequence[ContactPoint]) -> np.ndarray:
+    """(m, 3, 3): per contact the rows (n, t1, t2), the tangents of each distinct normal computed once."""
+    out = np.empty((len(points), 3, 3))
+    seen: dict[bytes, np.ndarray] = {}
     for i, cp in enumerate(points):
         n = np.asarray(cp.normal_world, dtype=float)
-        t1, t2 = cp.tangents_world()
-        basis = np.vstack([n, t1, t2])
-        rel = np.zeros((3, n_u))
-        if cp.body_b != GROUND:
-            rel += bodies.point_jacobian(q, cp.body_b, cp.point_b_world)
-        if cp.body_a != GROUND:
-            rel -= bodies.point_jacobian(q, cp.body_a, cp.point_a_world)
-        J[3 * i:3 * i + 3] = basis @ rel
-    return J
+        key = n.tobytes()
+        if key not in seen:
+            seen[key] = np.vstack([n, *cp.tangents_world()])
+        out[i] = seen[key]
+    return out
+
+
+def _rows(q, points: Sequence[ContactPoint], bodies, n_u: int):
+    """J (3m, n_u): per contact the (n, t1, t2) rows of the relative velocity of b's witness point over a's; a
+    scipy.sparse matrix when ``bodies`` gives ``point_jacobians`` (sparse rows of many points at once), else
+    dense from ``point_jacobian``."""
+    m = len(points)
+    if m == 0:
+        return np.zeros((0, n_u))
+    basis = _bases(points)
+    if not callable(getattr(bodies, "point_jacobians", None)):
+        J = np.zeros((3 * m, n_u))
+        for i, cp in enumerate(points):
+            rel = np.zeros((3, n_u))
+            if cp.body_b != GROUND:
+                rel += bodies.point_jacobian(q, cp.body_b, cp.point_b_world)
+            if cp.body_a != GROUND:
+                rel -= bodies.point_jacobian(q, cp.body_a, cp.point_a_world)
+            J[3 * i:3 * i + 3] = basis[i] @ rel
+        return J
+    rows, cols, vals = [], [], []
+    for sign, side in ((1.0, "b"), (-1.0, "a")):
+        index = [i for i, cp in enumerate(points) if getattr(cp, f"body_{side}") != GROUND]
+        if not index:
+            continue
+        c, v = bodies.point_jacobians(q, [getattr(points[i], f"body_{side}") for i in index],
+                                      np.array([getattr(points[i], f"point_{side}_world") for i in index]))
+        index = np.array(index)
+        v = sign * np.einsum("kij,kjc->kic", basis[index], v)  # (k, 3, c)
+        rows.append(np.broadcast_to((3 * index[:, None] + np.arange(3))[:, :, None], v.shape).reshape(-1))
+        cols.append(np.broadcast_to(c[:, None, :], v.shape).reshape(-1))
+        vals.append(v.reshape(-1))
+    return sparse.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                             shape=(3 * m, n_u))
+
+
+class _MassSolve:
+    """x -> M^-1 x at one configuration: ``bodies.inverse_mass_matrix(t, q)`` when it is given (block diagonal,
+    sparse), else a Cholesky factorization of ``dynamics.mass_matrix``."""
+
+    def __init__(self, dynamics, bodies, t, q, params):
+        inverse = getattr(bodies, "inverse_mass_matrix", None)
+        self.inverse = inverse(t, q) if callable(inverse) else None
+        if self.inverse is None:
+            self.chol = cho_factor(np.asarray(dynamics.mass_matrix(t, q, params), dtype=float))
+
+    def __call__(self, x):
+        if self.inverse is not None:
+            return self.inverse @ x
+        return cho_solve(self.chol, x.toarray() if sparse.issparse(x) else x)
 
 
 def contact_step(dynamics, contacts: Callable, t: float, q, u, h: float, options: ContactOptions = ContactOptions(),
@@ -163,8 +211,8 @@ def contact_step(dynamics, contacts: Callable, t: float, q, u, h: float, options
                                 "ContactScheme.TIME_STEPPING")
     bodies = _bodies_of(dynamics, bodies)
     q, u = np.asarray(q, dtype=float), np.asarray(u, dtype=float)
-    chol = cho_factor(np.asarray(dynamics.mass_matrix(t, q, params), dtype=float))
-    u_free = u + h * cho_solve(chol, np.asarray(dynamics.forcing(t, q, u, params), dtype=float))
+    solve = _MassSolve(dynamics, bodies, t, q, params)
+    u_free = u + h * solve(np.asarray(dynamics.forcing(t, q, u, params), dtype=float))
     found = list(contacts(q))
     for cp in found:
         if not isinstance(cp, ContactPoint):
@@ -188,8 +236,9 @@ def contact_step(dynamics, contacts: Callable, t: float, q, u, h: float, options
     mu_s = np.array([cp.material.mu_static for cp in points])
     mu_k = np.array([cp.material.mu_kinetic for cp in points])
     mu = np.where(np.hypot(v_start[:, 1], v_start[:, 2]) <= options.slip_tolerance, mu_s, mu_k)
-    MinvJT = cho_solve(chol, J.T)
+    MinvJT = solve(J.T)
     W = J @ MinvJT
+    W = W.toarray() if sparse.issparse(W) else np.asarray(W)
     W = 0.5 * (W + W.T)
     b = v_free[active].copy()
     b[:, 0] -= target
