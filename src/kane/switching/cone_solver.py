@@ -60,7 +60,49 @@ class ConeSolution:
     converged: bool
 
 
-def _pgs(W, b, mu, p, ptr, nbr, max_it, tol):
+def _disc_minimum(a, d, c, g1, g2, radius):
+    """argmin over |x| <= radius of x^T T x / 2 + g . x, T = [[a, c], [c, d]] positive definite: the exact
+    tangential update (a 2-D trust-region problem). On the rim (T + lam 1) x = -g with lam >= 0, so the velocity
+    T x + g = -lam x opposes the friction: Coulomb's maximal dissipation holds at every update."""
+    if radius <= 0.0:
+        return 0.0, 0.0
+    det = a * d - c * c
+    x1 = -(d * g1 - c * g2) / det
+    x2 = -(a * g2 - c * g1) / det
+    if x1 * x1 + x2 * x2 <= radius * radius:
+        return x1, x2
+    half = 0.5 * (a - d)
+    root = np.sqrt(half * half + c * c)
+    l1, l2 = 0.5 * (a + d) + root, 0.5 * (a + d) - root  # eigenvalues, eigenvector (cos, sin) of l1
+    angle = 0.5 * np.arctan2(2.0 * c, a - d)
+    cs, sn = np.cos(angle), np.sin(angle)
+    h1, h2 = cs * g1 + sn * g2, -sn * g1 + cs * g2  # g in the eigenbasis
+    lam = 0.0
+    for _ in range(60):  # Newton on 1/|x(lam)| - 1/radius: concave, increasing, monotone from lam = 0
+        e1, e2 = h1 / (l1 + lam), h2 / (l2 + lam)
+        s2 = e1 * e1 + e2 * e2
+        norm = np.sqrt(s2)
+        if abs(norm - radius) <= 1e-15 * radius:
+            break
+        ds2 = -2.0 * (e1 * e1 / (l1 + lam) + e2 * e2 / (l2 + lam))
+        step = (1.0 / norm - 1.0 / radius) / (-0.5 * ds2 / (s2 * norm))
+        lam = max(lam - step, 0.5 * lam)
+    y1, y2 = -h1 / (l1 + lam), -h2 / (l2 + lam)
+    x1, x2 = cs * y1 - sn * y2, sn * y1 + cs * y2
+    f = radius / np.sqrt(x1 * x1 + x2 * x2)
+    return x1 * f, x2 * f
+
+
+def _make_pgs(_disc_minimum):
+    """The sweeps over the tangential update ``_disc_minimum`` (the numba-compiled one, or the Python one)."""
+
+    def pgs(W, b, mu, p, ptr, nbr, max_it, tol):
+        return _sweeps(W, b, mu, p, ptr, nbr, max_it, tol, _disc_minimum)
+
+    return pgs
+
+
+def _sweeps(W, b, mu, p, ptr, nbr, max_it, tol, _disc_minimum):
     """The sweeps (numba-compiled when available): p (3m,) updated in place; returns (v (3m,), sweeps, residual)."""
     m = mu.shape[0]
     v = b.copy()
@@ -72,11 +114,6 @@ def _pgs(W, b, mu, p, ptr, nbr, max_it, tol):
                 for c in range(3):
                     acc += W[3 * j + r, 3 * i + c] * p[3 * i + c]
                 v[3 * j + r] += acc
-    wt = np.empty(m)
-    for i in range(m):
-        k = 3 * i
-        a, d, c = W[k + 1, k + 1], W[k + 2, k + 2], W[k + 1, k + 2]
-        wt[i] = 0.5 * (a + d) + np.sqrt(0.25 * (a - d) ** 2 + c * c)
     vscale = 0.0
     for k in range(3 * m):
         vscale = max(vscale, abs(b[k]))
@@ -91,14 +128,10 @@ def _pgs(W, b, mu, p, ptr, nbr, max_it, tol):
             # the tangential velocity after the normal update
             vt1 = v[k + 1] + W[k + 1, k] * dn
             vt2 = v[k + 2] + W[k + 2, k] * dn
-            x1 = p[k + 1] - vt1 / wt[i]
-            x2 = p[k + 2] - vt2 / wt[i]
-            radius = mu[i] * pn
-            norm = np.sqrt(x1 * x1 + x2 * x2)
-            if norm > radius:
-                f = radius / norm if norm > 0.0 else 0.0
-                x1 *= f
-                x2 *= f
+            a, d, c = W[k + 1, k + 1], W[k + 2, k + 2], W[k + 1, k + 2]
+            g1 = vt1 - a * p[k + 1] - c * p[k + 2]  # the tangential velocity without this contact's friction
+            g2 = vt2 - c * p[k + 1] - d * p[k + 2]
+            x1, x2 = _disc_minimum(a, d, c, g1, g2, mu[i] * pn)
             dp[0], dp[1], dp[2] = dn, x1 - p[k + 1], x2 - p[k + 2]
             p[k], p[k + 1], p[k + 2] = pn, x1, x2
             for jj in range(ptr[i], ptr[i + 1]):
@@ -133,9 +166,17 @@ def _kernel():
             try:
                 import numba
             except ImportError:  # numba is optional: the same loop in Python
-                _COMPILED["pgs"] = _pgs
+                _COMPILED["pgs"] = _make_pgs(_disc_minimum)
             else:
-                _COMPILED["pgs"] = numba.njit(cache=False, nogil=True)(_pgs)
+                jit = numba.njit(cache=False, nogil=True)
+                sweeps = jit(_sweeps)
+                disc = jit(_disc_minimum)
+
+                @jit
+                def pgs(W, b, mu, p, ptr, nbr, max_it, tol):
+                    return sweeps(W, b, mu, p, ptr, nbr, max_it, tol, disc)
+
+                _COMPILED["pgs"] = pgs
         return _COMPILED["pgs"]
 
 
