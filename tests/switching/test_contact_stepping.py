@@ -154,8 +154,11 @@ def random_scene(seed):
         masses.append(m)
         inertias.append(inertia)
         e = rng.normal(size=4)
-        parts.append(((0.25 * (i % 3), 0.25 * (i // 3), rng.uniform(0.15, 0.4)), e / np.linalg.norm(e),
-                      rng.normal(scale=3.0, size=3), rng.normal(scale=1.0, size=3)))
+        # spheres: s0 and s2 thrown at each other, s4 dropped onto s0; cubes in a row beside them
+        centre = {0: (0.0, 0.0, 0.15), 2: (0.35, 0.0, 0.15), 4: (0.03, 0.02, 0.55)}.get(i, (0.3 * i, 0.5, 0.3))
+        v = rng.normal(scale=0.3, size=3) + {0: (1.5, 0, 0), 2: (-1.5, 0, 0)}.get(i, (0, 0, 0))
+        parts.append((np.array(centre) + rng.uniform(-0.01, 0.01, size=3), e / np.linalg.norm(e),
+                      rng.normal(scale=3.0, size=3), v))
     bodies = FreeBodies(names, masses, inertias, (0.0, 0.0, -G))
     material = ContactMaterial(rng.uniform(0.2, 0.8), restitution=rng.uniform(0.0, 0.5))
     ground = plane_contacts(bodies, boxes=cubes, spheres=spheres, material=material)
@@ -173,6 +176,8 @@ def test_energy_never_increases_and_impulses_stay_in_their_cones_over_random_sce
     c = run.contacts
     assert c.step.size > 100 and (c.normal_force >= 0).all()
     assert set(c.mode.tolist()) >= {MODES.index("stick"), MODES.index("slip")}
+    between = np.array(["plane" not in name for name in c.name])
+    assert (c.normal_force[between] > 0).any()  # the spheres hit each other too (1 to 4 impact steps a scene)
     radius = np.linalg.norm(c.friction_force, axis=1)
     assert (radius <= mu * c.normal_force * (1 + 1e-12) + 1e-15).all()
 
