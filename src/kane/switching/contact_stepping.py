@@ -8,7 +8,8 @@ A step of size h from (t, q, u):
 2. the contact points of q (``contacts(q) -> list[ContactPoint]``, any callable: analytic shapes, or kane's coal
    geometry) give per contact the rows J_i (3, n_u) = [n t1 t2]^T (J_b(x_b) - J_a(x_a)): the relative velocity of
    the witness points in (normal, tangent, tangent), from the bodies' point Jacobians (``bodies.point_jacobian``,
-   e.g. :class:`.contact_bodies.FreeBodies`, analytic);
+   e.g. :class:`.contact_bodies.FreeBodies`, analytic; when ``bodies`` also gives ``point_jacobians`` (sparse
+   rows of many points) and ``inverse_mass_matrix`` (sparse M^-1), J and W are assembled sparse);
 3. a contact takes part when its predicted gap closes within the step, d + h v_n(u_free) <= 0;
 4. the impulses p (m, 3) [N s] solve the Signorini-Coulomb problem v+ = J u+ = W p + J u_free, W = J M^-1 J^T,
    with the normal condition v_n+ >= target (:mod:`.cone_solver`);
