@@ -11,6 +11,7 @@ import json
 import sys
 import tomllib
 
+from .io.model_collision import COLLISION, COLLISION_EXCLUDE
 from .io.model_keys import CORE_TABLES, FORMAT_NOTES
 from .io.model_schema import TYPES, KeySpec, TableSpec
 from .io.model_surfaces import CONTACTS, SURFACES
@@ -27,7 +28,8 @@ _HEADER = "| key | type | unit | default | allowed | required | meaning |\n| ---
 def table_specs() -> dict[str, TableSpec]:
     """name -> declaration of every table of a model file, in the order of ``kane.io.model_tables.TOP_TABLES``
     (tables declared without a place there last)."""
-    specs = {s.name: s for s in (*CORE_TABLES, REALTIME, VISUALS, SURFACES, CONTACTS, SWITCHING)}
+    specs = {s.name: s for s in (*CORE_TABLES, REALTIME, VISUALS, SURFACES, CONTACTS, SWITCHING, COLLISION,
+                                    COLLISION_EXCLUDE)}
     order = [n for n in TOP_TABLES if n in specs] + [n for n in specs if n not in TOP_TABLES]
     return {n: specs[n] for n in order}
 

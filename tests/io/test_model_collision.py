@@ -40,7 +40,7 @@ axis = "z"
 name = "shell"
 body = "box"
 shape = "box"
-size = [0.4, 0.2, "2*r"]
+half_extents = [0.2, 0.1, "r"]
 xyz = [0.0, 0.0, 0.01]
 rpy = [0.0, 0.0, 0.2]
 mu_static = 0.8
@@ -119,7 +119,7 @@ def test_model_file_collisions_equal_the_python_built_ones():
 @pytest.mark.parametrize("old, new, key, reason", [
     ('radius = "r"', 'radius = "-r"', "radius", r"collision 'ball' of body 'arm': Sphere: key 'radius': expected "
                                                 r"a finite length > 0"),
-    ('size = [0.4, 0.2, "2*r"]', 'size = [0.4, -0.2, 0.1]', "half_extents", r"Box: key 'half_extents'"),
+    ('half_extents = [0.2, 0.1, "r"]', 'half_extents = [0.2, -0.1, 0.05]', "half_extents", r"Box: key 'half_extents'"),
     ('vertices = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]',
      'vertices = [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0.1, 0.1, 0.1]]', "vertices",
      r"collision '#6' of body 'arm': ConvexMesh: key 'vertices': the mesh is not convex"),

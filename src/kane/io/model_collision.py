@@ -1,24 +1,9 @@
 """The ``[[collision]]`` and ``[[collision_exclude]]`` tables of a TOML model file: collision shapes on bodies.
 
-Schema (sizes and placement may be expressions of the parameters; vertices are plain numbers)::
-
-    [[collision]]           body (a body or "ground"); shape = "sphere" | "box" | "capsule" | "cylinder"
-                            | "ellipsoid" | "mesh" | "halfspace"; name (optional, default "<body>_collision<k>")
-                              sphere:    radius [m]
-                              box:       half_extents = [hx, hy, hz] (MuJoCo's size) or size = [x, y, z] (full
-                                         side lengths, URDF's), one of the two [m]
-                              capsule:   radius, length (the segment between the cap centres, along z) [m]
-                              cylinder:  radius, length (full height along z) [m]
-                              ellipsoid: radii = [a, b, c] [m]
-                              mesh:      vertices = [[x, y, z], ...] [m] (convex; hull = true takes their hull)
-                              halfspace: normal = [nx, ny, nz] (default [0, 0, 1]), offset [m] (default 0);
-                                         the solid normal . x <= offset, on the ground only
-                            xyz = [x, y, z] [m], rpy = [roll, pitch, yaw] [rad] (URDF's: R = Rz Ry Rx): the
-                            shape's placement in body axes (default 0);
-                            mu_static, mu_kinetic, restitution, torsional [m], rolling [m]: the shape's
-                            :class:`kane.model.contact.ContactMaterial` (none given: the default material);
-                            group, mask: filter bits (integers, default 1 and -1 = all)
-    [[collision_exclude]]   a, b: two body or collision names never tested against each other
+Their keys (shape kinds, sizes [m], placement, contact material, filter bits) are declared once below
+(:data:`COLLISION`, :data:`COLLISION_EXCLUDE`): the reader checks items against them and the model-file
+reference (docs/reference/model-file.md) lists them. A box takes ``half_extents`` (MuJoCo's size convention; a
+URDF's full ``size`` is halved by the URDF importer).
 
 Every error is a :class:`~kane.io.model_context.ModelFileError` naming the file, the table, the key and the line;
 a shape's own check also names the body and the shape (``collision 'pad' of body 'foot': Box: key
@@ -36,23 +21,59 @@ from ..model.collision import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Hal
 from ..model.contact import ContactMaterial
 from ..spatial import rotation_rpy
 from .model_context import Ctx, ModelFileError
+from .model_schema import KeySpec, KindSpec, TableSpec
 
-__all__ = ["COLLISION_KEYS", "COLLISION_SHAPE_KEYS", "COLLISION_EXCLUDE_KEYS", "add_collisions"]
+__all__ = ["COLLISION", "COLLISION_EXCLUDE", "add_collisions"]
 
-# the declared keys, in one place: (key, what it holds)
-COLLISION_KEYS = (
-    ("body", "a body name or 'ground'"), ("shape", "the shape's kind"), ("name", "the collision's name"),
-    ("xyz", "position in body axes [m]"), ("rpy", "roll, pitch, yaw in body axes [rad]"),
-    ("mu_static", "static friction coefficient"), ("mu_kinetic", "kinetic friction coefficient"),
-    ("restitution", "Newton's restitution coefficient"), ("torsional", "torsional resistance length [m]"),
-    ("rolling", "rolling resistance length [m]"), ("group", "filter bits of this shape"),
-    ("mask", "filter bits of the shapes it meets"))
-# shape kind -> (required size keys, optional size keys)
-COLLISION_SHAPE_KEYS = (
-    ("sphere", ("radius",), ()), ("box", (), ("half_extents", "size")), ("capsule", ("radius", "length"), ()),
-    ("cylinder", ("radius", "length"), ()), ("ellipsoid", ("radii",), ()), ("mesh", ("vertices",), ("hull",)),
-    ("halfspace", (), ("normal", "offset")))
-COLLISION_EXCLUDE_KEYS = ("a", "b")
+K = KeySpec
+_SHAPE_BODY = K("body", "name", "the body that carries the shape (a body of the file, or \"ground\")", required=True,
+                example='"B"')
+_RADIUS = K("radius", "expr", "the radius", unit="m", required=True, example="0.1")
+_LENGTH = K("length", "expr", "the full length along the shape's z axis (a capsule's: between its cap centres)",
+            unit="m", required=True, example="0.3")
+COLLISION = TableSpec(
+    "collision", "Collision shapes on bodies (contact geometry, through coal). Sizes and placement may be "
+    "expressions of the parameters (evaluated at their values in the file); mesh vertices are plain numbers.",
+    array=True, kind_key="shape", reader="kane.io.model_collision.add_collisions", keys=(
+        K("shape", "string", "the shape's kind", required=True,
+          allowed=("sphere", "box", "capsule", "cylinder", "ellipsoid", "mesh", "halfspace"), example='"sphere"'),
+        K("name", "string", "the collision's name (default \"<body>_collision<k>\")", example='"pad"'),
+        K("xyz", "vec", "the shape's position in body axes", unit="m", default="[0, 0, 0]", example="[0, 0, 0.1]"),
+        K("rpy", "vec", "the shape's roll, pitch, yaw in body axes (R = Rz Ry Rx, URDF's)", unit="rad",
+          default="[0, 0, 0]", example="[0, 0, 0.3]"),
+        K("mu_static", "expr", "static friction coefficient (>= 0)", default="0.5", example="0.6"),
+        K("mu_kinetic", "expr", "kinetic friction coefficient (0 <= mu_kinetic <= mu_static)",
+          default="mu_static", example="0.4"),
+        K("restitution", "expr", "Newton's restitution coefficient, in [0, 1]", default="0", example="0.5"),
+        K("torsional", "expr", "torsional resistance length (torque bound / normal force)", unit="m", default="0",
+          example="0.01"),
+        K("rolling", "expr", "rolling resistance length", unit="m", default="0", example="0.001"),
+        K("group", "integer", "filter bits of this shape", default="1", example="2"),
+        K("mask", "integer", "filter bits of the shapes it meets (a pair is tested when each one's group meets "
+          "the other's mask)", default="-1", example="3"),
+    ), kinds=(
+        KindSpec("sphere", "a sphere about the placement's origin", (_SHAPE_BODY, _RADIUS)),
+        KindSpec("box", "a box centred on the placement", (
+            _SHAPE_BODY, K("half_extents", "vec", "half side lengths along x, y, z (MuJoCo's box size)", unit="m",
+                           required=True, example="[0.2, 0.1, 0.05]"))),
+        KindSpec("capsule", "a capsule along z", (_SHAPE_BODY, _RADIUS, _LENGTH)),
+        KindSpec("cylinder", "a cylinder along z", (_SHAPE_BODY, _RADIUS, _LENGTH)),
+        KindSpec("ellipsoid", "an ellipsoid with semi-axes along x, y, z", (
+            _SHAPE_BODY, K("radii", "vec", "the semi-axes", unit="m", required=True, example="[0.1, 0.2, 0.3]"))),
+        KindSpec("mesh", "a convex mesh", (
+            _SHAPE_BODY, K("vertices", "numbers", "the vertices [[x, y, z], ...] (convex unless hull = true)",
+                           unit="m", required=True, example="[[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]]"),
+            K("hull", "boolean", "take the convex hull of the vertices", default="false", example="true"))),
+        KindSpec("halfspace", "the solid normal . x <= offset, on the ground only", (
+            K("body", "name", "\"ground\" (a half-space is fixed)", required=True, example='"ground"'),
+            K("normal", "vec", "the outward normal", default="[0, 0, 1]", example="[0, 0, 1]"),
+            K("offset", "expr", "the offset along the normal", unit="m", default="0", example="0.0"))),
+    ))
+COLLISION_EXCLUDE = TableSpec(
+    "collision_exclude", "Pairs of bodies or collisions never tested against each other.", array=True,
+    reader="kane.io.model_collision.add_collisions", keys=(
+        K("a", "name", "a body or collision name", required=True, example='"B"'),
+        K("b", "name", "another body or collision name", required=True, example='"C"')))
 
 _MATERIAL_KEYS = ("mu_static", "mu_kinetic", "restitution", "torsional", "rolling")
 _SHAPE_CLASS = {"sphere": Sphere, "box": Box, "capsule": Capsule, "cylinder": Cylinder, "ellipsoid": Ellipsoid,
@@ -70,15 +91,11 @@ def _vertices(ctx):
 def _shape(ctx, kind, where, scope):
     sizes = {k: ctx.number(k, scope) for k in ("radius", "length", "offset") if k in ctx.data}
     vectors = {k: tuple(ctx.evaluate(k, e) for e in ctx.vector(k, scope))
-               for k in ("half_extents", "size", "radii", "normal") if k in ctx.data}
+               for k in ("half_extents", "radii", "normal") if k in ctx.data}
     if kind == "sphere":
         return Sphere(sizes["radius"], where=where)
     if kind == "box":
-        if ("half_extents" in vectors) == ("size" in vectors):
-            raise ctx.error("half_extents", "a box takes one of half_extents (half side lengths) or size (full "
-                                            "side lengths)")
-        half = vectors["half_extents"] if "half_extents" in vectors else tuple(x / 2 for x in vectors["size"])
-        return Box(half, where=where)
+        return Box(vectors["half_extents"], where=where)
     if kind in ("capsule", "cylinder"):
         return _SHAPE_CLASS[kind](sizes["radius"], sizes["length"], where=where)
     if kind == "ellipsoid":
@@ -97,17 +114,11 @@ def _reraise(ctx, exc: ModelError, default_key):
 def add_collisions(L, system, doc: dict, bodies) -> None:
     """Add the ``[[collision]]`` and ``[[collision_exclude]]`` tables of ``doc`` to ``system`` (``bodies``: the
     body names of the file; ``L``: the file's loader)."""
-    kinds = {k: (req, opt) for k, req, opt in COLLISION_SHAPE_KEYS}
-    common = {k for k, _ in COLLISION_KEYS}
     scope = L.scope()
     added = {"ground", *bodies}
     for i, d in enumerate(doc.get("collision", [])):
         ctx = Ctx(L, "collision", d, i)
-        kind = ctx.string("shape", choices=list(kinds))
-        if kind is None:
-            raise ctx.error("shape", f"missing required key 'shape' (one of: {', '.join(kinds)})")
-        required, optional = kinds[kind]
-        ctx.check_keys(common | set(required) | set(optional), ("body", *required), f" for a {kind} collision")
+        kind = COLLISION.kind(ctx, what="collision")
         body = ctx.ref("body", bodies)
         name = ctx.string("name")
         where = f"collision {name or f'#{i + 1}'!r} of body {body!r}: {_SHAPE_CLASS[kind].__name__}"
@@ -138,7 +149,7 @@ def add_collisions(L, system, doc: dict, bodies) -> None:
             raise _reraise(ctx, exc, "name") from None
     for i, d in enumerate(doc.get("collision_exclude", [])):
         ctx = Ctx(L, "collision_exclude", d, i)
-        ctx.check_keys(set(COLLISION_EXCLUDE_KEYS), COLLISION_EXCLUDE_KEYS)
+        COLLISION_EXCLUDE.check(ctx)
         a, b = ctx.string("a"), ctx.string("b")
         try:
             system.exclude_collision(a, b)
