@@ -201,8 +201,6 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     steps = (f"{o['substeps']} substep(s) per period" if every == 1 else
              f"the dynamics every {every} periods, a step behind the coupler, {o['substeps']} substep(s) each")
     lines += [f"status: {result.status} ({result.plant}, {steps})",
-              f"period: {'C, in a native thread' if result.loop_path == 'c' else 'Python'}"
-              + (f" (not C: {loop.path_reason})" if loop.path_reason else ""),
               *result.deadlines.lines(),
               *(["virtual clock: the periods ran back to back, nothing waited; a missed deadline is a period whose "
                  "compute time exceeded the period"] if virtual_clock else []),
@@ -220,6 +218,8 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
         lines.append(f"mode changes: {len(events)}" + "".join(f", {k} {kinds.count(k)}" for k in dict.fromkeys(kinds)))
     if device == "udp":
         lines.append("udp packets: " + ", ".join(f"{k} {v}" for k, v in dev.counts.items()))
+    lines.append(f"period: {'C, in a native thread' if result.loop_path == 'c' else 'Python'}"
+                 + (f" (not C: {loop.path_reason})" if loop.path_reason else ""))
     lines.append(f"log: {result.log}")
     if result.log is not None:
         lines.append(f"plot it: kane plot {result.log}; describe it: kane info {result.log}")

@@ -285,7 +285,7 @@ class RealtimeLoop:
     # ---- the loop ------------------------------------------------------------------------------------------
     def _main(self) -> None:
         try:
-            self._result = run_c(self) if self.loop_path is LoopPath.C else self._loop()
+            self._result = LoopResult(*run_c(self)) if self.loop_path is LoopPath.C else self._loop()
         except BaseException as exc:  # handed to join(): a bug must not vanish in the thread
             self._error = exc
         finally:

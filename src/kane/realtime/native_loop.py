@@ -71,17 +71,17 @@ def why_not_c(loop, inputs) -> str | None:
     return None
 
 
-def run_c(loop):
-    """Run ``loop``'s periods in C; returns its :class:`kane.realtime.LoopResult` (the log closed)."""
+def run_c(loop) -> tuple:
+    """Run ``loop``'s periods in C; returns the fields of its :class:`kane.realtime.LoopResult`, in order (the log
+    closed)."""
     from .c_period import STATUS, PeriodContext
-    from .loop import ClockMode, LoopResult
 
     opts, dev, cpl, log = loop.options, loop.device, loop.coupler, loop.log
     plant = loop.plant
     base = plant.plant if isinstance(plant, SlowDynamics) else plant
     period, rate = opts.period, opts.rate
     n_periods = int(round(opts.duration * rate)) if math.isfinite(opts.duration) else -1
-    virtual = opts.clock is ClockMode.VIRTUAL
+    virtual = opts.clock.value == "virtual"  # ClockMode.VIRTUAL (kane.realtime.loop imports this module)
     rot = cpl.rotational
     t_start, q_start, u_start = base.state()
     nq, nu = q_start.shape[0], u_start.shape[0]
@@ -170,8 +170,8 @@ def run_c(loop):
                          steps=steps if every > 1 else None)
         if log.writer_failure is not None:
             status = f"{status}; {log.writer_failure}"
-    return LoopResult(status, summary, int(c.refused), int(c.missing), int(c.saturated), float(c.port_energy),
-                      t_end, q_end, u_end, loop.engine, path, plant.kind, "c")
+    return (status, summary, int(c.refused), int(c.missing), int(c.saturated), float(c.port_energy), t_end, q_end,
+            u_end, loop.engine, path, plant.kind, "c")
 
 
 def c_summary(ctx, period: float) -> tuple[DeadlineSummary, DeadlineStats]:
