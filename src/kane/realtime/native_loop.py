@@ -32,7 +32,7 @@ from .stats import DeadlineStats, DeadlineSummary
 
 __all__ = ["LoopPath", "why_not_c", "run_c"]
 
-_POLL = 2e-3  # [s] between the supervisor's visits to the rings on the real clock
+_POLL = 5e-3  # [s] between the supervisor's visits to the rings on the real clock
 
 
 class LoopPath(enum.Enum):
@@ -89,20 +89,17 @@ def run_c(loop) -> tuple:
         stepper=base.stepper, coupler=cpl, index=base.index, t0=float(t_start), period=period, n_periods=n_periods,
         substeps=int(opts.substeps), every=int(opts.dynamics_every), virtual=virtual, spin=float(opts.spin),
         timeout_periods=max(1, int(math.ceil(opts.device_timeout * rate - 1e-9))), priority=int(opts.priority),
-        dev_cap=max(1024, int(min(rate, 1e5) / 2)), row_cap=max(4096, int(min(rate, 1e5))) if log else 0,
+        dev_cap=max(1024, int(min(rate, 1e5) / 2)), row_cap=max(4096, int(min(rate, 1e5))),
         stat_cap=n_periods if 0 < n_periods <= 1 << 22 else 1 << 20, max_force=float(cpl.max_force))
     a = ROW_POSE if rot else ROW_POINT
     every = int(opts.dynamics_every)
     steps = [(float(t_start), np.array(q_start), np.array(u_start))]
-    taken = [0]
+    taken, shown = [0], []  # rows drained; (t, force, torque) blocks handed to the device once the loop ends
 
     def sink(rows):
         k0 = taken[0]
-        for j, row in enumerate(rows):
-            f = row[13:16]
-            dev.write_force(row[0], (-f[0], -f[1], -f[2]))
-            if rot:
-                dev.write_torque(row[0], (-row[23], -row[24], -row[25]))
+        shown.append((rows[:, 0].copy(), rows[:, 13:16].copy(), rows[:, 23:26].copy() if rot else None))
+        for j, row in enumerate(rows if log is not None or every > 1 else ()):
             if every > 1 and (k0 + j) % every == 0 and k0 + j > 0:  # the plant's own state after a slow step
                 steps.append((float(row[0]), np.array(row[a:a + nq]), np.array(row[a + nq:a + nq + nu])))
             if log is not None:
@@ -132,7 +129,12 @@ def run_c(loop) -> tuple:
             ctx.drain(sink)
     finally:
         zero3 = (0.0, 0.0, 0.0)
-        try:
+        try:  # what the replayed device displayed, period by period, then zero (as the Python period writes them)
+            for t_rows, forces, torques in shown:
+                for j, t in enumerate(t_rows.tolist()):
+                    dev.write_force(t, tuple(-forces[j]))
+                    if rot:
+                        dev.write_torque(t, tuple(-torques[j]))
             dev.write_force(t_start + ctx.c.periods * period, zero3)
             if rot:
                 dev.write_torque(t_start + ctx.c.periods * period, zero3)
