@@ -91,7 +91,7 @@ def c_period_pairs(dyn, port, pairs: int = 10, priority: int = 0) -> dict:
         c_run(dyn, port, 1000.0, 0.2, log=Path(tmp) / "warm.h5", priority=priority)  # the C library built
         for rate in (1000.0, 10000.0):
             spin = min(1e-3, 0.3 / rate) if priority else 1e-3
-            kane_missed, floor_missed, p99, causes = [], [], [], [0, 0]
+            kane_missed, floor_missed, python_missed, p99, causes = [], [], [], [], [0, 0]
             for i in range(pairs):
                 log = Path(tmp) / f"c{rate:g}_{i}.h5"
                 r = c_run(dyn, port, rate, 1.0, log=log, priority=priority)
@@ -101,15 +101,19 @@ def c_period_pairs(dyn, port, pairs: int = 10, priority: int = 0) -> dict:
                 causes[0] += late
                 causes[1] += work
                 floor_missed.append(floor_run(rate, 1.0, spin, r.deadlines.compute_p50, priority)[0])
+                py = one_run(dyn, port, rate, 1.0, log=Path(tmp) / f"py{rate:g}_{i}.h5", priority=priority)
+                python_missed.append(py.deadlines.missed)  # the Python period (simulated hand), for comparison
             k, f = sum(kane_missed), sum(floor_missed)
             out[rate] = {"kane_missed": kane_missed, "floor_missed": floor_missed, "p99_compute": p99,
+                         "python_period_missed": python_missed,
                          "late_wakeups": causes[0], "long_work": causes[1]}
-            print(f"C period, {rate / 1000:g} kHz, {pairs} pairs of 1 s ({'FIFO ' + str(priority) if priority else "
-                  f"'normal priority'}): kane missed {k} of {pairs * int(rate)} {kane_missed}, the floor {f} "
+            prio = f"FIFO {priority}" if priority else "normal priority"
+            print(f"C period, {rate / 1000:g} kHz, {pairs} pairs of 1 s ({prio}): kane missed {k} of {pairs * int(rate)} {kane_missed}, the floor {f} "
                   f"{floor_missed}; target kane <= 1.5 floor + 2 = {1.5 * f + 2:g}: "
                   f"{'met' if k <= 1.5 * f + 2 else 'not met'}; p99 compute per period median "
                   f"{np.median(p99) * 1e6:.1f} us (max of runs {max(p99) * 1e6:.1f} us); kane's misses: "
-                  f"{causes[0]} woke late (scheduler), {causes[1]} woke in time and worked long (interrupted)")
+                  f"{causes[0]} woke late (scheduler), {causes[1]} woke in time and worked long (interrupted); "
+                  f"the Python period in the same pairs missed {sum(python_missed)} {python_missed}")
     return out
 
 
