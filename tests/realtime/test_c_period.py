@@ -172,7 +172,8 @@ def test_what_c_cannot_run_stays_on_the_python_path_and_says_why(chain, tmp_path
     with h5py.File(tmp_path / "sim.h5", "r") as f:
         counts = json.loads(f.attrs["counts"])
     assert counts["loop_path"] == "python"
-    assert counts["loop_path_reason"] == "the device (SimulatedHand) is not sampled ahead (a Replay is)"
+    assert counts["loop_path_reason"] == ("the device (SimulatedHand) is neither sampled ahead (a Replay is) nor "
+                                          "read in C (a UdpDevice is)")
 
 
 _KILLED = textwrap.dedent("""

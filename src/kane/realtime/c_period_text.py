@@ -32,6 +32,12 @@ typedef struct {
     long periods, missed, saturated, refused, missing, log_waits, stop, status, sched_result, running, m_left;
     double port_energy, compute_max, late_max, status_t;
     unsigned long thread;
+    long dev_kind, udp_fd, udp_pose, udp_paired, udp_ip, udp_port, udp_has_filter, udp_filter_ip, udp_filter_port;
+    unsigned long long udp_last, udp_first; long udp_have_last;
+    unsigned long long udp_seen[4096]; long udp_n_seen, udp_seen_pos;
+    long udp_counts[10];
+    double udp_sample[20]; long udp_have_sample, udp_fresh_at, udp_hold_ns;
+    double ws_lo[3], ws_hi[3], ws_max_speed, ws_max_angular;
 } kane_period;
 """
 
@@ -46,11 +52,15 @@ void kane_store(long *where, long value);
 
 PERIOD_SOURCE = r"""/* the haptic period of kane.realtime (generated text, model-independent) */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <time.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
 """ + _STRUCT + r"""
 typedef long (*step_t)(long, double, void *, void *);
 typedef void (*f_t)(double, void *, void *, void *, void *, void *);
@@ -118,6 +128,143 @@ static long bin_of(const kane_period *c, double v) {
     return i;
 }
 
+/* ---- the UDP device (kane.realtime.udp: protocol v1, and v2 with the pose) ---- */
+enum { RECEIVED, USED, LOST, LATE, REPLAYED, MALFORMED, OVERSIZED, SUPERSEDED, REPLIES, FOREIGN };
+#define SEEN 4096
+#define HALF 9223372036854775808ULL
+
+static double f64(const unsigned char *b) { double v; memcpy(&v, b, 8); return v; }
+static unsigned long long u64(const unsigned char *b) { unsigned long long v; memcpy(&v, b, 8); return v; }
+
+static int seen(const kane_period *c, unsigned long long seq) {
+    long i;
+    for (i = 0; i < c->udp_n_seen; ++i) if (c->udp_seen[i] == seq) return 1;
+    return 0;
+}
+
+static void remember(kane_period *c, unsigned long long seq) {
+    c->udp_seen[c->udp_seen_pos] = seq;
+    c->udp_seen_pos = (c->udp_seen_pos + 1) % SEEN;
+    if (c->udp_n_seen < SEEN) c->udp_n_seen += 1;
+}
+
+/* UdpDevice._sequence: count seq; 1 when it is ahead of the newest */
+static int sequence(kane_period *c, unsigned long long seq) {
+    long *n = c->udp_counts;
+    if (seen(c, seq)) { n[REPLAYED] += 1; return 0; }
+    if (!c->udp_have_last) {
+        c->udp_first = seq;
+    } else {
+        unsigned long long ahead = seq - c->udp_last;
+        if (ahead >= HALF) {
+            unsigned long long behind = 0ULL - ahead;
+            n[LATE] += 1;
+            if (behind < SEEN && behind < c->udp_last - c->udp_first && n[LOST] > 0) n[LOST] -= 1;
+            remember(c, seq);
+            return 0;
+        }
+        n[LOST] += (long)(ahead - 1);
+    }
+    remember(c, seq);
+    c->udp_last = seq;
+    c->udp_have_last = 1;
+    return 1;
+}
+
+/* kane.realtime.check_sample on a slot (t, x, v, R, w): 0 usable, 1 refused */
+static long refused(const kane_period *c, const double *s) {
+    int i, j, k;
+    for (i = 1; i < (c->udp_pose ? 20 : 8); ++i) if (!isfinite(s[i])) return 1;
+    for (i = 0; i < 3; ++i) if (!(c->ws_lo[i] <= s[2 + i] && s[2 + i] <= c->ws_hi[i])) return 1;
+    if (sqrt(s[5] * s[5] + s[6] * s[6] + s[7] * s[7]) > c->ws_max_speed) return 1;
+    if (!c->udp_pose) return 0;
+    const double *R = s + 8, *w = s + 17;
+    double gram = 0.0;
+    for (i = 0; i < 3; ++i) for (j = 0; j < 3; ++j) {
+        double g = 0.0;
+        for (k = 0; k < 3; ++k) g += R[3 * k + i] * R[3 * k + j];
+        g = fabs(g - (i == j));
+        if (g > gram) gram = g;
+    }
+    double det = R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6])
+                 + R[2] * (R[3] * R[7] - R[4] * R[6]);
+    if (gram > 1e-6 || det < 0) return 1;
+    return sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) > c->ws_max_angular;
+}
+
+/* UdpDevice.read: drain the socket (512 datagrams at most); the newest fresh state into slot, the held one while
+   younger than hold, else status missing */
+static void udp_read(kane_period *c, double t, double *slot) {
+    unsigned char buf[129];
+    const long size = c->udp_pose ? 128 : 72, version = c->udp_pose ? 2 : 1;
+    long *n = c->udp_counts, i, fresh = 0;
+    for (i = 0; i < 512; ++i) {
+        struct sockaddr_in from;
+        socklen_t len = sizeof from;
+        ssize_t got = recvfrom((int)c->udp_fd, buf, (size_t)(size + 1), MSG_DONTWAIT, (struct sockaddr *)&from, &len);
+        if (got < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
+            continue;
+        }
+        long ip = (long)from.sin_addr.s_addr, port = (long)ntohs(from.sin_port);
+        int admitted = c->udp_paired ? (ip == c->udp_ip && port == c->udp_port)
+                       : (!c->udp_has_filter || (ip == c->udp_filter_ip && (c->udp_filter_port == 0 || c->udp_filter_port == port)));
+        if (!admitted) { n[FOREIGN] += 1; continue; }
+        n[RECEIVED] += 1;
+        if (got > size) { n[OVERSIZED] += 1; continue; }
+        if (got < size) { n[MALFORMED] += 1; continue; }
+        if (memcmp(buf, "KRTS", 4) != 0 || (long)(buf[4] | (buf[5] << 8)) != version) { n[MALFORMED] += 1; continue; }
+        if (!sequence(c, u64(buf + 8))) continue;
+        c->udp_paired = 1; c->udp_ip = ip; c->udp_port = port;
+        if (fresh) n[SUPERSEDED] += 1;
+        fresh = 1;
+        double *s = c->udp_sample;
+        int j;
+        for (j = 0; j < 6; ++j) s[2 + j] = f64(buf + 24 + 8 * j);
+        if (c->udp_pose) {
+            double w = f64(buf + 72), x = f64(buf + 80), y = f64(buf + 88), z = f64(buf + 96);
+            double ww = w * w, xx = x * x, yy = y * y, zz = z * z;
+            s[8] = ww + xx - yy - zz; s[9] = 2 * (x * y - w * z); s[10] = 2 * (x * z + w * y);
+            s[11] = 2 * (x * y + w * z); s[12] = ww - xx + yy - zz; s[13] = 2 * (y * z - w * x);
+            s[14] = 2 * (x * z - w * y); s[15] = 2 * (y * z + w * x); s[16] = ww - xx - yy + zz;
+            for (j = 0; j < 3; ++j) s[17 + j] = f64(buf + 104 + 8 * j);
+        }
+    }
+    long now = now_ns();
+    if (fresh) {
+        n[USED] += 1;
+        c->udp_have_sample = 1;
+        c->udp_fresh_at = now;
+    } else if (!(c->udp_have_sample && now - c->udp_fresh_at <= c->udp_hold_ns)) {
+        slot[0] = 2;
+        return;
+    }
+    memcpy(slot, c->udp_sample, sizeof c->udp_sample);
+    slot[1] = t;
+    slot[0] = (double)refused(c, slot);
+}
+
+/* UdpDevice.write_force / write_torque: the displayed force (and torque), echoing the newest sequence number */
+static void udp_write(kane_period *c, double t, const double *shown) {
+    unsigned char p[72];
+    unsigned long long seq = c->udp_have_last ? c->udp_last : 0ULL;
+    unsigned short version = c->udp_pose ? 2 : 1, flags = 0;
+    long size = c->udp_pose ? 72 : 48, j;
+    struct sockaddr_in to;
+    if (!c->udp_paired) return;
+    memcpy(p, "KRTF", 4);
+    p[4] = (unsigned char)(version & 255); p[5] = (unsigned char)(version >> 8);
+    memcpy(p + 6, &flags, 2);
+    memcpy(p + 8, &seq, 8);
+    memcpy(p + 16, &t, 8);
+    for (j = 0; j < (c->udp_pose ? 6 : 3); ++j) memcpy(p + 24 + 8 * j, shown + j, 8);
+    memset(&to, 0, sizeof to);
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = (in_addr_t)c->udp_ip;
+    to.sin_port = htons((unsigned short)c->udp_port);
+    if (sendto((int)c->udp_fd, p, (size_t)size, 0, (struct sockaddr *)&to, sizeof to) == size) c->udp_counts[REPLIES] += 1;
+}
+
 /* the body point's 6 (18 with a pose) floats at (t, q, u) into c->pout */
 static void point(kane_period *c, double t, double *q, double *u) {
     if (c->has_ufull) {
@@ -171,10 +318,15 @@ void kane_period_run(kane_period *c) {
         }
         /* the device's sample: the ring's slot k when Python has filled it, else missing */
         const double *s = NULL;
-        if (c->virtual_clock)  /* no clock to keep: wait for Python to fill the slot */
+        double udp_slot[20];
+        if (c->dev_kind == 1) {
+            udp_read(c, t, udp_slot);
+            s = udp_slot[0] == 2 ? NULL : udp_slot;
+        } else if (c->virtual_clock)  /* no clock to keep: wait for Python to fill the slot */
             while (__atomic_load_n(&c->dev_produced, __ATOMIC_ACQUIRE) <= k && !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
                 sched_yield();
-        if (__atomic_load_n(&c->dev_produced, __ATOMIC_ACQUIRE) > k) s = c->dev + (k % c->dev_cap) * 20;
+        if (c->dev_kind == 0 && __atomic_load_n(&c->dev_produced, __ATOMIC_ACQUIRE) > k)
+            s = c->dev + (k % c->dev_cap) * 20;
         long st = s ? (long)s[0] : 2;
         /* the state the coupler sees: the plant's, or extrapolated between slow steps */
         double *qs = q;
@@ -227,6 +379,11 @@ void kane_period_run(kane_period *c) {
             bad_run += 1;
         }
         memcpy(prev_force, force, sizeof prev_force);
+        if (c->dev_kind == 1) {
+            double shown[6];
+            for (i = 0; i < 6; ++i) shown[i] = -force[i];
+            udp_write(c, t, shown);
+        }
         /* the log row: q, u before the step; published once its timing is in */
         double *row = NULL;
         if (c->rows) {

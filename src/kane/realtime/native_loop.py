@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import enum
 import math
+import socket
+import sys
 import time
 import warnings
 
@@ -29,6 +31,7 @@ from .devices import Replay
 from .multirate import SlowDynamics
 from .plants import CompiledPlant
 from .stats import DeadlineStats, DeadlineSummary
+from .udp import UdpDevice
 
 __all__ = ["LoopPath", "why_not_c", "run_c"]
 
@@ -51,8 +54,9 @@ def why_not_c(loop, inputs) -> str | None:
     opts, plant, cpl = loop.options, loop.plant, loop.coupler
     if inputs is not None:
         return "scheduled inputs are evaluated in Python"
-    if not isinstance(loop.device, Replay):
-        return f"the device ({type(loop.device).__name__}) is not sampled ahead (a Replay is)"
+    if not isinstance(loop.device, (Replay, UdpDevice)):
+        return (f"the device ({type(loop.device).__name__}) is neither sampled ahead (a Replay is) nor read in C (a "
+                "UdpDevice is)")
     base = plant.plant if isinstance(plant, SlowDynamics) else plant
     if not isinstance(base, CompiledPlant):
         return f"the plant ({getattr(plant, 'kind', type(plant).__name__)}) is not the compiled engine"
@@ -109,8 +113,11 @@ def run_c(loop) -> tuple:
             log.housekeeping(None)
 
     dev.open()
-    ahead = n_periods if n_periods > 0 else 1 << 62
+    udp = isinstance(dev, UdpDevice)
+    ahead = 0 if udp else n_periods if n_periods > 0 else 1 << 62
     try:
+        if udp:
+            udp_to_c(dev, ctx.c)
         ctx.fill(dev, rot, float(t_start), period, min(ahead, ctx.device.shape[0]))
         rc = ctx.lib.kane_period_start(ctx.c)
         if rc != 0:
@@ -129,15 +136,19 @@ def run_c(loop) -> tuple:
             ctx.drain(sink)
     finally:
         zero3 = (0.0, 0.0, 0.0)
+        if udp:
+            udp_from_c(ctx.c, dev)
+            shown = []  # sent by C each period
         try:  # what the replayed device displayed, period by period, then zero (as the Python period writes them)
             for t_rows, forces, torques in shown:
                 for j, t in enumerate(t_rows.tolist()):
                     dev.write_force(t, tuple(-forces[j]))
                     if rot:
                         dev.write_torque(t, tuple(-torques[j]))
-            dev.write_force(t_start + ctx.c.periods * period, zero3)
+            t_last = t_start + max(ctx.c.periods - 1, 0) * period  # the last period's time, as the Python period
+            dev.write_force(t_last, zero3)
             if rot:
-                dev.write_torque(t_start + ctx.c.periods * period, zero3)
+                dev.write_torque(t_last, zero3)
         finally:
             dev.close()
     c = ctx.c
@@ -194,3 +205,55 @@ def c_summary(ctx, period: float) -> tuple[DeadlineSummary, DeadlineStats]:
     summary = DeadlineSummary(s.period, n, int(c.missed), s.compute_p50, s.compute_p99, float(c.compute_max),
                               s.lateness_p99, float(c.late_max), tuple(int(k) for k in ctx.late_hist))
     return summary, stats
+
+
+_UDP_COUNTS = ("received", "used", "lost", "late", "replayed", "malformed", "oversized", "superseded", "replies",
+               "foreign")
+
+
+def _ip_number(host: str) -> int:
+    """An IPv4 address as the C loop reads ``sin_addr.s_addr`` (its bytes in network order, read natively)."""
+    return int.from_bytes(socket.inet_aton(host), sys.byteorder)
+
+
+def udp_to_c(dev: UdpDevice, c) -> None:
+    """The opened :class:`UdpDevice`'s state (socket, pairing, sequence numbers seen, counts, held sample, its
+    workspace) into the C loop's struct ``c``: the C period reads and answers the device from here on."""
+    c.dev_kind, c.udp_fd, c.udp_pose = 1, dev.sock.fileno(), int(dev.pose)
+    if dev.paired is not None:
+        c.udp_paired, c.udp_ip, c.udp_port = 1, _ip_number(dev.paired[0]), int(dev.paired[1])
+    if dev._peer_filter is not None:
+        c.udp_has_filter, c.udp_filter_ip = 1, _ip_number(dev._peer_filter[0])
+        c.udp_filter_port = int(dev._peer_filter[1])
+    c.udp_have_last = int(dev.last_seq >= 0)
+    c.udp_last, c.udp_first = max(dev.last_seq, 0), max(dev._first_seq, 0)
+    seen = list(dev._seen)
+    for i, seq in enumerate(seen):
+        c.udp_seen[i] = seq
+    c.udp_n_seen, c.udp_seen_pos = len(seen), len(seen) % len(c.udp_seen)
+    for i, name in enumerate(_UDP_COUNTS):
+        c.udp_counts[i] = dev.counts[name]
+    sample = dev._sample
+    if sample is not None:
+        c.udp_have_sample, c.udp_fresh_at = 1, int(dev._fresh_at * 1e9)
+        values = [0.0, 0.0, *sample.position, *sample.velocity]
+        if dev.pose:
+            values += [float(a) for row in sample.orientation for a in row] + list(sample.angular_velocity)
+        for i, v in enumerate(values):
+            c.udp_sample[i] = v
+    c.udp_hold_ns = int(dev.hold * 1e9)
+    ws = dev.workspace
+    for i in range(3):
+        c.ws_lo[i], c.ws_hi[i] = ws.lower[i], ws.upper[i]
+    c.ws_max_speed, c.ws_max_angular = ws.max_speed, ws.max_angular_speed
+
+
+def udp_from_c(c, dev: UdpDevice) -> None:
+    """The C loop's counts, newest sequence number and pairing back into ``dev`` (which then writes the zero force
+    and closes as the Python period's device does)."""
+    for i, name in enumerate(_UDP_COUNTS):
+        dev.counts[name] = int(c.udp_counts[i])
+    if c.udp_have_last:
+        dev.last_seq = int(c.udp_last)
+    if c.udp_paired:
+        dev._peer = (socket.inet_ntoa(int(c.udp_ip).to_bytes(4, sys.byteorder)), int(c.udp_port))
