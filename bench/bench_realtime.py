@@ -15,7 +15,8 @@ same circle, sampled ahead into the C ring; the log drained into the writer proc
 and 10 kHz, ``--pairs`` interleaved pairs of 1 s each, the floor working kane's p50 compute time: misses of each,
 kane's p99 compute per period, and where kane's misses come from (a wake-up already late by a period: the
 scheduler's, the floor's kind; or a wake-up in time and work that ran long: interrupted inside the period).
-Run: ``python bench/bench_realtime.py [--long 60] [--short 10] [--pairs 10] [--quick] [--c-period]``
+With ``--c-rates``: the highest of the rates run ``--short`` s with no miss, C period and floor.
+Run: ``python bench/bench_realtime.py [--long 60] [--short 10] [--pairs 10] [--quick] [--c-period] [--c-rates]``
 (``--quick``: 5 s, 2 s and 3 pairs).
 """
 
@@ -117,6 +118,26 @@ def c_period_pairs(dyn, port, pairs: int = 10, priority: int = 0) -> dict:
     return out
 
 
+def c_period_rates(dyn, port, seconds: float = 10.0, priority: int = 0) -> dict:
+    """For 1, 2, 5, 10, 20, 50 kHz: whether the C period and the floor loop (its work kane's p50) each ran
+    ``seconds`` without a miss; the highest such rate of each (up to the first rate where both missed)."""
+    best = {"kane": None, "floor": None}
+    with tempfile.TemporaryDirectory() as tmp:
+        for rate in RATES:
+            spin = min(1e-3, 0.3 / rate) if priority else 1e-3
+            r = c_run(dyn, port, rate, seconds, log=Path(tmp) / f"r{rate:g}.h5", priority=priority)
+            floor = floor_run(rate, seconds, spin, r.deadlines.compute_p50, priority)[0]
+            print(f"  {rate / 1000:g} kHz for {seconds:g} s: C period missed {r.deadlines.missed}, floor {floor}")
+            if r.deadlines.missed == 0 and best["kane"] == (RATES[RATES.index(rate) - 1] if rate != RATES[0] else None):
+                best["kane"] = rate
+            if floor == 0 and best["floor"] == (RATES[RATES.index(rate) - 1] if rate != RATES[0] else None):
+                best["floor"] = rate
+            if r.deadlines.missed and floor:
+                break
+    print(f"highest rate with no miss in {seconds:g} s: C period {best['kane']}, floor {best['floor']}")
+    return best
+
+
 def _show(label: str, r: rt.LoopResult) -> None:
     print(f"{label}: {r.status}; " + "; ".join(r.deadlines.lines()))
 
@@ -174,8 +195,12 @@ if __name__ == "__main__":
     ap.add_argument("--priority", type=int, default=0, help="SCHED_FIFO priority of the loop thread (root), 0: normal")
     ap.add_argument("--pairs", type=int, default=10, help="1 s runs at 10 kHz of kane's loop and of the C floor")
     ap.add_argument("--c-period", action="store_true", help="only the period in C against the floor (issue 32)")
+    ap.add_argument("--c-rates", action="store_true", help="only the highest rate without a miss in --short s, "
+                                                          "C period and floor (issue 32)")
     args = ap.parse_args()
-    if args.c_period:
+    if args.c_rates:
+        c_period_rates(*_chain(), args.short, args.priority)
+    elif args.c_period:
         c_period_pairs(*_chain(), args.pairs, args.priority)
     elif args.quick:
         run(5.0, 2.0, args.priority, 3)
