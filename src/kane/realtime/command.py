@@ -199,7 +199,9 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     result = loop.run(progress=status)
     lines = [f"warning: {w.message}" for w in caught]
     steps = (f"{o['substeps']} substep(s) per period" if every == 1 else
-             f"the dynamics every {every} periods, a step behind the coupler, {o['substeps']} substep(s) each")
+             f"the dynamics every {every} periods, "
+             f"{'a step behind the coupler' if loop_options.dynamics_process else 'in the loop'}, "
+             f"{o['substeps']} substep(s) each")
     lines += [f"status: {result.status} ({result.plant}, {steps})",
               *result.deadlines.lines(),
               *(["virtual clock: the periods ran back to back, nothing waited; a missed deadline is a period whose "
@@ -207,7 +209,7 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
               *_meaning_lines(result, o["max_force"], o["max_torque"], priority, virtual_clock),
               f"device samples refused: {result.refused}, missing: {result.missing}; "
               f"energy into the model through the coupler: {result.port_energy:.6g} J"]
-    if every > 1 and not virtual_clock:
+    if every > 1 and not virtual_clock and loop_options.dynamics_process:
         lines.append(f"dynamics steps not back within their slow period: {getattr(loop.plant, 'late_steps', 0)} of "
                      f"{result.deadlines.periods // every}")
     if laws is not None:
