@@ -17,7 +17,7 @@ import numpy as np
 
 from ..codegen.c_backend import CFunction
 from ..errors import ArgumentError, KaneError
-from .c_period_text import PERIOD_SOURCE, ROW_POINT, _STRUCT
+from .c_period_text import PERIOD_SOURCE, ROW_POINT, ROW_POSE, _STRUCT
 from .coupler import CouplerGains, VirtualCoupler, add_coupler
 from .model_table import realtime_settings
 
@@ -56,8 +56,9 @@ void servo_pt_f(double t, const double *q, const double *u, const double *w, con
 
 static const double RATE = @RATE@, K = @K@, B = @B@, MAX_FORCE = @MAX_FORCE@, DURATION = @DURATION@;
 static const double WORKSPACE = @WORKSPACE@, MAX_SPEED = @MAX_SPEED@, HOLD = @HOLD@, TIMEOUT = @TIMEOUT@;
-static const long SUBSTEPS = @SUBSTEPS@, PORT = @PORT@, NQ = @NQ@, NU = @NU@;
-static const long IDX[3] = {@IDX@};
+static const double KR = @KR@, BR = @BR@, MAX_TORQUE = @MAX_TORQUE@, MAX_ANGULAR = @MAX_ANGULAR@;
+static const long SUBSTEPS = @SUBSTEPS@, PORT = @PORT@, NQ = @NQ@, NU = @NU@, ROT = @ROT@;
+static const long IDX[6] = {@IDX@};
 static const double P[] = {@P@}, Q0[] = {@Q0@}, U0[] = {@U0@}, W0[] = {@W0@};
 
 static void *zeros(long n) {
@@ -84,7 +85,7 @@ int main(int argc, char **argv) {
     for (i = 0; i < ps[2]; ++i) ppc[i] = P[i];
     servo_dyn_prelude(pc);
     servo_pt_prelude(ppc);
-    double *pw = zeros(ps[3] + 1), *pout = zeros(6);
+    double *pw = zeros(ps[3] + 1), *pout = zeros(18);
     for (i = 0; i < ps[3]; ++i) pw[i] = W0[i];
     servo_pt_f(0.0, x + 1, x + 1 + NQ, pw, ppc, pout);
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -106,19 +107,21 @@ int main(int argc, char **argv) {
     c.n_periods = n; c.substeps = SUBSTEPS; c.every = 1; c.nq = NQ; c.nu = NU; c.priority = priority;
     c.timeout_periods = (long)ceil(timeout * RATE - 1e-9);
     if (c.timeout_periods < 1) c.timeout_periods = 1;
-    for (i = 0; i < 3; ++i) c.idx[i] = IDX[i];
-    c.period = 1.0 / RATE; c.spin = 1e-3; c.k = K; c.b = B; c.max_force = MAX_FORCE; c.max_torque = INFINITY;
+    for (i = 0; i < 6; ++i) c.idx[i] = IDX[i];
+    c.period = 1.0 / RATE; c.spin = 1e-3; c.k = K; c.b = B; c.max_force = MAX_FORCE; c.max_torque = MAX_TORQUE;
+    c.rot = ROT; c.kr = KR; c.br = BR; c.udp_pose = ROT;
     c.step_fn = (void *)servo_dyn_step; c.deriv_fn = (void *)servo_dyn_f; c.point_fn = (void *)servo_pt_f;
     c.x = x; c.step_pc = pc; c.point_pc = ppc; c.point_w = pw; c.pout = pout;
     c.qx = zeros(NQ); c.qdot = zeros(NQ); c.deriv_out = zeros(ds[5]);
-    c.dev = zeros(20); c.dev_cap = 1; c.rows = zeros(cap * (23 + NQ + NU)); c.row_width = 23 + NQ + NU;
+    c.dev = zeros(20); c.dev_cap = 1; c.row_width = (ROT ? 50 : 23) + NQ + NU;
+    c.rows = zeros(cap * c.row_width);
     c.row_cap = cap; c.stat_cap = n > 0 ? n : 1; c.compute = zeros(c.stat_cap); c.late = zeros(c.stat_cap);
     static double edges[15] = {0.0, 1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 0};
     edges[14] = INFINITY;
     c.edges = edges; c.n_edges = 15; c.late_hist = zeros(14); c.compute_hist = zeros(14);
     c.dev_kind = 1; c.udp_fd = fd; c.udp_hold_ns = (long)(hold * 1e9);
     for (i = 0; i < 3; ++i) { c.ws_lo[i] = pout[i] - WORKSPACE; c.ws_hi[i] = pout[i] + WORKSPACE; }
-    c.ws_max_speed = MAX_SPEED; c.ws_max_angular = INFINITY;
+    c.ws_max_speed = MAX_SPEED; c.ws_max_angular = MAX_ANGULAR;
     fprintf(log, "%s\n", "@COLUMNS@");
     if (kane_period_start(&c) != 0) { fprintf(stderr, "servo: the loop thread did not start\n"); return 2; }
     long tail = 0;
@@ -138,18 +141,20 @@ int main(int argc, char **argv) {
     kane_period_join(&c);
     fclose(log);
     if (c.udp_paired) {  /* zero force, echoing the newest sequence number */
-        unsigned char p[48] = {'K', 'R', 'T', 'F', 1, 0, 0, 0};
+        unsigned char p[72] = {'K', 'R', 'T', 'F', 1, 0, 0, 0};
+        size_t size = ROT ? 72 : 48;
+        p[4] = ROT ? 2 : 1;
         unsigned long long seq = c.udp_have_last ? c.udp_last : 0ULL;
         double t = (c.periods > 0 ? c.periods - 1 : 0) * c.period, zero = 0.0;  /* the last period's time */
         struct sockaddr_in to;
         memcpy(p + 8, &seq, 8);
         memcpy(p + 16, &t, 8);
-        for (i = 0; i < 3; ++i) memcpy(p + 24 + 8 * i, &zero, 8);
+        for (i = 0; i < 6; ++i) memcpy(p + 24 + 8 * i, &zero, 8);
         memset(&to, 0, sizeof to);
         to.sin_family = AF_INET;
         to.sin_addr.s_addr = (in_addr_t)c.udp_ip;
         to.sin_port = htons((unsigned short)c.udp_port);
-        sendto(fd, p, sizeof p, 0, (struct sockaddr *)&to, sizeof to);
+        sendto(fd, p, size, 0, (struct sockaddr *)&to, sizeof to);
     }
     close(fd);
     printf("periods %ld missed %ld saturated %ld refused %ld missing %ld status %ld sched %ld\n", c.periods, c.missed,
@@ -208,7 +213,8 @@ def export_servo(loaded, directory, *, body: str | None = None, point=None) -> S
         raise ArgumentError("export-c --servo: switched constraints and rolling contacts are not exported; the "
                             "servo program steps a plain model")
     point = point if point is not None else (table.point or (0.0, 0.0, 0.0))
-    port = add_coupler(loaded.system, body, point)
+    pose = table.rotational_stiffness is not None  # a full pose coupled: protocol v2, a torque on the body
+    port = add_coupler(loaded.system, body, point, rotational=pose)
     dyn = loaded.derive().compile()
     if dyn.backend != "c" or dyn.u_dependent_names:
         raise KaneError("export-c --servo: needs the C backend and a model without dependent speeds")
@@ -218,10 +224,12 @@ def export_servo(loaded, directory, *, body: str | None = None, point=None) -> S
         return default if value is None else value
 
     rate, stiffness = float(pick("rate", 1000.0)), float(pick("stiffness", 1000.0))
-    gains = CouplerGains(stiffness, float(pick("damping", stiffness / rate)))
-    max_force = float(pick("max_force", 20.0))
+    k_r = float(pick("rotational_stiffness", 0.0))
+    gains = CouplerGains(stiffness, float(pick("damping", stiffness / rate)), k_r,
+                         float(pick("rotational_damping", k_r / rate)))
+    max_force, max_torque = float(pick("max_force", 20.0)), float(pick("max_torque", math.inf))
     params = dict(loaded.parameters)
-    cp = VirtualCoupler(dyn, port, gains, max_force=max_force, params=params)
+    cp = VirtualCoupler(dyn, port, gains, max_force=max_force, params=params, max_torque=max_torque)
     if not isinstance(cp._fn, CFunction):
         raise KaneError("export-c --servo: the coupler's point is not compiled to C")
     q0 = np.array([loaded.q0.get(n, 0.0) for n in dyn.q_names], dtype=float)
@@ -231,14 +239,20 @@ def export_servo(loaded, directory, *, body: str | None = None, point=None) -> S
     columns = (["t"] + [f"{g}_{a}" for g in ("hand_position", "hand_velocity", "point_position", "point_velocity",
                                              "force") for a in "xyz"]
                + ["power", "port_energy", "spring_energy", "sample_status", "mode", "compute_time", "lateness"]
+               + ([f"torque_{a}" for a in "xyz"] + [f"hand_orientation_{i}" for i in range(9)]
+                  + [f"hand_angular_velocity_{a}" for a in "xyz"] + [f"body_orientation_{i}" for i in range(9)]
+                  + [f"body_angular_velocity_{a}" for a in "xyz"] if pose else [])
                + [f"q{i}" for i in range(dyn.n_q)] + [f"u{i}" for i in range(dyn.n_u)])
-    assert len(columns) == ROW_POINT + dyn.n_q + dyn.n_u
+    assert len(columns) == (ROW_POSE if pose else ROW_POINT) + dyn.n_q + dyn.n_u
     udp_port = int(pick("udp_port", 5005))
     values = {"RATE": repr(rate), "K": repr(gains.stiffness), "B": repr(gains.damping), "MAX_FORCE": repr(max_force),
               "DURATION": repr(float(pick("duration", 10.0))), "WORKSPACE": repr(float(pick("workspace", 2.0))),
               "MAX_SPEED": "10.0", "HOLD": "0.005", "TIMEOUT": "0.01", "SUBSTEPS": str(int(pick("substeps", 1))),
               "PORT": str(udp_port), "NQ": str(dyn.n_q), "NU": str(dyn.n_u),
-              "IDX": ", ".join(str(int(i)) for i in cp.input_index), "P": _numbers(p_values), "Q0": _numbers(q0),
+              "IDX": ", ".join(str(int(i)) for i in (list(cp.input_index) + [0, 0, 0])[:6]),
+              "KR": repr(gains.rotational_stiffness), "BR": repr(gains.rotational_damping),
+              "MAX_TORQUE": "INFINITY" if math.isinf(max_torque) else repr(max_torque), "ROT": str(int(pose)),
+              "MAX_ANGULAR": "50.0", "P": _numbers(p_values), "Q0": _numbers(q0),
               "U0": _numbers(u0), "W0": _numbers(dyn.model.input_values()), "COLUMNS": ",".join(columns)}
     main = _MAIN
     for key, value in values.items():
