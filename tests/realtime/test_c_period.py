@@ -257,3 +257,23 @@ def test_kane_realtime_loop_c_replays_a_log_with_the_same_forces(tmp_path):
         assert g["force"].shape == (300, 3) and np.abs(f["force"][()]).max() > 0.1
         np.testing.assert_allclose(g["force"][()], f["force"][()], rtol=0, atol=1e-12)
         np.testing.assert_allclose(g["q"][()], f["q"][()], rtol=0, atol=1e-12)
+
+
+def test_stop_ends_the_c_loop_with_zero_force_and_the_whole_log(wall, tmp_path):
+    # Python supervises the native thread: stop() from another thread ends it at its next period on the real clock
+    dyn, port = wall
+    cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(100.0, 1.0), max_force=20.0)
+    dev = rt.Replay([0.0, 1e-3], np.full((2, 3), 0.01), np.zeros((2, 3)), hold=1e9)
+    opts = rt.LoopOptions(rate=2000.0, duration=1e4, loop_path=rt.LoopPath.C)
+    loop = rt.RealtimeLoop(cp, dev, [0.0], [0.0], options=opts, log=tmp_path / "stopped.h5")
+    loop.start()
+    time.sleep(0.5)
+    assert loop.running
+    loop.stop()
+    result = loop.join(30)
+    n = result.deadlines.periods
+    assert result.status == "stopped" and result.loop_path == "c" and n > 100
+    assert len(dev.forces) == n + 1 and np.all(dev.forces[-1][1] == 0.0) and abs(dev.forces[-2][1][0]) > 0.1
+    with h5py.File(tmp_path / "stopped.h5", "r") as f:
+        assert f.attrs["status"] == "stopped" and int(f["n_committed"][0]) == n == f["t"].shape[0]
+        np.testing.assert_allclose(f["t"][()], np.arange(n) / 2000.0, rtol=0, atol=1e-12)
