@@ -10,8 +10,14 @@ s (default 10) with no missed deadline; (3) the same 1 kHz loop with the Python 
 ratio of p50 compute times compiled / Python; (4) the machine's floor at 10 kHz: kane's loop against a C loop
 (bench/_floor.py) on the same schedule that only waits and computes for kane's p50 compute time, in ``--pairs``
 (default 10) interleaved pairs of 1 s runs.
-Run: ``python bench/bench_realtime.py [--long 60] [--short 10] [--pairs 10] [--quick]`` (``--quick``: 5 s, 2 s and
-3 pairs).
+With ``--c-period`` (issue 32) only: the period in C in a native thread (``LoopPath.C``; the device a Replay of the
+same circle, sampled ahead into the C ring; the log drained into the writer process) against the floor loop at 1 kHz
+and 10 kHz, ``--pairs`` interleaved pairs of 1 s each, the floor working kane's p50 compute time: misses of each,
+kane's p99 compute per period, and where kane's misses come from (a wake-up already late by a period: the
+scheduler's, the floor's kind; or a wake-up in time and work that ran long: interrupted inside the period).
+With ``--c-rates``: the highest of the rates run ``--short`` s with no miss, C period and floor.
+Run: ``python bench/bench_realtime.py [--long 60] [--short 10] [--pairs 10] [--quick] [--c-period] [--c-rates]``
+(``--quick``: 5 s, 2 s and 3 pairs).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from _floor import floor_run
 
 from models import pendulum_chain_kane
 
-__all__ = ["run", "one_run"]
+__all__ = ["run", "one_run", "c_period_pairs"]
 
 RATES = (1000.0, 2000.0, 5000.0, 10000.0, 20000.0, 50000.0)
 
@@ -51,6 +57,85 @@ def one_run(dyn, port, rate: float, duration: float, engine=rt.Engine.AUTO, log=
     opts = rt.LoopOptions(rate=rate, duration=duration, engine=engine, flush_every=max(1000, int(rate / 4)),
                           priority=priority, spin=min(1e-3, 0.3 / rate) if priority else 1e-3)
     return rt.RealtimeLoop(cp, hand, q0, u0, options=opts, log=log).run()
+
+
+def c_run(dyn, port, rate: float, duration: float, log=None, priority=0) -> rt.LoopResult:
+    """One wall-clock run of the chain with the period in C: the hand's circle replayed (sampled ahead)."""
+    cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(1000.0, 1000.0 / rate), max_force=20.0)
+    q0, u0 = np.zeros(7), np.zeros(7)
+    x0, _ = cp.point_state(0.0, q0, u0)
+    path = circle_path(x0)
+    t = np.arange(int(round(duration * rate)) + 1) / rate
+    pos, vel = (np.array([path(a)[i] for a in t]) for i in (0, 1))
+    hand = rt.Replay(t, pos, vel, max_force=20.0, workspace=rt.Workspace(tuple(x0 - 2), tuple(x0 + 2)))
+    opts = rt.LoopOptions(rate=rate, duration=duration, flush_every=max(1000, int(rate / 4)), priority=priority,
+                          spin=min(1e-3, 0.3 / rate) if priority else 1e-3, loop_path=rt.LoopPath.C)
+    result = rt.RealtimeLoop(cp, hand, q0, u0, options=opts, log=log).run()
+    assert result.loop_path == "c", result
+    return result
+
+
+def _miss_causes(path, period: float) -> tuple[int, int]:
+    """(misses whose wake-up was already late by more than half a period, misses whose work ran long) of a log."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        late, comp = f["lateness"][()], f["compute_time"][()]
+    missed = late + comp > period
+    return int(np.count_nonzero(missed & (late > comp))), int(np.count_nonzero(missed & (late <= comp)))
+
+
+def c_period_pairs(dyn, port, pairs: int = 10, priority: int = 0) -> dict:
+    """At 1 and 10 kHz: ``pairs`` interleaved 1 s runs of the C period and of the floor loop (its work kane's p50)."""
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        c_run(dyn, port, 1000.0, 0.2, log=Path(tmp) / "warm.h5", priority=priority)  # the C library built
+        for rate in (1000.0, 10000.0):
+            spin = min(1e-3, 0.3 / rate) if priority else 1e-3
+            kane_missed, floor_missed, python_missed, p99, causes = [], [], [], [], [0, 0]
+            for i in range(pairs):
+                log = Path(tmp) / f"c{rate:g}_{i}.h5"
+                r = c_run(dyn, port, rate, 1.0, log=log, priority=priority)
+                kane_missed.append(r.deadlines.missed)
+                p99.append(r.deadlines.compute_p99)
+                late, work = _miss_causes(log, 1.0 / rate)
+                causes[0] += late
+                causes[1] += work
+                floor_missed.append(floor_run(rate, 1.0, spin, r.deadlines.compute_p50, priority)[0])
+                py = one_run(dyn, port, rate, 1.0, log=Path(tmp) / f"py{rate:g}_{i}.h5", priority=priority)
+                python_missed.append(py.deadlines.missed)  # the Python period (simulated hand), for comparison
+            k, f = sum(kane_missed), sum(floor_missed)
+            out[rate] = {"kane_missed": kane_missed, "floor_missed": floor_missed, "p99_compute": p99,
+                         "python_period_missed": python_missed,
+                         "late_wakeups": causes[0], "long_work": causes[1]}
+            prio = f"FIFO {priority}" if priority else "normal priority"
+            print(f"C period, {rate / 1000:g} kHz, {pairs} pairs of 1 s ({prio}): kane missed {k} of {pairs * int(rate)} {kane_missed}, the floor {f} "
+                  f"{floor_missed}; target kane <= 1.5 floor + 2 = {1.5 * f + 2:g}: "
+                  f"{'met' if k <= 1.5 * f + 2 else 'not met'}; p99 compute per period median "
+                  f"{np.median(p99) * 1e6:.1f} us (max of runs {max(p99) * 1e6:.1f} us); kane's misses: "
+                  f"{causes[0]} woke late (scheduler), {causes[1]} woke in time and worked long (interrupted); "
+                  f"the Python period in the same pairs missed {sum(python_missed)} {python_missed}")
+    return out
+
+
+def c_period_rates(dyn, port, seconds: float = 10.0, priority: int = 0) -> dict:
+    """For 1, 2, 5, 10, 20, 50 kHz: whether the C period and the floor loop (its work kane's p50) each ran
+    ``seconds`` without a miss; the highest such rate of each (up to the first rate where both missed)."""
+    best = {"kane": None, "floor": None}
+    with tempfile.TemporaryDirectory() as tmp:
+        for rate in RATES:
+            spin = min(1e-3, 0.3 / rate) if priority else 1e-3
+            r = c_run(dyn, port, rate, seconds, log=Path(tmp) / f"r{rate:g}.h5", priority=priority)
+            floor = floor_run(rate, seconds, spin, r.deadlines.compute_p50, priority)[0]
+            print(f"  {rate / 1000:g} kHz for {seconds:g} s: C period missed {r.deadlines.missed}, floor {floor}")
+            if r.deadlines.missed == 0 and best["kane"] == (RATES[RATES.index(rate) - 1] if rate != RATES[0] else None):
+                best["kane"] = rate
+            if floor == 0 and best["floor"] == (RATES[RATES.index(rate) - 1] if rate != RATES[0] else None):
+                best["floor"] = rate
+            if r.deadlines.missed and floor:
+                break
+    print(f"highest rate with no miss in {seconds:g} s: C period {best['kane']}, floor {best['floor']}")
+    return best
 
 
 def _show(label: str, r: rt.LoopResult) -> None:
@@ -109,8 +194,15 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true", help="5 s at 1 kHz and 2 s per rate")
     ap.add_argument("--priority", type=int, default=0, help="SCHED_FIFO priority of the loop thread (root), 0: normal")
     ap.add_argument("--pairs", type=int, default=10, help="1 s runs at 10 kHz of kane's loop and of the C floor")
+    ap.add_argument("--c-period", action="store_true", help="only the period in C against the floor (issue 32)")
+    ap.add_argument("--c-rates", action="store_true", help="only the highest rate without a miss in --short s, "
+                                                          "C period and floor (issue 32)")
     args = ap.parse_args()
-    if args.quick:
+    if args.c_rates:
+        c_period_rates(*_chain(), args.short, args.priority)
+    elif args.c_period:
+        c_period_pairs(*_chain(), args.pairs, args.priority)
+    elif args.quick:
         run(5.0, 2.0, args.priority, 3)
     else:
         run(args.long, args.short, args.priority, args.pairs)

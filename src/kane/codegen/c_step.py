@@ -29,6 +29,12 @@ class Stepper:
         self._pc[:] = fn.parameter_state(np.ascontiguousarray(params, dtype=np.float64))[2]  # its own copy
 
     @property
+    def buffers(self) -> tuple:
+        """(x, pc): the float64 arrays ``kane_step(n, dt, x, pc)`` advances in place, x = [t, q, u, inputs, 0] and
+        pc the parameters then their constants (what a C caller such as kane.realtime's C period steps)."""
+        return self._x, self._pc
+
+    @property
     def t(self) -> float:
         return float(self._x[0])
 

@@ -42,7 +42,7 @@ from .coupler_stability import (
 from .devices import Device, DeviceSample, Replay, SimulatedHand, Workspace, check_sample
 from .log import LOG_FORMAT, RealtimeLog
 from .log_reader import LogEvent, RealtimeRecord, load_realtime_log
-from .loop import ClockMode, Engine, LoopOptions, LoopResult, RealtimeLoop
+from .loop import ClockMode, Engine, LoopOptions, LoopPath, LoopResult, RealtimeLoop
 from .model_table import RealtimeSettings, realtime_settings
 from .async_dynamics import AsyncDynamics
 from .multirate import SlowDynamics
@@ -56,7 +56,7 @@ __all__ = [
     "check_gains", "passivity_bound", "check_stability", "coupler_stability", "CouplerStability",
     "spectral_radius", "effective_mass", "point_mobility", "Device",
     "DeviceSample", "Replay", "SimulatedHand", "Workspace", "check_sample", "LOG_FORMAT", "RealtimeLog",
-    "ClockMode", "Engine", "LoopOptions", "LoopResult", "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats",
+    "ClockMode", "Engine", "LoopOptions", "LoopPath", "LoopResult", "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats",
     "DeadlineSummary", "RealtimeSettings", "realtime_settings", "AsyncDynamics", "UdpDevice", "FORCE_SIZE",
     "STATE_SIZE", "pack_state", "unpack_force", "SlowDynamics", "SwitchingDynamics", "SwitchingOptions",
     "SwitchingPlant", "RollingRealtime", "RollingPlant", "LogEvent", "RealtimeRecord", "load_realtime_log",

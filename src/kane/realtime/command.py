@@ -22,7 +22,7 @@ from ..spatial import rotation_axis_angle
 from ..switching.model_table import switching_rules
 from .coupler import CouplerGains, VirtualCoupler, add_coupler
 from .devices import Replay, SimulatedHand, Workspace
-from .loop import ClockMode, LoopOptions, LoopResult, RealtimeLoop
+from .loop import ClockMode, LoopOptions, LoopPath, LoopResult, RealtimeLoop
 from .model_table import DEVICES, RealtimeSettings, realtime_settings
 from .rolling_plant import RollingRealtime
 from .switching_plant import SwitchingDynamics
@@ -118,7 +118,7 @@ _DEFAULTS = {"device": "sim", "rate": 1000.0, "duration": 10.0, "stiffness": 100
 
 
 def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clock: bool = False, status=None,
-                 priority: int = 0, notice=None, **options) -> RealtimeRun:
+                 priority: int = 0, notice=None, loop_path: LoopPath = LoopPath.PYTHON, **options) -> RealtimeRun:
     """Run ``loaded`` (a :class:`kane.io.model_file.LoadedModel`) coupled at ``couple`` (BODY:X,Y,Z; None: the
     model file's ``[realtime]`` body and point) to the device, log to ``output``. ``options``: the keys of
     :class:`RealtimeSettings` (device, rate [Hz], duration [s], stiffness [N/m], damping [N s/m], max_force [N],
@@ -127,7 +127,9 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     dynamics' period, K k T. ``status(line)`` is called about 4 times a second with the live status line.
     ``priority`` > 0: the loop's thread under SCHED_FIFO at that priority (root or CAP_SYS_NICE), spinning for 0.3
     of a period before each (a thread that spins for all of it meets Linux's real-time throttling). ``notice(line)``
-    is called with what to know before the loop starts (where the UDP device is awaited)."""
+    is called with what to know before the loop starts (where the UDP device is awaited). ``loop_path``: the
+    period in Python or in C (:class:`LoopPath`; with C the dynamics of ``dynamics_every`` step in the loop's
+    thread; what C cannot run stays on the Python path, and the summary says which ran and why)."""
     table = realtime_settings(loaded)
     unknown = set(options) - set(RealtimeSettings.__dataclass_fields__)
     if unknown:
@@ -153,7 +155,8 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     rate, stiffness, max_force, device = o["rate"], o["stiffness"], o["max_force"], o["device"]
     every = o["dynamics_every"]  # k > 1: the dynamics in a process of their own, a step behind (async_dynamics)
     loop_options = LoopOptions(rate=rate, duration=o["duration"], substeps=o["substeps"], dynamics_every=every,
-                               dynamics_process=every > 1, priority=priority,
+                               dynamics_process=every > 1 and loop_path is LoopPath.PYTHON, priority=priority,
+                               loop_path=loop_path,
                                spin=min(1e-3, 0.3 / rate) if priority and rate > 0 else 1e-3,
                                clock=ClockMode.VIRTUAL if virtual_clock else ClockMode.REAL)  # checked first
     period = loop_options.period * every  # the coupler acts on the dynamics sampled at k T: the bound's period
@@ -196,7 +199,9 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     result = loop.run(progress=status)
     lines = [f"warning: {w.message}" for w in caught]
     steps = (f"{o['substeps']} substep(s) per period" if every == 1 else
-             f"the dynamics every {every} periods, a step behind the coupler, {o['substeps']} substep(s) each")
+             f"the dynamics every {every} periods, "
+             f"{'a step behind the coupler' if loop_options.dynamics_process else 'in the loop'}, "
+             f"{o['substeps']} substep(s) each")
     lines += [f"status: {result.status} ({result.plant}, {steps})",
               *result.deadlines.lines(),
               *(["virtual clock: the periods ran back to back, nothing waited; a missed deadline is a period whose "
@@ -204,7 +209,7 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
               *_meaning_lines(result, o["max_force"], o["max_torque"], priority, virtual_clock),
               f"device samples refused: {result.refused}, missing: {result.missing}; "
               f"energy into the model through the coupler: {result.port_energy:.6g} J"]
-    if every > 1 and not virtual_clock:
+    if every > 1 and not virtual_clock and loop_options.dynamics_process:
         lines.append(f"dynamics steps not back within their slow period: {getattr(loop.plant, 'late_steps', 0)} of "
                      f"{result.deadlines.periods // every}")
     if laws is not None:
@@ -215,6 +220,8 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
         lines.append(f"mode changes: {len(events)}" + "".join(f", {k} {kinds.count(k)}" for k in dict.fromkeys(kinds)))
     if device == "udp":
         lines.append("udp packets: " + ", ".join(f"{k} {v}" for k, v in dev.counts.items()))
+    lines.append(f"period: {'C, in a native thread' if result.loop_path == 'c' else 'Python'}"
+                 + (f" (not C: {loop.path_reason})" if loop.path_reason else ""))
     lines.append(f"log: {result.log}")
     if result.log is not None:
         lines.append(f"plot it: kane plot {result.log}; describe it: kane info {result.log}")
@@ -300,13 +307,16 @@ def realtime_command(load, errors) -> click.Command:
                   help="Step the dynamics once every K periods, in a process of their own [default: 1].")
     @click.option("--priority", type=click.IntRange(0, 99), default=0,
                   help="SCHED_FIFO priority of the loop's thread (root or CAP_SYS_NICE); 0: normal.")
+    @click.option("--loop", "loop_path", type=click.Choice([p.value for p in LoopPath]), default="python",
+                  show_default=True, help="Run each period in Python, or in C in a native thread (c; auto: C where "
+                                          "it can); what C cannot run stays on Python, and the summary says why.")
     @click.option("--virtual-clock", is_flag=True, help="Run as fast as possible, not on the wall clock.")
     @click.option("-o", "--output", type=click.Path(dir_okay=False), default="realtime.h5", show_default=True,
                   help="HDF5 log file; when it exists, the first free NAME-1.h5, NAME-2.h5, ... (never overwritten).")
     @errors
     def realtime(model, device, replay, udp_port, udp_host, udp_peer, rate, duration, couple, stiffness, damping,
                  max_force, rotational_stiffness, rotational_damping, max_torque, substeps, dynamics_every, priority,
-                 virtual_clock, output):
+                 loop_path, virtual_clock, output):
         """Couple a simulated hand (a replayed log, or a device over UDP) to BODY:POINT of MODEL; print the
         deadline summary. A live status line is shown on a terminal."""
         free = unused_output_path(output)
@@ -321,7 +331,7 @@ def realtime_command(load, errors) -> click.Command:
                                duration=duration, stiffness=stiffness, damping=damping, max_force=max_force,
                                substeps=substeps, dynamics_every=dynamics_every,
                                rotational_stiffness=rotational_stiffness, rotational_damping=rotational_damping,
-                               max_torque=max_torque)
+                               max_torque=max_torque, loop_path=LoopPath(loop_path))
         finally:
             end()
         click.echo(run.text, nl=False)

@@ -34,12 +34,13 @@ from .coupler_stability import check_stability, effective_inertia, effective_mas
 from .devices import DeviceSample, check_sample
 from .log import SAMPLE_MISSING, SAMPLE_REFUSED, SAMPLE_USED, RealtimeLog
 from .multirate import SlowDynamics
+from .native_loop import LoopPath, run_c, why_not_c
 from ..protocol import Dynamics
 from ..symbolic.dynamics import KaneDynamics
 from .plants import CompiledPlant, PlantMaker, PythonPlant, input_holder
 from .stats import DeadlineStats, DeadlineSummary
 
-__all__ = ["ClockMode", "Engine", "LoopOptions", "LoopResult", "MAX_REAL_RATE", "RealtimeLoop"]
+__all__ = ["ClockMode", "Engine", "LoopOptions", "LoopPath", "LoopResult", "MAX_REAL_RATE", "RealtimeLoop"]
 
 _SWITCH_INTERVAL = 5e-5  # [s] the interpreter's thread switch interval while a loop runs
 MAX_REAL_RATE = 100_000.0  # [Hz] the highest rate accepted on the real clock
@@ -73,7 +74,8 @@ class LoopOptions:
     the dynamics step once every k periods over k T with the mean coupler force (multi-rate), in the loop's thread
     (:class:`SlowDynamics`) or, with ``dynamics_process``, one slow step behind (:class:`AsyncDynamics`) in a worker
     process on the real clock, so that no period waits for a step (in the loop's process on the virtual clock, each
-    step taken back one interval after it was handed over)."""
+    step taken back one interval after it was handed over). ``loop_path``: the period in Python (the default) or
+    in C in a native thread (:class:`LoopPath`, :mod:`kane.realtime.native_loop`)."""
 
     rate: float = 1000.0
     substeps: int = 1
@@ -86,6 +88,7 @@ class LoopOptions:
     dynamics_every: int = 1  # multi-rate: the dynamics step once every k periods, over k T (realtime.multirate)
     dynamics_process: bool = False  # with dynamics_every > 1: in a worker process, a step behind (async_dynamics)
     priority: int = 0
+    loop_path: LoopPath = LoopPath.PYTHON
 
     def __post_init__(self):
         if not (math.isfinite(self.rate) and self.rate > 0):
@@ -134,6 +137,7 @@ class LoopResult:
     engine: Engine
     log: Path | None
     plant: str
+    loop_path: str = "python"  # which period ran: "python" or "c" (kane.realtime.native_loop)
 
 
 class RealtimeLoop:
@@ -207,6 +211,9 @@ class RealtimeLoop:
         self._stop_status = "stopped"
         self._progress, self._progress_every = None, 0.25
         self._done = threading.Event()
+        self.path_reason = None if options.loop_path is LoopPath.PYTHON else why_not_c(self, inputs)
+        self.loop_path = (LoopPath.C if options.loop_path is not LoopPath.PYTHON and self.path_reason is None
+                          else LoopPath.PYTHON)
 
     def _check_gains(self, t0, q0) -> None:
         """The coupler's gains at the dynamics' step h = k T: Colgate's passivity bound (:func:`check_gains`) and
@@ -278,7 +285,7 @@ class RealtimeLoop:
     # ---- the loop ------------------------------------------------------------------------------------------
     def _main(self) -> None:
         try:
-            self._result = self._loop()
+            self._result = LoopResult(*run_c(self)) if self.loop_path is LoopPath.C else self._loop()
         except BaseException as exc:  # handed to join(): a bug must not vanish in the thread
             self._error = exc
         finally:
@@ -420,7 +427,8 @@ class RealtimeLoop:
                              {"refused": refused, "missing": missing, "saturated": int(saturated),
                               "engine": self.engine.value, "plant": plant.kind, "substeps": n_sub,
                               "late_dynamics_steps": getattr(plant, "late_steps", 0),
-                              "device": dict(getattr(dev, "counts", {}))},
+                              "device": dict(getattr(dev, "counts", {})), "loop_path": "python",
+                              "loop_path_reason": self.path_reason},
                              modes=list(modes), events=getattr(plant, "events", ()),
                              steps=getattr(plant, "steps", None))
             if log.writer_failure is not None:

@@ -1,0 +1,259 @@
+"""The Python side of the haptic period in C (issue 32): :class:`LoopPath` (which period runs: the C loop of
+:mod:`.c_period` in a native thread that holds no GIL, or the Python period of :class:`kane.realtime.RealtimeLoop`),
+:func:`why_not_c` (what keeps a loop on the Python path) and :func:`run_c`, which starts the C thread, fills its
+device ring ahead, drains its log ring into the HDF5 log (:class:`kane.realtime.log.RealtimeLog`, whose writer is a
+separate process on the real clock), supervises it (stop, errors) and builds the loop's result and statistics from
+the C counters.
+
+What runs in C: a device read by ``read(t)`` that depends on t only (a :class:`kane.realtime.Replay` of a recorded
+log: sampled ahead into the ring, each sample checked by :func:`kane.realtime.check_sample` as it is written), the
+point or pose coupler, the compiled RK4 step of a plain model (single rate, or the dynamics every k periods in the
+loop's thread as :class:`kane.realtime.multirate.SlowDynamics`). Anything else (a device that reacts to the forces,
+such as the simulated hand, or that answers over the network; switched or rolling plants; scheduled inputs; the
+dynamics in a worker process; the Python engine) runs on the Python path, and the log's ``counts`` attribute says
+which path ran (``loop_path``) and why (``loop_path_reason``).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import socket
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from ..errors import KaneError
+from .c_period_text import ROW_POINT, ROW_POSE
+from .devices import Replay
+from .multirate import SlowDynamics
+from .plants import CompiledPlant
+from .stats import DeadlineStats, DeadlineSummary
+from .udp import UdpDevice
+
+__all__ = ["LoopPath", "why_not_c", "run_c"]
+
+_POLL = 5e-3  # [s] between the supervisor's visits to the rings on the real clock
+
+
+class LoopPath(enum.Enum):
+    """PYTHON: the period is Python calling C (kane.realtime.loop); C: the period is one C function in a native
+    thread (kane.realtime.c_period), falling back to Python (recorded in the log) where a piece is not compiled;
+    AUTO: C where it can, silently."""
+
+    PYTHON = "python"
+    C = "c"
+    AUTO = "auto"
+
+
+def why_not_c(loop, inputs) -> str | None:
+    """None when ``loop`` (a :class:`kane.realtime.RealtimeLoop` being built) can run its period in C; otherwise
+    why not, in a phrase."""
+    opts, plant, cpl = loop.options, loop.plant, loop.coupler
+    if inputs is not None:
+        return "scheduled inputs are evaluated in Python"
+    if not isinstance(loop.device, (Replay, UdpDevice)):
+        return (f"the device ({type(loop.device).__name__}) is neither sampled ahead (a Replay is) nor read in C (a "
+                "UdpDevice is)")
+    base = plant.plant if isinstance(plant, SlowDynamics) else plant
+    if not isinstance(base, CompiledPlant):
+        return f"the plant ({getattr(plant, 'kind', type(plant).__name__)}) is not the compiled engine"
+    if opts.dynamics_process:
+        return "the dynamics step in a worker process"
+    from ..codegen.c_backend import CFunction
+
+    if not isinstance(cpl._fn, CFunction) or (cpl._full and not isinstance(cpl._u_full, CFunction)):
+        return "the coupler's point is not compiled to C"
+    try:
+        from .c_period import period_library
+
+        period_library()
+    except KaneError as exc:
+        return f"the C period did not build: {exc}"
+    return None
+
+
+def run_c(loop) -> tuple:
+    """Run ``loop``'s periods in C; returns the fields of its :class:`kane.realtime.LoopResult`, in order (the log
+    closed)."""
+    from .c_period import STATUS, PeriodContext
+
+    opts, dev, cpl, log = loop.options, loop.device, loop.coupler, loop.log
+    plant = loop.plant
+    base = plant.plant if isinstance(plant, SlowDynamics) else plant
+    period, rate = opts.period, opts.rate
+    n_periods = int(round(opts.duration * rate)) if math.isfinite(opts.duration) else -1
+    virtual = opts.clock.value == "virtual"  # ClockMode.VIRTUAL (kane.realtime.loop imports this module)
+    rot = cpl.rotational
+    t_start, q_start, u_start = base.state()
+    nq, nu = q_start.shape[0], u_start.shape[0]
+    ctx = PeriodContext(
+        stepper=base.stepper, coupler=cpl, index=base.index, t0=float(t_start), period=period, n_periods=n_periods,
+        substeps=int(opts.substeps), every=int(opts.dynamics_every), virtual=virtual, spin=float(opts.spin),
+        timeout_periods=max(1, int(math.ceil(opts.device_timeout * rate - 1e-9))), priority=int(opts.priority),
+        dev_cap=max(1024, int(min(rate, 1e5) / 2)), row_cap=max(4096, int(min(rate, 1e5))),
+        stat_cap=n_periods if 0 < n_periods <= 1 << 22 else 1 << 20, max_force=float(cpl.max_force))
+    a = ROW_POSE if rot else ROW_POINT
+    every = int(opts.dynamics_every)
+    steps = [(float(t_start), np.array(q_start), np.array(u_start))]
+    taken, shown = [0], []  # rows drained; (t, force, torque) blocks handed to the device once the loop ends
+
+    def sink(rows):
+        k0 = taken[0]
+        shown.append((rows[:, 0].copy(), rows[:, 13:16].copy(), rows[:, 23:26].copy() if rot else None))
+        for j, row in enumerate(rows if log is not None or every > 1 else ()):
+            if every > 1 and (k0 + j) % every == 0 and k0 + j > 0:  # the plant's own state after a slow step
+                steps.append((float(row[0]), np.array(row[a:a + nq]), np.array(row[a + nq:a + nq + nu])))
+            if log is not None:
+                log.record(row[:a], row[a:a + nq], row[a + nq:a + nq + nu])
+        taken[0] = k0 + len(rows)
+        if log is not None:
+            log.housekeeping(None)
+
+    dev.open()
+    udp = isinstance(dev, UdpDevice)
+    ahead = 0 if udp else n_periods if n_periods > 0 else 1 << 62
+    try:
+        if udp:
+            udp_to_c(dev, ctx.c)
+        ctx.fill(dev, rot, float(t_start), period, min(ahead, ctx.device.shape[0]))
+        rc = ctx.lib.kane_period_start(ctx.c)
+        if rc != 0:
+            raise KaneError(f"C period: the native thread did not start (pthread_create returned {rc})")
+        try:
+            while ctx.running():
+                if loop._stop.is_set():
+                    ctx.stop()
+                ctx.fill(dev, rot, float(t_start), period, ahead)
+                ctx.drain(sink)
+                if not virtual or ctx.produced >= ahead:
+                    time.sleep(_POLL)
+        finally:
+            ctx.stop()
+            ctx.lib.kane_period_join(ctx.c)
+            ctx.drain(sink)
+    finally:
+        zero3 = (0.0, 0.0, 0.0)
+        if udp:
+            udp_from_c(ctx.c, dev)
+            shown = []  # sent by C each period
+        try:  # what the replayed device displayed, period by period, then zero (as the Python period writes them)
+            for t_rows, forces, torques in shown:
+                for j, t in enumerate(t_rows.tolist()):
+                    dev.write_force(t, tuple(-forces[j]))
+                    if rot:
+                        dev.write_torque(t, tuple(-torques[j]))
+            t_last = t_start + max(ctx.c.periods - 1, 0) * period  # the last period's time, as the Python period
+            dev.write_force(t_last, zero3)
+            if rot:
+                dev.write_torque(t_last, zero3)
+        finally:
+            dev.close()
+    c = ctx.c
+    if c.sched_result:
+        warnings.warn(f"real-time priority {opts.priority} refused (pthread_setschedparam returned "
+                      f"{c.sched_result}); the C loop ran at normal priority", RuntimeWarning, stacklevel=3)
+    status = STATUS[c.status]
+    if c.status == 1:
+        status = loop._stop_status
+    elif c.status == 2:
+        status = f"device stopped answering at t = {c.status_t:.6g} s"
+    elif c.status == 3:
+        status = (f"failed: step: the state is not finite after the step from t = {c.status_t:.9g}; q, u hold the "
+                  "last finite state")
+    summary, stats = c_summary(ctx, period)
+    loop.stats = stats
+    t_end, q_end, u_end = base.state()
+    t_end, q_end, u_end = float(t_end), np.array(q_end), np.array(u_end)
+    if every > 1 and c.m_left == 0 and c.periods > 0 and c.status != 3:
+        steps.append((t_end, q_end.copy(), u_end.copy()))
+    if every > 1 and c.m_left > 0:  # between slow steps: the extrapolated state, as SlowDynamics.state()
+        h = c.m_left * period
+        qdot = np.frombuffer(ctx.ffi.buffer(c.qdot, 8 * nq), dtype=float)
+        t_end, q_end = t_end + h, q_end + h * qdot
+    counts = {"refused": int(c.refused), "missing": int(c.missing), "saturated": int(c.saturated),
+              "engine": loop.engine.value, "plant": plant.kind, "substeps": int(opts.substeps),
+              "late_dynamics_steps": 0, "device": dict(getattr(dev, "counts", {})), "loop_path": "c",
+              "log_ring_waits": int(c.log_waits)}
+    path = None
+    if log is not None:
+        path = log.close(status, summary.as_dict(), counts, modes=["single"], events=(),
+                         steps=steps if every > 1 else None)
+        if log.writer_failure is not None:
+            status = f"{status}; {log.writer_failure}"
+    return (status, summary, int(c.refused), int(c.missing), int(c.saturated), float(c.port_energy), t_end, q_end,
+            u_end, loop.engine, path, plant.kind, "c")
+
+
+def c_summary(ctx, period: float) -> tuple[DeadlineSummary, DeadlineStats]:
+    """The :class:`DeadlineSummary` of a C run, as :class:`DeadlineStats` makes it: percentiles from the compute
+    and lateness times C kept, the counts of misses and the lateness histogram from C's own counters (the same
+    meaning: a period misses when lateness + compute > T; lateness binned by JITTER_EDGES_S)."""
+    c = ctx.c
+    n = int(c.periods)
+    cap = ctx.compute.shape[0]
+    if n <= cap:
+        late, comp = ctx.late[:n], ctx.compute[:n]
+    else:  # the last cap periods, in order
+        i = n % cap
+        late, comp = np.roll(ctx.late, -i), np.roll(ctx.compute, -i)
+    stats = DeadlineStats.from_rows(period, late, comp)
+    stats.missed = int(c.missed)
+    s = stats.summary()
+    summary = DeadlineSummary(s.period, n, int(c.missed), s.compute_p50, s.compute_p99, float(c.compute_max),
+                              s.lateness_p99, float(c.late_max), tuple(int(k) for k in ctx.late_hist))
+    return summary, stats
+
+
+_UDP_COUNTS = ("received", "used", "lost", "late", "replayed", "malformed", "oversized", "superseded", "replies",
+               "foreign")
+
+
+def _ip_number(host: str) -> int:
+    """An IPv4 address as the C loop reads ``sin_addr.s_addr`` (its bytes in network order, read natively)."""
+    return int.from_bytes(socket.inet_aton(host), sys.byteorder)
+
+
+def udp_to_c(dev: UdpDevice, c) -> None:
+    """The opened :class:`UdpDevice`'s state (socket, pairing, sequence numbers seen, counts, held sample, its
+    workspace) into the C loop's struct ``c``: the C period reads and answers the device from here on."""
+    c.dev_kind, c.udp_fd, c.udp_pose = 1, dev.sock.fileno(), int(dev.pose)
+    if dev.paired is not None:
+        c.udp_paired, c.udp_ip, c.udp_port = 1, _ip_number(dev.paired[0]), int(dev.paired[1])
+    if dev._peer_filter is not None:
+        c.udp_has_filter, c.udp_filter_ip = 1, _ip_number(dev._peer_filter[0])
+        c.udp_filter_port = int(dev._peer_filter[1])
+    c.udp_have_last = int(dev.last_seq >= 0)
+    c.udp_last, c.udp_first = max(dev.last_seq, 0), max(dev._first_seq, 0)
+    seen = list(dev._seen)
+    for i, seq in enumerate(seen):
+        c.udp_seen[i] = seq
+    c.udp_n_seen, c.udp_seen_pos = len(seen), len(seen) % len(c.udp_seen)
+    for i, name in enumerate(_UDP_COUNTS):
+        c.udp_counts[i] = dev.counts[name]
+    sample = dev._sample
+    if sample is not None:
+        c.udp_have_sample, c.udp_fresh_at = 1, int(dev._fresh_at * 1e9)
+        values = [0.0, 0.0, *sample.position, *sample.velocity]
+        if dev.pose:
+            values += [float(a) for row in sample.orientation for a in row] + list(sample.angular_velocity)
+        for i, v in enumerate(values):
+            c.udp_sample[i] = v
+    c.udp_hold_ns = int(dev.hold * 1e9)
+    ws = dev.workspace
+    for i in range(3):
+        c.ws_lo[i], c.ws_hi[i] = ws.lower[i], ws.upper[i]
+    c.ws_max_speed, c.ws_max_angular = ws.max_speed, ws.max_angular_speed
+
+
+def udp_from_c(c, dev: UdpDevice) -> None:
+    """The C loop's counts, newest sequence number and pairing back into ``dev`` (which then writes the zero force
+    and closes as the Python period's device does)."""
+    for i, name in enumerate(_UDP_COUNTS):
+        dev.counts[name] = int(c.udp_counts[i])
+    if c.udp_have_last:
+        dev.last_seq = int(c.udp_last)
+    if c.udp_paired:
+        dev._peer = (socket.inet_ntoa(int(c.udp_ip).to_bytes(4, sys.byteorder)), int(c.udp_port))
