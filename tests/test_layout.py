@@ -12,12 +12,12 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "kane"
 
 # DESIGN.md's layout, top to bottom; a package may import only the packages after it (and itself). ``command_group``
-# (the kane command's click group) sits beside cli; ``studies``
+# (the kane command's click group) and ``model_reference`` (the model-file reference) sit beside cli; ``studies``
 # (seed 001's experiments, run by ``kane study``) sits just below the command line; ``options`` and ``joints``
 # (a re-export of model.joints) sit beside model, spatial and errors; ``lazy`` (the packages' lazy exports) at the
 # bottom; a tuple is one layer.
 LAYERS = [
-    ("cli", "command_group", "run_command"),
+    ("cli", "command_group", "run_command", "model_reference"),
     ("studies",),
     ("viz",),
     ("sweep",),

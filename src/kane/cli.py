@@ -433,6 +433,25 @@ def export_c(model, out_dir, dt, steps):
                      f"{res.directory / 'model_demo'}", markup=False, soft_wrap=True)
 
 
+# ---- export-fmu --------------------------------------------------------------------------------------------
+@main.command("export-fmu", short_help="Write the equations as an FMI 2.0 FMU (Model Exchange, Co-Simulation).")
+@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", "out_path", type=click.Path(), help="The .fmu file [default: MODEL's name .fmu].")
+@click.option("--dt", type=click.FloatRange(min=0, min_open=True),
+              help="Default step and longest RK4 step of doStep [s] [default: dt, 1e-3].")
+@click.option("--fmi-type", type=click.Choice(["both", "me", "cs"]), default="both", show_default=True,
+              help="The FMI interfaces: Model Exchange, Co-Simulation or both.")
+@_errors
+def export_fmu(model, out_path, dt, fmi_type):
+    """Derive MODEL and write it as an FMU with its C sources and a binary built for this platform."""
+    from .codegen.fmu_export import FmuOptions, export_fmu as write_fmu
+
+    lm = _checked(load_model_or_script(model), "kane export-fmu", "the exported FMU")
+    res = write_fmu(lm, Path(out_path or f"{Path(model).stem}.fmu"), FmuOptions(fmi_type=fmi_type, dt=dt))
+    _console().print(f"wrote {res.path} (FMI 2.0 {' + '.join(res.fmi_types)}, {res.platform}, "
+                     f"{len(res.value_references)} variables)", markup=False, soft_wrap=True)
+
+
 # the commands whose logic is in other packages, imported when one is run or asked for: name -> (module, its click
 # command from the module, the short help `kane --help` shows; tests/test_cli.py checks it equals the command's own)
 main.lazy_commands = _PACKAGE_COMMANDS = {

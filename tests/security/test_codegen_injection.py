@@ -189,3 +189,98 @@ def test_backends_print_generated_names_only(tmp_path, monkeypatch):
     ref = eqs.compile(backend="numpy").udot(0.0, q, u)
     if c_backend.compiler_available()[0]:
         np.testing.assert_allclose(eqs.compile(backend="c").udot(0.0, q, u), ref, rtol=1e-12, atol=1e-12)
+
+
+def _fmu_files(tmp_path, fmu):
+    """The FMU's modelDescription.xml text and its sources/, extracted into ``tmp_path / 'fmu'``."""
+    import zipfile
+
+    out = tmp_path / "fmu"
+    with zipfile.ZipFile(fmu) as zf:
+        zf.extractall(out)
+    return (out / "modelDescription.xml").read_text(encoding="utf-8"), out / "sources"
+
+
+@needs_make
+def test_export_fmu_with_hostile_names_validates_builds_strictly_and_equals_kane(tmp_path):
+    """The FMU of the hostile model: its XML parses with every name escaped (no line break, tab or control
+    character; FMPy's validation finds no problem), its sources carry no user text outside comments and build with
+    -Wall -Wextra -Werror -pedantic -trigraphs, nothing planted runs, and its u' (der() variables, read through
+    FMPy) equals kane's."""
+    import xml.etree.ElementTree as ET
+
+    fmpy = pytest.importorskip("fmpy")
+    from fmpy.validation import validate_fmu
+
+    from kane.codegen.fmu_export import export_fmu
+
+    marker = tmp_path / "planted"
+    eqs = kane.derive(_system(marker))
+    res = export_fmu(eqs, tmp_path / "hostile.fmu")
+    assert validate_fmu(str(res.path)) == []
+    xml, sources = _fmu_files(tmp_path, res.path)
+    root = ET.fromstring(xml)
+    names = [v.get("name") for v in root.iter("ScalarVariable")]
+    assert all(n.isprintable() for n in names) and len(set(names)) == len(names)
+    assert list(res.value_references) == names  # the result names the variables as the XML does
+    assert "EOF" in names and "\u03bc" in names  # kept as they are where nothing needs escaping
+    assert root.get("modelName").startswith("<U+000A>model_demo: pwn<U+000A>pwn:<U+000A><U+0009>touch")
+    assert res.model_identifier == "kane_model"  # the model's name is not an identifier: a generated one
+    for f in ("model.c", "model.h", "fmu.c"):
+        text = (sources / f).read_text(encoding="utf-8")
+        assert text.isascii() and all(c.isprintable() or c in "\n\t" for c in text), f
+        assert "??" not in text and not re.search(r"\\\n", text), f
+        code = _comments_only(text)
+        assert "/*" not in code and "*/" not in code and "touch" not in code, f
+    assert "touch" not in (sources / "fmu.c").read_text()  # the wrapper has no model text, even in comments
+    _run([CC, *STRICT, "-fPIC", "-shared", "-o", "strict.so", "fmu.c", "model.c", "-lm"], sources)
+    assert not marker.exists(), "the FMU's build ran a command planted in a name"
+    md = fmpy.read_model_description(str(res.path))
+    der_u = [v.name for v in md.modelVariables if v.derivative is not None][eqs.model.n_q:]
+    out = fmpy.simulate_fmu(str(res.path), fmi_type="ModelExchange", stop_time=1e-3, output_interval=1e-3,
+                            output=der_u)
+    udot = eqs.compile(backend="numpy").udot(0.0, np.asarray(eqs.model.q0), np.asarray(eqs.model.u0))
+    np.testing.assert_allclose([out[n][0] for n in der_u], udot, rtol=1e-12, atol=1e-12)
+    assert np.max(np.abs(udot)) > 1.0 and not marker.exists()
+
+
+@needs_make
+def test_cli_export_fmu_of_a_hostile_model_file(tmp_path):
+    """A model file whose name and description carry XML and C: the FMU's description escapes them (the parsed
+    XML gives the text back, line breaks as <U+000A>), it validates, and nothing planted runs."""
+    import xml.etree.ElementTree as ET
+
+    fmpy = pytest.importorskip("fmpy")
+    from fmpy.validation import validate_fmu
+
+    marker = tmp_path / "planted"
+    evil = f'"/><Unit name="x"/><!-- & ]]> */ system("touch {marker}"); /*'
+    path = tmp_path / "hostile.toml"
+    path.write_text(textwrap.dedent(f"""\
+        [model]
+        name = {_toml(evil + chr(10) + "x")}
+        description = {_toml(evil)}
+        [parameters]
+        m = 1.5
+        [[bodies]]
+        name = {_toml(evil)}
+        mass = "m"
+        com = [0.5, 0, 0]
+        inertia = [0.01, 0.1, 0.1]
+        [[joints]]
+        name = "j"
+        type = "revolute"
+        parent = "ground"
+        child = {_toml(evil)}
+        axis = "z"
+        """), encoding="utf-8")
+    out = tmp_path / "h.fmu"
+    result = CliRunner().invoke(main, ["export-fmu", str(path), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert validate_fmu(str(out)) == [] and not marker.exists()
+    xml, sources = _fmu_files(tmp_path, out)
+    root = ET.fromstring(xml)
+    assert root.get("description") == evil and root.get("modelName") == evil + "<U+000A>x"
+    assert [u.get("name") for u in root.iter("Unit")].count("x") == 0
+    assert "touch" not in _comments_only((sources / "model.c").read_text()) + (sources / "fmu.c").read_text()
+    assert fmpy.read_model_description(str(out)).coSimulation.modelIdentifier == "kane_model"

@@ -112,15 +112,6 @@ class Ctx:
     def get(self, key, default=None):
         return self.data.get(key, default)
 
-    def kind(self, kinds, what, extra=()) -> str:
-        """The ``type`` key, one of ``kinds``; checks the keys of that kind (``kinds[k]``: (required, optional))."""
-        kind = self.string("type", choices=list(kinds))
-        if kind is None:
-            raise self.error("type", f"missing required key 'type' (one of: {', '.join(kinds)})")
-        required, optional = kinds[kind]
-        self.check_keys(set(required) | optional | {"type", "name", *extra}, required, f" for a {kind} {what}")
-        return kind
-
     def ref(self, key, known, what="body", ground=True, default=None) -> str:
         """A name from ``known`` (bodies, or joints), or "ground" where ``ground``."""
         name = self.string(key, default)

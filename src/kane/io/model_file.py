@@ -1,54 +1,13 @@
 """TOML model files: a multibody system described as data and loaded into a :class:`kane.System`.
 
 A model file is data, never code: every expression string goes through the whitelist parser
-:func:`kane.io.expressions.parse_expression` (no ``eval``, no ``sympify`` of raw text). Numbers may be written
-as TOML numbers or as expression strings of the symbols in scope. SI units throughout: lengths [m], masses [kg],
-inertias [kg m^2] about the centre of mass in body axes, angles [rad], forces [N], torques [N m], time [s].
-
-Schema (tables and their keys; ``expr`` = a number or an expression string; ``vec`` = a list of 3 ``expr``)::
-
-    [model]        name = "cart"; description = "..."; gravity = vec (ground axes [m/s^2], default zero)
-    [parameters]   NAME = expr                # numbers, or expressions of the parameters declared above
-    [inputs]       NAME = number | "expr"     # a default value, or a schedule (string) of t, parameters, q, u
-    [[bodies]]     name; mass = expr; com = vec; inertia = [Ixx, Iyy, Izz] | [Ixx, Iyy, Izz, Ixy, Iyz, Izx]
-                   | 3x3; particle = false   # mass properties depend on parameters only
-    [[joints]]     name; parent ("ground" or a body); child; type = "revolute" | "prismatic" | "cylindrical"
-                   | "universal" | "planar" | "gimbal" | "spherical" | "free" | "weld";
-                   axis = "x" | "-z" | vec (revolute, prismatic, cylindrical); sequence = "213" (gimbal; two
-                   digits for universal); n_free = 1..3 (gimbal); speeds = "rates" | "body" | {Y = [[expr]],
-                   Z = [expr]} (u = Y q' + Z; default "rates", "body" for spherical and free);
-                   coordinates = [names]; speed_names = [names];
-                   parent_point, child_point = vec; parent_rotation, child_rotation = 3x3 of expr or
-                   {sequence = "3", angles = [expr]}; q0 = [expr]; u0 = [expr]
-    [[loads]]      type = "force":        body; vector = vec; point = vec (body axes); frame = "ground" | body
-                   type = "torque":       body; vector = vec; frame
-                   type = "spring":       body_a; point_a; body_b; point_b; stiffness; rest_length; damping;
-                                          tension = expr of stretch [m] and stretch_rate [m/s] (replaces k, c)
-                   type = "joint_spring": joint; stiffness; rest; damping
-                   type = "joint_torque": joint; values = [expr] (one per coordinate) or expr
-                   (every load may carry a ``name`` used in messages)
-    [[constraints]] name; type; transient = false, and per type:
-                   "motion": rows = [expr linear in the speeds];  "joint_lock": joint;
-                   "point_velocity": body; point; directions = [vec];  "rolling_disk": body; radius; axis; center;
-                   plane_point; plane_normal (default: normal to gravity);  "no_slip": body; point; direction;  "loop_closure": body_a; point_a; body_b; point_b;
-                   frames = false; directions = [vec]
-    [simulation]   t_start = 0.0; t_end = 10.0; method = "dopri5" | "rk4" | "semi_implicit_euler" | "radau"
-                   | "bdf"; rtol = 1e-8; atol = 1e-10; dt (fixed-step methods); output_dt = 0.01; max_step;
-                   dependent = [speed names] (default: chosen automatically)
-    [realtime], [[visuals]], [[surfaces]], [[contacts]], [[switching]]
-                   read by kane.realtime, kane.viz, kane.io.model_surfaces and kane.switching.model_table (see their
-                   docs); kept as data on ``LoadedModel.tables`` and checked through
-                   ``LoadedModel.context(table, index)``
-
-Symbols in scope: parameters, inputs, joint coordinates and speeds, and ``t`` in loads, constraints and speed
-maps; spring tensions add ``stretch`` and ``stretch_rate``; mass properties and joint placements use parameters
-only; parameter values, q0, u0 and [simulation] numbers are evaluated from the parameters. An input given as a
-string is a schedule evaluated during ``kane simulate`` (its symbol stays in the derived equations). The
-initial values of dependent speeds are not used: they follow from the constraints. Values are evaluated in
-double precision (never exactly, so a tower such as ``exp(exp(exp(exp(exp(1)))))`` is refused at once), and every
-part of a field that depends on parameters alone must be a finite real number there: a value beyond the range
-of a double (``"1e308*10"``, ``"exp(710)"``) is refused with the field's name. An expression of parameters alone
-in mass properties, placements or gravity is one named constant of the derivation, computed once per run.
+:func:`kane.io.expressions.parse_expression` (no ``eval``, no ``sympify`` of raw text). SI units throughout;
+inertias are about the centre of mass in body axes. Every table and key (type, unit, default, allowed values) is
+declared once, next to the function that reads it (:mod:`kane.io.model_keys` for the core tables, and the
+``[realtime]``, ``[[visuals]]``, ``[[surfaces]]``, ``[[contacts]]`` and ``[[switching]]`` readers), checked from
+that declaration, and listed in the model-file reference, docs/reference/model-file.md, written from the same
+declarations by :func:`kane.model_reference.render_reference` (with the rules on symbols, units and evaluation,
+:data:`kane.io.model_keys.FORMAT_NOTES`).
 
 Every error is a :class:`ModelFileError` (a :class:`kane.ModelError`) whose one-paragraph message names the
 file, the table (``[[joints]] #2 'caster'``), the key, the line where known, and what was expected.
@@ -70,6 +29,7 @@ from ..model.system import System
 from ..symbolic.derive import derive
 from .expressions import folding_problem
 from .input_schedule import InputSchedule
+from .model_keys import MODEL
 from .model_context import Ctx, Loader, ModelFileError, SimulationSettings, type_name
 from .model_tables import (EXTENSION_TABLES, TOP_TABLES, add_bodies, add_constraint, add_joints, add_load, model_defaults,
                            simulation_settings)
@@ -207,7 +167,7 @@ def parse_model(text: str, path="<string>") -> LoadedModel:
         if TOP_TABLES[key] is dict and not isinstance(value, dict):
             raise root.error(key, f"expected a table [{key}], got {type_name(value)}")
     mctx = Ctx(L, "model", doc.get("model", {}))
-    mctx.check_keys({"name", "description", "gravity"})
+    MODEL.check(mctx)
     name = mctx.string("name", Path(str(path)).stem or "model")
     system = System(name)
 

@@ -1,23 +1,6 @@
 """The ``[[surfaces]]`` and ``[[contacts]]`` tables of a TOML model file (issue 16, seed 003): surfaces fixed in
-bodies (an analytic primitive or a NURBS patch) and rolling contacts between two of them.
-
-Schema::
-
-    [[surfaces]]            name (str), body (a body or "ground"),
-                            primitive = "plane" | "sphere" | "cylinder" | "torus" | "ellipsoid" | "nurbs"
-                            (default "nurbs" when control_points is given), with
-                              plane:     bounds = [[s_min, s_max], [t_min, t_max]] (optional) [m]
-                              sphere:    radius [m]
-                              cylinder:  radius [m], height = [z_min, z_max] (optional, default [0, 1]) [m]
-                              torus:     major_radius, minor_radius [m]
-                              ellipsoid: a, b, c (semi-axes) [m]
-                              nurbs:     control_points (n_u rows of n_v points [x, y, z] in the surface's
-                                         axes [m]), weights (n_u rows of n_v, optional: all 1), knots_u, knots_v,
-                                         degree_u, degree_v
-                              each with origin = [x, y, z] [m] and rotation = 3 rows of 3 (the surface's axes
-                              in body axes), both optional
-    [[contacts]]            name (str), surface_a, surface_b (names of [[surfaces]] on different bodies),
-                            parameters_a = [s, t], parameters_b = [s, t] (optional: the middle of the bounds)
+bodies (an analytic primitive or a NURBS patch) and rolling contacts between two of them. Their keys are declared
+in :data:`SURFACES` and :data:`CONTACTS` (see the model-file reference, docs/reference/model-file.md).
 
 A file with contacts is simulated through :func:`rolling_dynamics` (the rolling joint of seed 003 in absolute
 Cartesian coordinates, :class:`kane.algorithms.cartesian_contact.RollingContactDynamics`).
@@ -37,16 +20,60 @@ import numpy as np
 from ..algorithms.cartesian_contact import RollingContact, RollingContactDynamics
 from ..errors import ModelError
 from ..surfaces import Cylinder, Ellipsoid, NurbsSurface, Plane, Sphere, Surface, Torus
+from .model_schema import KeySpec as K
+from .model_schema import KindSpec, TableSpec
 
-__all__ = ["SurfaceOnBody", "SurfaceContactSpec", "RollingModel", "surfaces_of", "contacts_of", "rolling_dynamics",
+__all__ = ["SURFACES", "CONTACTS", "SurfaceOnBody", "SurfaceContactSpec", "RollingModel", "surfaces_of", "contacts_of",
+           "rolling_dynamics",
            "refuse_contacts"]
 
-_PLACED = {"origin", "rotation"}
-# primitive -> (required size keys, optional keys)
-_KINDS = {"plane": ((), {"bounds"} | _PLACED), "sphere": (("radius",), _PLACED),
-          "cylinder": (("radius",), {"height"} | _PLACED), "torus": (("major_radius", "minor_radius"), _PLACED),
-          "ellipsoid": (("a", "b", "c"), _PLACED),
-          "nurbs": (("control_points", "knots_u", "knots_v", "degree_u", "degree_v"), {"weights"} | _PLACED)}
+_M = "m"
+_KINDS = {  # primitive -> (required size keys, optional keys)
+    "plane": ("a plane through the origin, normal to z; s, t along x, y", (
+        K("bounds", "numbers", "[[s_min, s_max], [t_min, t_max]]", unit=_M, default="unbounded",
+          example="[[-1, 1], [-1, 1]]"),)),
+    "sphere": ("a sphere about the origin; s the longitude, t the latitude [rad]", (
+        K("radius", "expr", "radius", unit=_M, required=True, example="0.5"),)),
+    "cylinder": ("a cylinder about z", (
+        K("radius", "expr", "radius", unit=_M, required=True, example="0.5"),
+        K("height", "numbers", "[z_min, z_max]", unit=_M, default="[0, 1]", example="[-1, 1]"))),
+    "torus": ("a torus about z", (
+        K("major_radius", "expr", "the centre circle's radius", unit=_M, required=True, example="1.0"),
+        K("minor_radius", "expr", "the tube's radius", unit=_M, required=True, example="0.2"))),
+    "ellipsoid": ("an ellipsoid with semi-axes a, b, c along x, y, z; s the longitude, t the latitude [rad]", tuple(
+        K(k, "expr", f"semi-axis along {x}", unit=_M, required=True, example=v)
+        for k, x, v in (("a", "x", "1.0"), ("b", "y", "0.5"), ("c", "z", "0.4")))),
+    "nurbs": ("a NURBS patch (control points, weights and knots are plain numbers)", (
+        K("control_points", "numbers", "n_u rows of n_v points [x, y, z] in the surface's axes", unit=_M,
+          required=True, example="[[[0, 0, 0], [0, 1, 0]], [[1, 0, 0], [1, 1, 0]]]"),
+        K("weights", "numbers", "n_u rows of n_v weights", default="all 1", example="[[1, 1], [1, 1]]"),
+        K("knots_u", "numbers", "the knot vector in s", required=True, example="[0, 0, 1, 1]"),
+        K("knots_v", "numbers", "the knot vector in t", required=True, example="[0, 0, 1, 1]"),
+        K("degree_u", "integer", "the degree in s", required=True, example="1"),
+        K("degree_v", "integer", "the degree in t", required=True, example="1"))),
+}
+SURFACES = TableSpec(
+    "surfaces", "Surfaces fixed in bodies, for rolling `[[contacts]]`. A file with contacts is simulated in "
+    "absolute coordinates (seed 003; `kane.io.model_surfaces.rolling_dynamics`).", array=True, keys=(
+        K("name", "string", "the surface's name", required=True, example='"bowl"'),
+        K("body", "name", "a body or \"ground\"", required=True, example='"ground"'),
+        K("primitive", "string", "the kind of surface", default='"nurbs" when control_points is given',
+          allowed=tuple(_KINDS), example='"sphere"'),
+        K("origin", "vec", "the surface's origin in body axes (expressions of the parameters)", unit=_M,
+          default="[0, 0, 0]", example="[0, 0, 0.1]"),
+        K("rotation", "numbers", "3 rows of 3: the surface's axes in body axes", default="identity",
+          example="[[1, 0, 0], [0, 1, 0], [0, 0, 1]]"),
+    ), kinds=tuple(KindSpec(k, doc, keys) for k, (doc, keys) in _KINDS.items()), kind_key="primitive",
+    reader="kane.io.model_surfaces.surfaces_of")
+CONTACTS = TableSpec(
+    "contacts", "Rolling contacts: surface_a (on its body) rolls without slip on surface_b.", array=True, keys=(
+        K("name", "string", "the contact's name", required=True, example='"roll"'),
+        K("surface_a", "name", "a `[[surfaces]]` name", required=True, example='"ball"'),
+        K("surface_b", "name", "a `[[surfaces]]` name on another body", required=True, example='"floor"'),
+        K("parameters_a", "numbers", "[s, t] of the contact point on surface_a at the start",
+          default="the middle of its bounds", example="[0.5, 0.5]"),
+        K("parameters_b", "numbers", "[s, t] on surface_b", default="the middle of its bounds", example="[0, 0]"),
+    ), reader="kane.io.model_surfaces.contacts_of")
 
 
 @dataclass(frozen=True)
@@ -112,7 +139,7 @@ def _surface(ctx, kind: str, name: str) -> Surface:
         degrees = [_integer(ctx, k) for k in ("degree_u", "degree_v")]
         with ctx.guard("control_points"):
             return NurbsSurface(points, weights, *knots, *degrees, name=name, **placed)
-    sizes = {k: ctx.number(k, scope, positive=True) for k in _KINDS[kind][0]}
+    sizes = {k.name: ctx.number(k.name, scope, positive=True) for k in SURFACES.keys_for(kind) if k.type == "expr"}
     with ctx.guard():
         if kind == "plane":
             bounds = _numbers(ctx, "bounds", "[[s_min, s_max], [t_min, t_max]]", 2) if "bounds" in ctx.data else None
@@ -139,13 +166,10 @@ def surfaces_of(loaded) -> dict[str, SurfaceOnBody]:
             raise ctx.error("name", "missing required key 'name'")
         if name in out:
             raise ctx.error("name", f"a surface named {name!r} is already defined")
-        kind = ctx.string("primitive", "nurbs" if "control_points" in ctx.data else None, choices=list(_KINDS))
-        if kind is None:
+        if ctx.get("primitive") is None and "control_points" not in ctx.data:
             raise ctx.error("primitive", f"missing: give primitive = one of {', '.join(_KINDS)}, or the NURBS keys "
                                          "control_points, knots_u, knots_v, degree_u, degree_v")
-        required, optional = _KINDS[kind]
-        ctx.check_keys({"name", "body", "primitive", *required, *optional}, ("body", *required),
-                       f" for a {kind} surface")
+        kind = SURFACES.kind(ctx, "nurbs", "surface")
         body = ctx.ref("body", bodies, ground=True)
         out[name] = SurfaceOnBody(name, body, _surface(ctx, kind, name), kind)
     return out
@@ -185,8 +209,7 @@ def contacts_of(loaded, surfaces: dict[str, SurfaceOnBody] | None = None) -> dic
     out: dict[str, SurfaceContactSpec] = {}
     for i in range(len(loaded.tables.get("contacts", []))):
         ctx = loaded.context("contacts", i)
-        ctx.check_keys({"name", "surface_a", "surface_b", "parameters_a", "parameters_b"},
-                       ("name", "surface_a", "surface_b"))
+        CONTACTS.check(ctx)
         name = ctx.string("name")
         if name in out:
             raise ctx.error("name", f"a contact named {name!r} is already defined")

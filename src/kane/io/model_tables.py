@@ -9,6 +9,8 @@ from ..model import joints as J
 from ..model.system import GROUND, stretch, stretch_rate, t
 from ..options import Method
 from .model_context import Ctx, SimulationSettings, type_name
+from .model_keys import BODIES, CONSTRAINTS, JOINTS, LOADS, SIMULATION
+from .model_schema import check_fields
 
 __all__ = ["TOP_TABLES", "EXTENSION_TABLES", "model_defaults", "add_bodies", "add_joints", "add_load", "add_constraint",
            "simulation_settings"]
@@ -19,23 +21,6 @@ TOP_TABLES = {"model": dict, "parameters": dict, "inputs": dict, "bodies": list,
 # tables read by the packages above io (kane.realtime, kane.viz) or by their own io module: kept as data on
 # LoadedModel.tables and checked there through LoadedModel.context (errors name the file, table, key and line)
 EXTENSION_TABLES = ("realtime", "visuals", "surfaces", "contacts", "switching")
-_JOINT_COMMON = {"name", "type", "parent", "child", "coordinates", "speed_names", "parent_point", "child_point",
-                 "parent_rotation", "child_rotation", "q0", "u0", "speeds"}
-_JOINT_KINDS = {"revolute": {"axis"}, "prismatic": {"axis"}, "cylindrical": {"axis"}, "universal": {"sequence"},
-                "gimbal": {"sequence", "n_free"}, "planar": set(), "spherical": set(), "free": set(),
-                "weld": set()}
-# kind -> (required keys, optional keys)
-_LOAD_KEYS = {"force": (("body", "vector"), {"point", "frame"}), "torque": (("body", "vector"), {"frame"}),
-              "spring": (("body_a", "point_a", "body_b", "point_b"),
-                         {"stiffness", "rest_length", "damping", "tension"}),
-              "joint_spring": (("joint", "stiffness"), {"rest", "damping"}),
-              "joint_torque": (("joint", "values"), set())}
-_CONSTRAINT_KEYS = {"motion": (("rows",), set()), "joint_lock": (("joint",), set()),
-                    "point_velocity": (("body",), {"point", "directions"}),
-                    "rolling_disk": (("body", "radius"), {"axis", "center", "plane_point", "plane_normal"}),
-                    "no_slip": (("body", "point", "direction"), set()),
-                    "loop_closure": (("body_a", "point_a", "body_b", "point_b"), {"frames", "directions"})}
-_SIM_KEYS = {"t_start", "t_end", "method", "rtol", "atol", "dt", "output_dt", "max_step", "dependent"}
 
 
 def model_defaults(model) -> tuple[dict, dict, dict, dict]:
@@ -50,8 +35,8 @@ def add_bodies(L, system, items) -> set:
     for i, d in enumerate(items):
         ctx = Ctx(L, "bodies", d, i)
         particle = ctx.boolean("particle")
-        ctx.check_keys({"name", "mass", "particle"} | (set() if particle else {"com", "inertia"}),
-                       ("name", "mass"), " (a particle has only name and mass)" if particle else "")
+        BODIES.check(ctx, without=("com", "inertia") if particle else (),
+                     what=" (a particle has only name and mass)" if particle else "")
         name = ctx.string("name")
         L.named[("body", name)] = ctx
         mass = ctx.expr("mass", L.params)
@@ -80,17 +65,11 @@ def add_joints(L, system, items, bodies) -> tuple[dict, set]:
     pending, symbols, jnames = [], {}, []
     for i, d in enumerate(items):
         ctx = Ctx(L, "joints", d, i)
-        kind = ctx.string("type", choices=list(_JOINT_KINDS))
-        if kind is None:
-            raise ctx.error("type", f"missing required key 'type' (one of: {', '.join(_JOINT_KINDS)})")
-        allowed = _JOINT_COMMON | _JOINT_KINDS[kind]
-        if kind == "weld":
-            allowed = allowed - {"coordinates", "speed_names", "q0", "u0", "speeds"}
-        ctx.check_keys(allowed, ("parent", "child"), f" for a {kind} joint")
+        kind = JOINTS.kind(ctx)
         parent, child = ctx.ref("parent", bodies), ctx.ref("child", bodies, ground=False)
         name = ctx.string("name", f"{parent}_{child}")
         L.named[("joint", name)] = ctx
-        with ctx.guard("axis" if "axis" in _JOINT_KINDS[kind] else "sequence"):
+        with ctx.guard("axis" if kind in ("revolute", "prismatic", "cylindrical") else "sequence"):
             joint = _make_joint(ctx, kind, L)
         qn = ctx.names("coordinates", joint.nq) or ((f"q_{name}",) if joint.nq == 1 else tuple(
             f"q_{name}_{s}" for s in joint.coordinate_suffixes()))
@@ -111,7 +90,7 @@ def add_joints(L, system, items, bodies) -> tuple[dict, set]:
         if isinstance(speeds, dict):
             sctx = Ctx(L, "joints", speeds, ctx.index)
             sctx.label = ctx.label
-            sctx.check_keys({"Y", "Z"}, ("Y",), " in 'speeds'")
+            check_fields(sctx, JOINTS.key("speeds", kind).fields, " in 'speeds'")
             Y = speeds["Y"]
             if not isinstance(Y, list) or len(Y) != joint.nu:
                 raise ctx.error("speeds", f"expected Y as a list of {joint.nu} rows of {joint.nq} expressions")
@@ -165,7 +144,7 @@ def _rotation(ctx, key, scope):
     if isinstance(v, dict):
         rctx = Ctx(ctx.loader, ctx.table, v, ctx.index)
         rctx.label = ctx.label
-        rctx.check_keys({"sequence", "angles"}, ("sequence", "angles"), f" in '{key}'")
+        check_fields(rctx, JOINTS.key(key).fields, f" in '{key}'")
         seq = rctx.string("sequence")
         if not seq or any(c not in "123" for c in seq):
             raise ctx.error(key, f"expected a sequence of axis digits 1-3 such as '3' or '213', got {seq!r}")
@@ -177,7 +156,7 @@ def _rotation(ctx, key, scope):
 
 
 def add_load(ctx, system, bodies, scope, joints):
-    kind = ctx.kind(_LOAD_KEYS, "load")
+    kind = LOADS.kind(ctx)
     with ctx.guard():
         if kind in ("force", "torque"):
             body, frame = ctx.ref("body", bodies), ctx.ref("frame", bodies, default=GROUND)
@@ -204,9 +183,7 @@ def add_load(ctx, system, bodies, scope, joints):
 
 
 def add_constraint(ctx, system, bodies, scope, joints):
-    kind = ctx.kind(_CONSTRAINT_KEYS, "constraint", ("transient",))
-    if "name" not in ctx.data:
-        raise ctx.error("name", "missing required key 'name'")
+    kind = CONSTRAINTS.kind(ctx)
     name, tr = ctx.string("name"), ctx.boolean("transient")
     ctx.loader.named[("constraint", name)] = ctx
     vec = (lambda k, d=None: ctx.vector(k, scope, value=ctx.get(k, d)))
@@ -244,7 +221,7 @@ def add_constraint(ctx, system, bodies, scope, joints):
 
 
 def simulation_settings(ctx, L) -> SimulationSettings:
-    ctx.check_keys(_SIM_KEYS)
+    SIMULATION.check(ctx)
     d, scope = SimulationSettings(), L.scope()
     method = ctx.string("method", d.method)
     try:

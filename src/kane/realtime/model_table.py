@@ -1,35 +1,13 @@
 """The ``[realtime]`` table of a model file: the default coupling point, coupler gains, device, loop rate and the
 simulated hand's path, so that ``kane realtime MODEL --device sim`` runs with no other option.
 
-Keys (all optional; a command-line option given overrides the file)::
+Its keys (all optional; a command-line option given overrides the file) are declared in :data:`REALTIME` (see the
+model-file reference, docs/reference/model-file.md)::
 
     [realtime]
-    body = "B"                 # the coupled body (required when the command has no --couple)
-    point = [-0.3, 0, 0]       # the coupled point in body axes [m], numbers or expressions of the parameters
-                               # (default the body's origin)
-    stiffness = 500.0          # coupler K [N/m]
-    damping = 5.0              # coupler B [N s/m] (default K k T, twice the sampled-data passivity bound at the
-                               # dynamics' period k T)
-    max_force = 40.0           # the device's force limit [N]
-    device = "sim"             # sim, udp or replay
-    udp_port = 5005            # the UDP device's port
-    udp_host = "127.0.0.1"     # the address it listens on (loopback; another one is explicit and warned of)
-    udp_peer = "10.0.0.2:6000" # the device's HOST or HOST:PORT (default: the first valid sender pairs)
-    rate = 1000.0              # loop rate [Hz]
-    duration = 10.0            # run time [s]
-    substeps = 1               # dynamics steps per period
-    dynamics_every = 1         # k > 1: the dynamics step once every k periods over k T, in a process of their own
-    workspace = 2.0            # half-width [m] of the box around the coupled point the handle may reach
-    hand_path = "circle"       # the simulated hand's target: circle (radius, period) or line (direction, speed)
-    hand_radius = 0.05         # [m]
-    hand_period = 2.0          # [s] once round the circle
-    hand_direction = [1, 0, 0] # ground axes, normalised
-    hand_speed = 0.2           # [m/s] along the line (reached smoothly over the first 0.5 s)
-    rotational_stiffness = 2.0 # K_r [N m/rad]: couple the body's orientation too (a full pose; a torque on it)
-    rotational_damping = 0.01  # B_r [N m s/rad] (default K_r k T)
-    max_torque = 1.0           # the device's torque limit [N m] (default none)
-    hand_turn = [0, 0, 0.5]    # the simulated hand turns its handle about this axis by up to its length [rad],
-                               # to and fro once every hand_period
+    body = "B"
+    point = [-0.3, 0, 0]
+    stiffness = 500.0
 
 Values are TOML numbers (no expressions). Errors are :class:`kane.io.model_context.ModelFileError` naming the file,
 the table, the key and its line; a body that does not exist is named with the bodies there are.
@@ -41,16 +19,56 @@ import math
 from dataclasses import dataclass
 
 from ..errors import ArgumentError
+from ..io.model_schema import KeySpec as K
+from ..io.model_schema import TableSpec
 from .udp import parse_peer
 
-__all__ = ["RealtimeSettings", "realtime_settings", "DEVICES", "HAND_PATHS"]
+__all__ = ["REALTIME", "RealtimeSettings", "realtime_settings", "DEVICES", "HAND_PATHS"]
 
 DEVICES = ("sim", "udp", "replay")
 HAND_PATHS = ("circle", "line")
 _NUMBERS = ("stiffness", "damping", "max_force", "rate", "duration", "workspace", "hand_radius", "hand_period",
             "hand_speed", "rotational_stiffness", "rotational_damping", "max_torque")
-_KEYS = {"body", "point", "device", "udp_port", "udp_host", "udp_peer", "substeps", "dynamics_every", "hand_path",
-         "hand_direction", "hand_turn", *_NUMBERS}
+REALTIME = TableSpec(
+    "realtime", "Defaults of `kane realtime`: the coupling point, coupler gains, device, loop rate and the simulated "
+    "hand's path, so that `kane realtime MODEL --device sim` runs with no other option. Values are TOML numbers "
+    "(no expressions) but for `point`.", keys=(
+        K("body", "name", "the coupled body (required when the command has no --couple)", example='"B"'),
+        K("point", "vec", "the coupled point in body axes (expressions of the parameters)", unit="m",
+          default="the body's origin", example="[-0.3, 0, 0]"),
+        K("stiffness", "number", "coupler K", unit="N/m", default="1000.0", example="500.0"),
+        K("damping", "number", "coupler B (>= 0)", unit="N s/m",
+          default="K k T, twice the sampled-data passivity bound at the dynamics' period k T", example="5.0"),
+        K("max_force", "number", "the device's force limit", unit="N", default="20.0", example="40.0"),
+        K("device", "string", "the device", allowed=DEVICES, default='"sim"', example='"sim"'),
+        K("udp_port", "integer", "the UDP device's port (0-65535)", default="5005", example="5005"),
+        K("udp_host", "string", "the address the UDP bridge listens on (another than loopback is warned of)",
+          default='"127.0.0.1"', example='"127.0.0.1"'),
+        K("udp_peer", "string", "the device's HOST or HOST:PORT", default="the first valid sender pairs",
+          example='"10.0.0.2:6000"'),
+        K("rate", "number", "loop rate", unit="Hz", default="1000.0", example="1000.0"),
+        K("duration", "number", "run time", unit="s", default="10.0", example="10.0"),
+        K("substeps", "integer", "dynamics steps per period (1-10000)", default="1", example="1"),
+        K("dynamics_every", "integer", "k > 1: the dynamics step once every k periods over k T, in a process of "
+          "their own (1-10000)", default="1", example="1"),
+        K("workspace", "number", "half-width of the box around the coupled point the handle may reach", unit="m",
+          default="2.0", example="2.0"),
+        K("hand_path", "string", "the simulated hand's target: circle (hand_radius, hand_period) or line "
+          "(hand_direction, hand_speed)", allowed=HAND_PATHS, default='"circle"', example='"line"'),
+        K("hand_radius", "number", "the circle's radius", unit="m", default="0.05", example="0.05"),
+        K("hand_period", "number", "once round the circle (and the period of hand_turn)", unit="s",
+          default="2.0", example="2.0"),
+        K("hand_direction", "numbers", "the line's direction, ground axes (normalised)", default="[1, 0, 0]",
+          example="[1, 0, 0]"),
+        K("hand_speed", "number", "the speed along the line (reached smoothly over the first 0.5 s; >= 0)",
+          unit="m/s", default="0.2", example="0.2"),
+        K("rotational_stiffness", "number", "K_r: couple the body's orientation too (a full pose; >= 0)",
+          unit="N m/rad", example="2.0"),
+        K("rotational_damping", "number", "B_r (>= 0)", unit="N m s/rad", default="K_r k T", example="0.01"),
+        K("max_torque", "number", "the device's torque limit", unit="N m", default="none", example="1.0"),
+        K("hand_turn", "numbers", "the hand turns its handle about this axis by up to its length, to and fro once "
+          "every hand_period", unit="rad", default="[0, 0, 0.5]", example="[0, 0, 0.5]"),
+    ), reader="kane.realtime.model_table.realtime_settings")
 _NONNEGATIVE = ("damping", "hand_speed", "rotational_stiffness", "rotational_damping")
 
 
@@ -144,7 +162,7 @@ def realtime_settings(loaded) -> RealtimeSettings:
     if not loaded.tables.get("realtime"):
         return RealtimeSettings()
     ctx = loaded.context("realtime")
-    ctx.check_keys(_KEYS)
+    REALTIME.check(ctx)
     body = None
     if ctx.get("body") is not None:
         bodies = {b.name for b in loaded.system.compile().bodies}

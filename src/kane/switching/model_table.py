@@ -1,16 +1,8 @@
 """The ``[[switching]]`` tables of a TOML model file: the rules that switch its transient constraints on and off
 during a run (seed 000's hybrid state machine; :mod:`kane.switching`), written as data.
 
-Schema (one table per rule; ``constraint`` names a ``[[constraints]]`` entry declared ``transient = true``)::
-
-    [[switching]]  type = "lock":    constraint; on = [[t_on, t_off], ...] (intervals [s] while it holds);
-                                     restitution = 0.0 (0: a plastic lock)
-                   type = "coulomb": constraint (one row, a slip velocity [m/s]); mu_s; mu_k (<= mu_s);
-                                     normal = a force [N] (number or expression of the parameters) or the name of
-                                     a contact's constraint (its multiplier); normal_row = 0; v_stick = 1e-6 [m/s]
-                   type = "contact": constraint (its row ``row``, default 0, the gap rate [m/s]); gap = expression
-                                     of t, the coordinates and the parameters [m] (> 0 apart); restitution = 0.0;
-                                     v_min = 1e-3 [m/s]
+One table per rule, on a ``[[constraints]]`` entry declared ``transient = true``; the keys are declared in
+:data:`SWITCHING` (see the model-file reference, docs/reference/model-file.md).
 
 :func:`switching_rules` turns them into :class:`kane.switching.Lock`, :class:`~kane.switching.Coulomb` and
 :class:`~kane.switching.UnilateralContact` records; ``kane realtime`` runs a model with such tables under its rules
@@ -26,14 +18,42 @@ import sympy as sp
 
 from ..errors import ModelError
 from ..model.system import t
+from ..io.model_schema import KeySpec as K
+from ..io.model_schema import KindSpec, TableSpec
 from .rules import Coulomb, Lock, UnilateralContact
 
-__all__ = ["switching_rules", "switching_note", "GapFunction"]
+__all__ = ["SWITCHING", "switching_rules", "switching_note", "GapFunction"]
 
-# type -> (required keys, optional keys)
-_KEYS = {"lock": (("constraint", "on"), {"restitution"}),
-         "coulomb": (("constraint", "mu_s", "mu_k", "normal"), {"normal_row", "v_stick"}),
-         "contact": (("constraint", "gap"), {"restitution", "v_min", "row"})}
+_RESTITUTION = K("restitution", "expr", "the coefficient of restitution of the impact (0: plastic)", default="0.0",
+                 example="0.5")
+SWITCHING = TableSpec(
+    "switching", "Rules that switch transient constraints on and off during a run (seed 000's hybrid state machine, "
+    "`kane.switching`); `kane simulate`, `kane realtime`, `kane view --live` and `kane sweep` run them. Numbers may "
+    "be expressions of the parameters.", array=True, keys=(
+        K("type", "string", "the kind of rule", required=True, allowed=("lock", "coulomb", "contact"),
+          example='"lock"'),
+        K("name", "string", "a name used in messages", example='"latch"'),
+        K("constraint", "name", "a `[[constraints]]` entry with transient = true", required=True, example='"c1"'),
+    ), kinds=(
+        KindSpec("lock", "the constraint holds during given intervals", (
+            K("on", "intervals", "[[t_on, t_off], ...] while it holds", unit="s", required=True,
+              example="[[0.5, 1.5]]"), _RESTITUTION)),
+        KindSpec("coulomb", "dry friction on a one-row constraint (a slip velocity): stick while the friction force "
+                 "stays within mu_s N, else slip with mu_k N", (
+                     K("mu_s", "expr", "the static coefficient", required=True, example="0.5"),
+                     K("mu_k", "expr", "the kinetic coefficient (<= mu_s)", required=True, example="0.4"),
+                     K("normal", "name or expr", "the normal force [N], or the name of a contact's constraint "
+                       "(its multiplier)", unit="N", required=True, example="10.0"),
+                     K("normal_row", "integer", "the row of the normal constraint", default="0", example="0"),
+                     K("v_stick", "expr", "the slip speed below which it sticks", unit="m/s", default="1e-6",
+                       example="1e-5"))),
+        KindSpec("contact", "a unilateral contact: on when the gap closes, off when its force would pull", (
+            K("gap", "expr", "the gap, an expression of t, the coordinates and the parameters (> 0 apart)", unit="m",
+              required=True, example='"1 + s"'),
+            _RESTITUTION, K("v_min", "expr", "the impact speed below which it does not bounce", unit="m/s",
+                            default="1e-3", example="1e-2"),
+            K("row", "integer", "the constraint's row that is the gap rate", default="0", example="0"))),
+    ), reader="kane.switching.model_table.switching_rules")
 _GUARDED = {"lock": "on", "coulomb": "mu_k", "contact": "restitution"}
 
 
@@ -59,7 +79,7 @@ def switching_rules(loaded, params=None, model=None) -> tuple:
     rules, switched = [], {}
     for i in range(len(items)):
         ctx = loaded.context("switching", i)
-        kind = ctx.kind(_KEYS, "rule")
+        kind = SWITCHING.kind(ctx, what="rule")
         name = ctx.string("constraint")
         if name not in transient:
             listed = ", ".join(sorted(transient)) or "none (declare one with transient = true in [[constraints]])"

@@ -1,18 +1,14 @@
 """Visual geometry of bodies, from model files (``[[visuals]]`` tables) and URDF ``<visual>`` elements: boxes,
 cylinders, spheres, capsules and mesh files (read with trimesh), each placed in its body's axes with a colour.
 
-A model file's table::
+A model file's ``[[visuals]]`` tables (keys declared in :data:`VISUALS`; see the model-file reference,
+docs/reference/model-file.md)::
 
     [[visuals]]
-    body = "B"                  # the body it is fixed in
-    shape = "box"               # box | cylinder | sphere | capsule | mesh
-    size = [0.8, 0.5, 0.3]      # box sides [m]; for a mesh, its scale (default [1, 1, 1])
-    radius = 0.05               # cylinder, sphere, capsule [m]
-    length = 0.2                # cylinder (along z), capsule (its straight part, along z) [m]
-    position = [0.4, 0, 0.2]    # centre in body axes [m] (default 0)
-    rotation = [0, 0, 0.3]      # roll, pitch, yaw [rad] as URDF's rpy: R = Rz(yaw) Ry(pitch) Rx(roll)
-    color = [0.8, 0.2, 0.2]     # RGB 0-1, or "#cc3333"
-    file = "meshes/basket.stl"  # a mesh, relative to the model file
+    body = "B"
+    shape = "box"
+    size = [0.8, 0.5, 0.3]
+    color = "#cc3333"
 
 Numbers may be expressions of the parameters. A body with no visual is drawn with its default shape
 (:func:`kane.viz.scene.default_shapes`). A mesh file that is missing or that trimesh cannot read falls back to the
@@ -43,16 +39,38 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelError
+from ..io.model_schema import KeySpec as K
+from ..io.model_schema import KindSpec, TableSpec
 from ..io.xml_safe import parse_xml, read_xml_text
 from ..spatial import rotation_rpy, rotation_to_quaternion
 from .scene import PALETTE, BodyShape, ShapeKind, default_shapes
 
-__all__ = ["VisualWarning", "SHAPES", "MAX_MESH_BYTES", "load_mesh", "model_visuals", "urdf_visuals", "shape_mesh",
+__all__ = ["VisualWarning", "VISUALS", "MAX_MESH_BYTES", "load_mesh", "model_visuals", "urdf_visuals", "shape_mesh",
            "system_visuals", "body_shapes", "loaded_shapes"]
 
-SHAPES = {"box": ({"size"}, set()), "cylinder": ({"radius", "length"}, set()), "sphere": ({"radius"}, set()),
-          "capsule": ({"radius", "length"}, set()), "mesh": ({"file"}, {"size"})}
-_COMMON = {"body", "shape", "position", "rotation", "color"}
+_RADIUS = K("radius", "expr", "radius", unit="m", required=True, example="0.05")
+_LENGTH = K("length", "expr", "length along z (a capsule's straight part)", unit="m", required=True, example="0.2")
+VISUALS = TableSpec(
+    "visuals", "Shapes drawn for bodies by the viewer (`kane view`); a body with none is drawn with its default "
+    "shape. Numbers may be expressions of the parameters.", array=True, keys=(
+        K("body", "name", "the body it is fixed in", required=True, example='"B"'),
+        K("shape", "string", "the kind of shape", required=True, allowed=("box", "cylinder", "sphere", "capsule",
+                                                                          "mesh"), example='"sphere"'),
+        K("position", "vec", "its centre in body axes", unit="m", default="[0, 0, 0]", example="[0.4, 0, 0.2]"),
+        K("rotation", "vec", "roll, pitch, yaw as URDF's rpy: R = Rz(yaw) Ry(pitch) Rx(roll)", unit="rad",
+          default="[0, 0, 0]", example="[0, 0, 0.3]"),
+        K("color", "color", "the colour", default="grey",
+          example='"#cc3333"'),
+    ), kinds=(
+        KindSpec("box", "a box centred on position", (
+            K("size", "vec", "its sides", unit="m", required=True, example="[0.8, 0.5, 0.3]"),)),
+        KindSpec("cylinder", "a cylinder along z", (_RADIUS, _LENGTH)),
+        KindSpec("sphere", "a sphere", (_RADIUS,)),
+        KindSpec("capsule", "a capsule along z", (_RADIUS, _LENGTH)),
+        KindSpec("mesh", "a mesh file (STL, OBJ, PLY, GLB, DAE) read with trimesh, from under the model's folder", (
+            K("file", "string", "the file, relative to the model file", required=True, example='"part.stl"'),
+            K("size", "vec", "its scale", default="[1, 1, 1]", example="[0.001, 0.001, 0.001]"))),
+    ), kind_key="shape", reader="kane.viz.visuals.model_visuals")
 _GREY = (170, 170, 170)
 MAX_MESH_BYTES = 64 * 2**20  # [bytes]: a larger mesh file is skipped unread (max_mesh_bytes= changes it)
 
@@ -138,11 +156,8 @@ def model_visuals(loaded, *, mesh_roots=(), max_mesh_bytes: int = MAX_MESH_BYTES
     for i in range(len(loaded.tables.get("visuals", []))):
         ctx = loaded.context("visuals", i)
         params = ctx.loader.params
-        shape = ctx.string("shape", choices=list(SHAPES))
-        if shape is None:
-            raise ctx.error("shape", f"missing required key 'shape' (one of: {', '.join(SHAPES)})")
-        required, optional = SHAPES[shape]
-        ctx.check_keys(_COMMON | required | optional, ("body", *sorted(required)), f" for a {shape} visual")
+        shape = VISUALS.kind(ctx)
+        required = {k.name for k in VISUALS.keys_for(shape) if k.required}
         body = ctx.ref("body", bodies, ground=False)
         vec = {k: [ctx.evaluate(k, e) for e in ctx.vector(k, params, value=ctx.get(k, default))]
                for k, default in (("position", [0, 0, 0]), ("rotation", [0, 0, 0]), ("size", [1, 1, 1]))}
