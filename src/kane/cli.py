@@ -420,11 +420,20 @@ def sweep(model, grid, randoms, n, seed, t_end, scheduler, workers, in_process, 
 @click.option("-o", "--output", "out_dir", type=click.Path(), help="Directory [default: MODEL's name with _c].")
 @click.option("--dt", type=click.FloatRange(min=0, min_open=True), help="RK4 step [s] of main.c [default: dt, 1e-3].")
 @click.option("--steps", type=click.IntRange(min=1), default=10, show_default=True, help="RK4 steps of main.c.")
+@click.option("--servo", is_flag=True, help="Write a standalone haptic servo program instead (servo.c, period.c, "
+              "model.c, Makefile): the model's [realtime] settings, a UDP device, a CSV log, SCHED_FIFO.")
 @_errors
-def export_c(model, out_dir, dt, steps):
+def export_c(model, out_dir, dt, steps, servo):
     """Derive MODEL and write it as self-contained C99 with a demo main.c; inputs are arguments."""
     from .codegen.c_export import CExportOptions, export_c as write_c
 
+    if servo:
+        from .realtime.servo_export import export_servo
+
+        res = export_servo(load_model_or_script(model), Path(out_dir or f"{Path(model).stem}_servo"))
+        _console().print(f"wrote {', '.join(res.files)}; build and run: make -C {res.directory} && "
+                         f"{res.directory / 'servo'} --help", markup=False, soft_wrap=True)
+        return
     lm = _checked(load_model_or_script(model), "kane export-c", "the exported C code")
     opts = CExportOptions(dt=dt or lm.simulation.dt or 1e-3, steps=steps, t0=lm.simulation.t_start)
     res = write_c(lm.derive(), Path(out_dir or f"{Path(model).stem}_c"), q0=lm.q0, u0=lm.u0,
