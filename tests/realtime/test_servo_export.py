@@ -108,14 +108,18 @@ def _same(servo: dict, f, n: int) -> None:
 
 
 @needs_cc
-def test_the_servo_program_matches_kanes_periods_on_the_chain_point_coupler(tmp_path):
+@pytest.mark.parametrize("slow", ["", "dynamics_every = 3\nsubsteps = 2\n"], ids=["single-rate", "every-3"])
+def test_the_servo_program_matches_kanes_periods_on_the_chain_point_coupler(tmp_path, slow):
     # the 7-link chain of examples/planar_chain.toml, its tip coupled ([realtime]: 1 kHz, K = 1000 N/m, 100 N); a
-    # hand circling 0.3 m around the tip (the 100 N limit cuts part of it), one NaN state (refused)
-    res = export_servo(load_model(EXAMPLES / "planar_chain.toml"), tmp_path / "servo")
+    # hand circling 0.3 m around the tip (the 100 N limit cuts part of it), one NaN state (refused); and the
+    # slow-rate scheme (the dynamics every 3 periods with the mean force, 2 substeps, the point extrapolated)
+    (tmp_path / "chain.toml").write_text((EXAMPLES / "planar_chain.toml").read_text() + slow)
+    res = export_servo(load_model(tmp_path / "chain.toml"), tmp_path / "servo")
     program = _build(res.directory)
     plan, n = res.plan, 600
     T = plan.options.period
     assert (T, plan.coupler.gains.stiffness, plan.coupler.max_force) == (1e-3, 1000.0, 100.0)
+    assert plan.options.dynamics_every == (3 if slow else 1)
     x0, _ = plan.coupler.point_state(0.0, plan.q0, plan.u0)
     t = np.arange(n) * T
     w = 2 * np.pi * 2
@@ -248,3 +252,29 @@ def test_what_the_servo_program_does_not_run_is_refused_by_name(tmp_path):
         export_servo(load_model(EXAMPLES / "rolling_disk.toml"), tmp_path / "out4", couple="disk")
     r = CliRunner().invoke(main, ["export-c", str(switching), "--servo", "-o", str(tmp_path / "o5")])
     assert r.exit_code != 0 and "[[switching]]" in r.output and "Traceback" not in r.output
+
+
+@needs_cc
+def test_without_a_device_the_servo_program_stops_after_the_device_timeout(tmp_path):
+    # the real clock, nobody sending: every state missing, the run stops after the timeout's 10 periods (10 ms)
+    res = export_servo(load_model(EXAMPLES / "planar_chain.toml"), tmp_path / "servo")
+    program = _build(res.directory)
+    out = subprocess.run([str(program), "--port", str(_free_port()), "--duration", "5", "--priority", "0", "--log",
+                          str(tmp_path / "log.csv")], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert "status: device stopped answering" in out.stdout
+    assert "periods: 10," in out.stdout and "missing: 10" in out.stdout
+    rows = np.loadtxt(tmp_path / "log.csv", delimiter=",", skiprows=1, ndmin=2)
+    assert rows.shape == (10, len(res.columns)) and np.all(rows[:, res.columns.index("sample_status")] == 2)
+    bad = subprocess.run([str(program), "--port", "70000"], capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 2 and "bad option or value: --port 70000" in bad.stderr
+
+
+def test_the_cli_writes_the_servo_program(tmp_path):
+    r = CliRunner().invoke(main, ["export-c", str(EXAMPLES / "planar_chain.toml"), "--servo", "-o",
+                                  str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    assert "servo.c" in r.output and "make -C" in r.output
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["Makefile", "model.c", "model.h", "period.c",
+                                                                   "period.h", "servo.c"]
+    assert "#define SERVO_RATE 1000.0" in (tmp_path / "out" / "servo.c").read_text()

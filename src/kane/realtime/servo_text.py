@@ -364,7 +364,7 @@ int main(int argc, char **argv) {
             kane_store(&c.tail, taken);
         }
         if (!running) break;
-        if (k == done && k - taken < RING) { /* fill slot k, the next period's */
+        if (k == done && taken == k) { /* fill slot k, the next period's, once period k - 1's row is answered */
             double *s = dev + (k % RING) * 20;
             int fresh = drain_socket(&d, 0) > 0;
             while (lockstep && !fresh) {  /* the period waits for a fresh state packet */
