@@ -255,17 +255,26 @@ def test_what_the_servo_program_does_not_run_is_refused_by_name(tmp_path):
 
 
 @needs_cc
-def test_without_a_device_the_servo_program_stops_after_the_device_timeout(tmp_path):
-    # the real clock, nobody sending: every state missing, the run stops after the timeout's 10 periods (10 ms)
+def test_the_servo_program_waits_for_its_device_and_stops_when_it_stops_answering(tmp_path):
+    # the real clock: no state packet within --wait: exit 1 naming the port; one packet, then silence: the newest
+    # state is held for 5 ms, then the run stops after the timeout's 10 missing states (10 ms at 1 kHz)
     res = export_servo(load_model(EXAMPLES / "planar_chain.toml"), tmp_path / "servo")
     program = _build(res.directory)
-    out = subprocess.run([str(program), "--port", str(_free_port()), "--duration", "5", "--priority", "0", "--log",
-                          str(tmp_path / "log.csv")], capture_output=True, text=True, timeout=30)
-    assert out.returncode == 0, out.stderr
-    assert "status: device stopped answering" in out.stdout
-    assert "periods: 10," in out.stdout and "missing: 10" in out.stdout
-    rows = np.loadtxt(tmp_path / "log.csv", delimiter=",", skiprows=1, ndmin=2)
-    assert rows.shape == (10, len(res.columns)) and np.all(rows[:, res.columns.index("sample_status")] == 2)
+    port = _free_port()
+    run = [str(program), "--port", str(port), "--duration", "5", "--priority", "0", "--log", str(tmp_path / "l.csv")]
+    out = subprocess.run(run + ["--wait", "0.2"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 1 and f"no valid state packet on udp 127.0.0.1:{port} within 0.2 s" in out.stderr
+    proc = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "listening on udp" in proc.stderr.readline()
+    x0, _ = res.plan.coupler.point_state(0.0, res.plan.q0, res.plan.u0)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as dev:
+        dev.sendto(pack_state(7, 0.0, x0, np.zeros(3)), ("127.0.0.1", port))
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "status: device stopped answering" in out and "received 1, used 1" in out
+    rows = np.loadtxt(tmp_path / "l.csv", delimiter=",", skiprows=1, ndmin=2)
+    status = rows[:, res.columns.index("sample_status")]
+    assert status[0] == 0 and np.all(status[-10:] == 2) and rows.shape[0] < 1000  # stopped within 1 s, not 5
     bad = subprocess.run([str(program), "--port", "70000"], capture_output=True, text=True, timeout=30)
     assert bad.returncode == 2 and "bad option or value: --port 70000" in bad.stderr
 

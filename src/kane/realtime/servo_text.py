@@ -264,7 +264,8 @@ static void usage(FILE *f) {
                "  --log PATH    CSV log, one row per period (default servo.csv; - for none)\n"
                "  --priority N  SCHED_FIFO priority of the period's thread (default 80; 0: normal)\n"
                "  --replay      lockstep: one period per state packet received, no clock (for tests)\n"
-               "  --wait S      with --replay: stop when no packet came for S seconds (default 5)\n",
+               "  --wait S      wait up to S seconds for the device's first state packet (with --replay: for\n"
+               "                each; the run stops when none came) (default 5)\n",
             SERVO_PORT, SERVO_DURATION);
 }
 
@@ -344,9 +345,19 @@ int main(int argc, char **argv) {
     c.compute = compute; c.late = late; c.stat_cap = 1;
     c.edges = edges; c.n_edges = $n_edges; c.late_hist = late_hist; c.compute_hist = compute_hist;
     c.status = 4;
-    if (kane_period_start(&c) != 0) { fprintf(stderr, "servo: cannot start the period's thread\n"); return 1; }
     fprintf(stderr, "servo: %s on udp %s:%ld at %g Hz%s\n", lockstep ? "lockstep" : "listening", host, port,
             (double)SERVO_RATE, lockstep ? " (one period per state packet)" : "");
+    if (!lockstep) { /* as UdpDevice.open: the clock starts with the device's first valid state */
+        double end = now_s() + wait_s;
+        int r = 0;
+        while (r <= 0 && now_s() < end) r = drain_socket(&d, 1 + (int)((end - now_s()) * 1000));
+        if (r <= 0) {
+            fprintf(stderr, "servo: no valid state packet on udp %s:%ld within %g s (is the device bridge "
+                            "running?)\n", host, port, wait_s);
+            return 1;
+        }
+    }
+    if (kane_period_start(&c) != 0) { fprintf(stderr, "servo: cannot start the period's thread\n"); return 1; }
     /* the device's slots filled one period ahead, the rows taken as they come: the force sent, the row logged */
     for (;;) {
         int running = kane_load(&c.running) != 0;
