@@ -11,9 +11,12 @@ pthreads), ``make``, then ``sudo ./servo --port 5005 --duration 60 --log run.csv
 the period's thread SCHED_FIFO at ``--priority``, 80 by default, and ``mlockall`` keeps its memory resident;
 without them it says so and runs at normal priority). The device bridge sends kane's state packets (protocol
 version 1, or 2 with a full pose coupled; :mod:`kane.realtime.udp`) to that port, from loopback unless ``--host``
-listens elsewhere; the first valid sender pairs, and each period it gets a force (wrench) packet echoing the
-sequence number of the state used. The state for period k is the newest received when period k - 1 ended (held
-for 5 ms when packets stop; after the model file's device timeout of missing states the run stops). The log is
+listens elsewhere; the clock starts with its first valid packet (``--wait`` seconds at most), and each period it
+gets a force (wrench) packet echoing the sequence number of the state used. Two threads: the period's (the C
+period, unchanged) and the device's, at one priority below, which sleeps on the socket between periods, hands
+the period the newest state received when the previous period ended (held for 5 ms when packets stop; after the
+device timeout, 10 ms, of missing states the run stops), sends each period's force as soon as its row is out and
+writes the row to the log. The log is
 CSV: a header of column names (those of a kane realtime log's row: t, hand_position[0..2], ..., force[0..2], ...,
 compute_time, lateness, then q[i] and u[i] in model.h's order), then one row per period with %.17g. ``--replay``
 runs in lockstep: one period per state packet received, no clock (what the tests use to compare it with kane's

@@ -24,6 +24,7 @@ SERVO_SOURCE = r"""/* $name: the standalone haptic servo program of kane (kane e
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@ SERVO_SOURCE = r"""/* $name: the standalone haptic servo program of kane (kane e
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include "model.h"
 #include "period.h"
@@ -255,6 +257,17 @@ static void reply(servo_device *d, uint64_t seq, double t, const double *force) 
         d->replies += 1;
 }
 
+/* wait up to us microseconds for a datagram (the device thread sleeps between periods rather than spin) */
+static void wait_socket(int fd, long us) {
+    fd_set set;
+    struct timeval tv;
+    FD_ZERO(&set);
+    FD_SET(fd, &set);
+    tv.tv_sec = 0;
+    tv.tv_usec = us;
+    select(fd + 1, &set, NULL, NULL, &tv);
+}
+
 static void usage(FILE *f) {
     fprintf(f, "usage: servo [--port N] [--host ADDR] [--duration S] [--log PATH] [--priority N] [--replay]"
                " [--wait S]\n"
@@ -286,6 +299,7 @@ int main(int argc, char **argv) {
     const char *log_path = "servo.csv", *host = "127.0.0.1";
     long port = SERVO_PORT, priority = 80, k = 0, i, taken = 0;
     int lockstep = 0, a, status;
+    const long tick_us = (long)(0.05e6 / SERVO_RATE) > 0 ? (long)(0.05e6 / SERVO_RATE) : 1;  /* T / 20 */
     model_t m;
     kane_period c;
     servo_device d;
@@ -335,7 +349,7 @@ int main(int argc, char **argv) {
     c.virtual_clock = lockstep; c.priority = lockstep ? 0 : priority; c.timeout_periods = SERVO_TIMEOUT_PERIODS;
     for (i = 0; i < 6; ++i) c.idx[i] = servo_idx[i];
     c.t0 = 0.0; c.period = 1.0 / SERVO_RATE;
-    c.spin = priority > 0 ? (1e-3 < 0.3 / SERVO_RATE ? 1e-3 : 0.3 / SERVO_RATE) : 1e-3;
+    c.spin = 1e-3 < 0.3 / SERVO_RATE ? 1e-3 : 0.3 / SERVO_RATE; /* [s] spun before each period, slept before that */
     c.k = servo_gains[0]; c.b = servo_gains[1]; c.kr = servo_gains[2]; c.br = servo_gains[3];
     c.max_force = servo_max_force; c.max_torque = servo_max_torque;
     c.step_fn = (void *)servo_step; c.point_fn = (void *)servo_point; c.deriv_fn = (void *)servo_deriv;
@@ -358,6 +372,11 @@ int main(int argc, char **argv) {
         }
     }
     if (kane_period_start(&c) != 0) { fprintf(stderr, "servo: cannot start the period's thread\n"); return 1; }
+    if (c.priority > 1) { /* this thread fills the device's slots between periods: just below the period's */
+        struct sched_param sp;
+        sp.sched_priority = (int)c.priority - 1;
+        pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+    }
     /* the device's slots filled one period ahead, the rows taken as they come: the force sent, the row logged */
     for (;;) {
         int running = kane_load(&c.running) != 0;
@@ -396,7 +415,7 @@ int main(int argc, char **argv) {
             ++k;
             kane_store(&c.dev_produced, k);
         } else if (!lockstep) {
-            if (drain_socket(&d, 0) <= 0) sched_yield();
+            if (drain_socket(&d, 0) <= 0) wait_socket(d.fd, tick_us);
         } else {
             sched_yield();
         }
