@@ -5,10 +5,10 @@ device log, to 1e-12; hostile names leave no user text in servo.c outside commen
 by name."""
 
 import re
-from collections import Counter
 import shutil
 import socket
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import h5py

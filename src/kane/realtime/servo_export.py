@@ -54,8 +54,8 @@ from .loop import LoopOptions
 from .model_table import realtime_settings
 from .servo_text import PERIOD_HEADER, SERVO_MAKEFILE, SERVO_SOURCE
 from .stats import JITTER_EDGES_S
-from .udp import (FORCE_MAGIC, POSE_STATE_FORMAT, POSE_VERSION, PROTOCOL_VERSION, STATE_FORMAT, STATE_MAGIC,
-                  WRENCH_FORMAT, FORCE_FORMAT)
+from .udp import (FORCE_FORMAT, FORCE_MAGIC, POSE_STATE_FORMAT, POSE_VERSION, PROTOCOL_VERSION, STATE_FORMAT,
+                  STATE_MAGIC, WRENCH_FORMAT)
 
 __all__ = ["ServoPlan", "ServoExport", "servo_plan", "export_servo"]
 
@@ -206,6 +206,7 @@ def export_servo(loaded, directory, *, couple: str | None = None) -> ServoExport
     p = model.parameter_values(plan.params)
     state_fmt, reply_fmt = (POSE_STATE_FORMAT, WRENCH_FORMAT) if pose else (STATE_FORMAT, FORCE_FORMAT)
     columns = _columns(pose, ce.sizes["n_q"], ce.sizes["n_u"])
+    state_off, reply_off = _offsets(POSE_STATE_FORMAT), _offsets(WRENCH_FORMAT)
     o, g, cp = plan.options, plan.coupler.gains, plan.coupler
     values = {
         "name": "servo", "rate": _c(o.rate), "every": int(o.dynamics_every), "substeps": int(o.substeps),
@@ -223,8 +224,9 @@ def export_servo(loaded, directory, *, couple: str | None = None) -> ServoExport
         "reply_size": struct.calcsize(reply_fmt), "version": POSE_VERSION if pose else PROTOCOL_VERSION,
         "state_magic": _bytes(STATE_MAGIC), "reply_magic": _bytes(FORCE_MAGIC),
         "row_base": ROW_POSE if pose else ROW_POINT,
-        **dict(zip(("off_seq", "off_pos", "off_quat", "off_w"), [_offsets(POSE_STATE_FORMAT)[i] for i in (3, 5, 7, 8)])),
-        **dict(zip(("off_t", "off_f"), [_offsets(WRENCH_FORMAT)[i] for i in (4, 5)])),
+        # (version 1's packets are the first fields of version 2's)
+        **dict(zip(("off_seq", "off_pos", "off_quat", "off_w"), (state_off[i] for i in (3, 5, 7, 8)))),
+        **dict(zip(("off_t", "off_f"), (reply_off[i] for i in (4, 5)))),
     }
     texts = {"period.c": PERIOD_SOURCE, "period.h": Template(PERIOD_HEADER).substitute(cdef=PERIOD_CDEF),
              "servo.c": Template(SERVO_SOURCE).substitute(values), "Makefile": SERVO_MAKEFILE}

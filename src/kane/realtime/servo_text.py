@@ -323,7 +323,10 @@ int main(int argc, char **argv) {
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
     addr.sin_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) { fprintf(stderr, "servo: --host %s: not an IPv4 address\n", host); return 2; }
+    if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
+        fprintf(stderr, "servo: --host %s: not an IPv4 address\n", host);
+        return 2;
+    }
     d.fd = socket(AF_INET, SOCK_DGRAM, 0);
     if (d.fd < 0 || bind(d.fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
         fprintf(stderr, "servo: cannot listen on udp %s:%ld: %s\n", host, port, strerror(errno));
