@@ -248,6 +248,9 @@ def test_what_the_servo_program_does_not_run_is_refused_by_name(tmp_path):
         export_servo(load_model(tmp_path / "nobody.toml"), tmp_path / "out2")
     with pytest.raises(KaneError, match=r"export-c --servo does not run the \[\[contacts\]\]"):
         export_servo(load_model(EXAMPLES / "ball_in_bowl.toml"), tmp_path / "out3")
+    (tmp_path / "schedule.toml").write_text(chain + '\n[inputs]\nF = "0.5*sin(t)"\n')
+    with pytest.raises(KaneError, match=r"does not run the \[inputs\] schedules \(F\)"):
+        export_servo(load_model(tmp_path / "schedule.toml"), tmp_path / "out5")
     with pytest.raises(KaneError, match=r"does not run dependent speeds \(v1, v2, v3: constraints\)"):
         export_servo(load_model(EXAMPLES / "rolling_disk.toml"), tmp_path / "out4", couple="disk")
     r = CliRunner().invoke(main, ["export-c", str(switching), "--servo", "-o", str(tmp_path / "o5")])
@@ -287,3 +290,7 @@ def test_the_cli_writes_the_servo_program(tmp_path):
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["Makefile", "model.c", "model.h", "period.c",
                                                                    "period.h", "servo.c"]
     assert "#define SERVO_RATE 1000.0" in (tmp_path / "out" / "servo.c").read_text()
+    if CC is not None and shutil.which("make"):  # the Makefile's own flags: warnings are errors there too
+        made = subprocess.run(["make", "-C", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+        assert made.returncode == 0 and "-Werror" in made.stdout, made.stderr
+        assert subprocess.run([str(tmp_path / "out" / "servo"), "--help"], capture_output=True).returncode == 0
