@@ -213,7 +213,7 @@ def export_servo(loaded, directory, *, couple: str | None = None) -> ServoExport
         "duration": _c(o.duration), "port": plan.udp_port, "pose": int(pose),
         "timeout_periods": max(1, int(math.ceil(o.device_timeout * o.rate - 1e-9))), "hold": _c(_HOLD),
         "gains": ", ".join(_c(v) for v in (g.stiffness, g.damping, g.rotational_stiffness, g.rotational_damping)),
-        "max_force": _c(cp.max_force), "max_torque": _c(cp.max_torque),
+        "point": ", ".join(_c(v) for v in cp.port.point), "max_force": _c(cp.max_force), "max_torque": _c(cp.max_torque),
         "lower": ", ".join(_c(v) for v in plan.workspace.lower),
         "upper": ", ".join(_c(v) for v in plan.workspace.upper),
         "max_speed": _c(plan.workspace.max_speed), "max_angular_speed": _c(plan.workspace.max_angular_speed),

@@ -49,6 +49,7 @@ SERVO_SOURCE = r"""/* $name: the standalone haptic servo program of kane (kane e
 #define SERVO_POSE $pose /* 1: a full pose coupled (protocol version 2) */
 #define SERVO_TIMEOUT_PERIODS $timeout_periods
 #define SERVO_HOLD $hold /* [s] the newest sample stands in for missing packets this long */
+static const double servo_coupled[3] = {$point}; /* [m] the coupled point, in the coupled body's axes */
 static const double servo_gains[4] = {$gains}; /* K [N/m], B [N s/m], K_r [N m/rad], B_r [N m s/rad] */
 static const double servo_max_force = $max_force, servo_max_torque = $max_torque; /* [N], [N m] */
 static const double servo_lower[3] = {$lower}, servo_upper[3] = {$upper}; /* the workspace box [m] */
@@ -333,6 +334,10 @@ int main(int argc, char **argv) {
         return 1;
     }
     fcntl(d.fd, F_SETFL, fcntl(d.fd, F_GETFL) | O_NONBLOCK);
+    {   /* the port bound (--port 0: any free one) */
+        socklen_t len = sizeof addr;
+        if (getsockname(d.fd, (struct sockaddr *)&addr, &len) == 0) port = (long)ntohs(addr.sin_port);
+    }
     if (strcmp(log_path, "-") != 0) {
         log = fopen(log_path, "w");
         if (!log) { fprintf(stderr, "servo: cannot write the log %s: %s\n", log_path, strerror(errno)); return 1; }
@@ -364,6 +369,10 @@ int main(int argc, char **argv) {
     c.status = 4;
     fprintf(stderr, "servo: %s on udp %s:%ld at %g Hz%s\n", lockstep ? "lockstep" : "listening", host, port,
             (double)SERVO_RATE, lockstep ? " (one period per state packet)" : "");
+    fprintf(stderr, "servo: coupled point (%g, %g, %g) m of the body, K = %g N/m, B = %g N s/m, K_r = %g N m/rad, "
+            "B_r = %g N m s/rad, max force %g N, dynamics every %d period(s), %d substep(s)\n", servo_coupled[0],
+            servo_coupled[1], servo_coupled[2], servo_gains[0], servo_gains[1], servo_gains[2], servo_gains[3],
+            servo_max_force, SERVO_EVERY, SERVO_SUBSTEPS);
     if (!lockstep) { /* as UdpDevice.open: the clock starts with the device's first valid state */
         double end = now_s() + wait_s;
         int r = 0;
