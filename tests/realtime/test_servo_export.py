@@ -49,20 +49,24 @@ def _lockstep(program: Path, packets: list, log: Path, duration: float, pose: bo
     """Run ``program --replay`` and act as its device: send each state packet, wait for its reply. (replies
     [(seq, t, force (3,) [, torque (3,)])], the program's stdout)."""
     port = _free_port()
+    replies: list = []
     proc = subprocess.Popen([str(program), "--replay", "--port", str(port), "--duration", repr(duration),
                              "--log", str(log), "--priority", "0", "--wait", "10"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert "lockstep on udp" in proc.stderr.readline()  # written once it listens: nothing sent is lost
-    replies = []
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as dev:
-        dev.bind(("127.0.0.1", 0))
-        dev.settimeout(20.0)
-        for packet in packets:  # one state, one reply: lockstep
-            dev.sendto(packet, ("127.0.0.1", port))
-            data = dev.recv(256)
+    try:
+        assert "lockstep on udp" in proc.stderr.readline()  # written once it listens: nothing sent is lost
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as dev:
+            dev.bind(("127.0.0.1", 0))
+            dev.settimeout(20.0)
+            for packet in packets:  # one state, one reply: lockstep
+                dev.sendto(packet, ("127.0.0.1", port))
+                data = dev.recv(256)
+                replies.append(unpack_wrench(data) if pose else unpack_force(data))
+            data = dev.recv(256)  # the zero force after the run
             replies.append(unpack_wrench(data) if pose else unpack_force(data))
-        data = dev.recv(256)  # the zero force after the run
-        replies.append(unpack_wrench(data) if pose else unpack_force(data))
+    finally:
+        if proc.poll() is None and len(replies) < len(packets) + 1:  # a failed exchange: stop it
+            proc.kill()
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     return replies, out
