@@ -55,11 +55,11 @@ from .model_table import realtime_settings
 from .servo_text import PERIOD_HEADER, SERVO_MAKEFILE, SERVO_SOURCE
 from .stats import JITTER_EDGES_S
 from .udp import (FORCE_FORMAT, FORCE_MAGIC, POSE_STATE_FORMAT, POSE_VERSION, PROTOCOL_VERSION, STATE_FORMAT,
-                  STATE_MAGIC, WRENCH_FORMAT)
+                  STATE_MAGIC, WRENCH_FORMAT, UdpDevice)
 
 __all__ = ["ServoPlan", "ServoExport", "servo_plan", "export_servo"]
 
-_HOLD = 0.005  # [s] UdpDevice's default hold
+_HOLD = UdpDevice.__init__.__kwdefaults__["hold"]  # [s] how long the newest state stands in: UdpDevice's default
 
 
 @dataclass(frozen=True)
