@@ -22,7 +22,7 @@ from pathlib import Path
 
 import click
 
-from .errors import KaneError, ModelError
+from .errors import ArgumentError, KaneError, ModelError
 from .command_group import LazyGroup
 from .run_command import EXIT_INTERRUPTED
 from .options import Method
@@ -421,25 +421,24 @@ def sweep(model, grid, randoms, n, seed, t_end, scheduler, workers, in_process, 
 @click.option("-o", "--output", "out_dir", type=click.Path(), help="Directory [default: MODEL's name with _c].")
 @click.option("--dt", type=click.FloatRange(min=0, min_open=True), help="RK4 step [s] of main.c [default: dt, 1e-3].")
 @click.option("--steps", type=click.IntRange(min=1), default=10, show_default=True, help="RK4 steps of main.c.")
-@click.option("--servo", is_flag=True, help="Write the standalone haptic servo program instead (UDP device, coupler, "
-                                            "RK4, CSV log; gains and rate from the [realtime] table).")
+@click.option("--servo", is_flag=True, help="Write a standalone haptic servo program instead (servo.c, period.c, "
+              "model.c, Makefile): the model's [realtime] settings, a UDP device, a CSV log, SCHED_FIFO.")
 @click.option("--couple", metavar="BODY:X,Y,Z", help="With --servo: coupled body and point [default: [realtime]].")
 @_errors
 def export_c(model, out_dir, dt, steps, servo, couple):
     """Derive MODEL and write it as self-contained C99 with a demo main.c; inputs are arguments."""
     from .codegen.c_export import CExportOptions, export_c as write_c
 
-    lm = _checked(load_model_or_script(model), "kane export-c", "the exported C code")
-    if servo:  # issue 32: the servo program (kane.realtime.c_servo)
-        from .realtime.c_servo import export_servo
-        from .realtime.command import parse_couple
+    if couple and not servo:
+        raise ArgumentError("--couple: only with --servo (the servo program's coupled body and point)")
+    if servo:
+        from .realtime.servo_export import export_servo
 
-        body, point = parse_couple(couple) if couple else (None, None)
-        res = export_servo(lm, Path(out_dir or f"{Path(model).stem}_servo"), body=body, point=point)
-        _console().print(f"wrote the servo program; build and run: make -C {res.directory} && "
-                         f"{res.directory / 'servo'} [PORT [LOG.csv [DURATION_S [PRIORITY [TIMEOUT_S]]]]]", markup=False,
-                         soft_wrap=True)
+        res = export_servo(load_model_or_script(model), Path(out_dir or f"{Path(model).stem}_servo"), couple=couple)
+        _console().print(f"wrote {', '.join(res.files)}; build and run: make -C {res.directory} && "
+                         f"{res.directory / 'servo'} --help", markup=False, soft_wrap=True)
         return
+    lm = _checked(load_model_or_script(model), "kane export-c", "the exported C code")
     opts = CExportOptions(dt=dt or lm.simulation.dt or 1e-3, steps=steps, t0=lm.simulation.t_start)
     res = write_c(lm.derive(), Path(out_dir or f"{Path(model).stem}_c"), q0=lm.q0, u0=lm.u0,
                   params=dict(lm.parameters), inputs=dict(lm.inputs), options=opts)
