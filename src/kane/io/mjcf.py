@@ -52,7 +52,8 @@ class MjcfModel:
     qvel order; ``inputs``: the motor inputs in MuJoCo's ctrl order; ``bodies``: MJCF body name -> kane body;
     ``joints``: MJCF joint name -> its kind ("hinge", "slide", "ball", "free"); ``constraints``: the equality
     constraints' names; ``not_imported``: "kind: names (count)" lines, as in the :class:`MjcfWarning`;
-    ``timestep``: ``<option timestep>`` [s]; ``collisions``: the collision shapes' names (:mod:`kane.io.mjcf_collision`).
+    ``timestep``: ``<option timestep>`` [s]; ``collisions``: the collision shapes' names
+    (:mod:`kane.io.mjcf_collision`).
     """
 
     name: str
