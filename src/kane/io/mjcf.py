@@ -53,7 +53,7 @@ class MjcfModel:
     ``joints``: MJCF joint name -> its kind ("hinge", "slide", "ball", "free"); ``constraints``: the equality
     constraints' names; ``not_imported``: "kind: names (count)" lines, as in the :class:`MjcfWarning`;
     ``timestep``: ``<option timestep>`` [s]; ``collisions``: the collision shapes' names
-    (:mod:`kane.io.mjcf_collision`).
+    (:mod:`kane.io.mjcf_collision`); ``free_bodies``: the kane bodies moved by a free joint, in qpos order.
     """
 
     name: str
@@ -67,6 +67,7 @@ class MjcfModel:
     not_imported: tuple = ()
     timestep: float = 0.002
     collisions: tuple = ()
+    free_bodies: tuple = ()
 
 
 @dataclass
@@ -178,7 +179,7 @@ def parse_mjcf(text: str, *, where: str = "MJCF text", base_dir: str | None = No
     opt = {k: v for el in root.findall("option") for k, v in el.attrib.items()}
     step = float(numbers(opt, "timestep", 1, where, "<option>", (0.002,))[0])
     return MjcfModel(name, s, qn, un, inputs, {r.what: r.name for r in records}, joint_kinds, constraints, lines,
-                     step, names)
+                     step, names, tuple(r.name for r in records if r.joints and r.joints[0].kind == "free"))
 
 
 def _snap_matrix(A):
