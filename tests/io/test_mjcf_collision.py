@@ -241,3 +241,30 @@ def test_mesh_file_beside_the_model_and_bad_input(tmp_path):
     with pytest.raises(ModelError, match=r"<contact><exclude> body2='nope': no body of that name"):
         parse_mjcf(_scene('<body name="b"><freejoint/><geom size="0.1"/></body>').replace(
             "</worldbody>", '</worldbody><contact><exclude body1="b" body2="nope"/></contact>'))
+
+
+def test_pair_filter_of_dm_controls_humanoid_equals_mujocos_probe():
+    """MuJoCo does not list the pairs it tests; the probe: margins and bounding boxes inflated to 10 m and more, so
+    that every tested geom pair reports a contact. It misses the floor against a body with several geoms (MuJoCo's
+    plane-against-body-tree path keeps the compiled boxes; measured 6 pairs, all the floor's): listed below."""
+    dm_control = pytest.importorskip("dm_control")
+    import os
+
+    path = os.path.join(os.path.dirname(dm_control.__file__), "suite", "humanoid.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MjcfWarning)
+        mm = kane.io.load_mjcf(path)
+    m = mujoco.MjModel.from_xml_path(path)
+    m.geom_margin[:], m.geom_rbound[:], m.geom_aabb[:, 3:], m.bvh_aabb[:, 3:] = 10.0, 50.0, 50.0, 50.0
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    theirs = {frozenset(mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) for g in (c.geom1, c.geom2))
+              for c in d.contact[:d.ncon]}
+    model = mm.system.compile()
+    cm = collision_model(model)
+    allowed = {frozenset((model.collisions[i].name, model.collisions[j].name)) for i, j in zip(*np.nonzero(cm.allowed))}
+    several = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(m.ngeom)
+               if m.body_geomnum[m.geom_bodyid[g]] > 1}
+    assert len(mm.collisions) == m.ngeom == 20 and len(theirs) == 155 and len(allowed) == 161
+    assert theirs <= allowed
+    assert allowed - theirs == {frozenset(("floor", g)) for g in several}
