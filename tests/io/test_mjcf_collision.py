@@ -268,3 +268,14 @@ def test_pair_filter_of_dm_controls_humanoid_equals_mujocos_probe():
     assert len(mm.collisions) == m.ngeom == 20 and len(theirs) == 155 and len(allowed) == 161
     assert theirs <= allowed
     assert allowed - theirs == {frozenset(("floor", g)) for g in several}
+
+
+def test_flags_contact_off_and_filterparent_off():
+    body = '<body name="s" pos="0 0 1"><freejoint/><geom name="ball" size="0.1"/></body>'
+    off = _scene(body).replace("<worldbody>", '<option><flag contact="disable"/></option><worldbody>')
+    with pytest.warns(MjcfWarning) as record:
+        assert parse_mjcf(off).collisions == ()
+    assert "contact" not in str(record[0].message)  # switched off by the file: nothing left out
+    no_parent = _scene(body).replace("<worldbody>", '<option><flag filterparent="disable"/></option><worldbody>')
+    with pytest.warns(MjcfWarning, match=r"filterparent disabled \(kane never tests a body against its parent\)"):
+        assert parse_mjcf(no_parent).collisions == ("floor", "ball")
