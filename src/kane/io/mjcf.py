@@ -4,9 +4,11 @@ Imported: bodies with ``<inertial>`` or inertia from geoms (``<compiler inertiaf
 hinge, slide, ball and free joints, several per body (chained through massless frames, ``<body>__<joint>``, as
 MuJoCo composes them), joint ``ref``, hinge and slide ``stiffness``/``springref``/``damping`` as joint springs;
 ``<default>`` classes (nested, ``childclass``); ``<compiler angle eulerseq>``; every orientation attribute;
-``<option gravity>``; geoms as display shapes; ``<motor>`` actuators as inputs ``ctrl_<name>``; ``<equality>``
+``<option gravity>``; geoms as display shapes and, where they collide (``contype | conaffinity`` non-zero), as
+collision shapes with MuJoCo's pair filter and ``<contact><exclude>`` (:mod:`kane.io.mjcf_collision`; off with
+``collisions=False``); ``<motor>`` actuators as inputs ``ctrl_<name>``; ``<equality>``
 connect (a loop closure) and joint (a motion constraint). Everything else (limits, armature, friction loss,
-contacts, tendons, sensors, sites, other actuators, ...) is listed in one :class:`MjcfWarning` and in
+contact softness, tendons, sensors, sites, other actuators, ...) is listed in one :class:`MjcfWarning` and in
 :attr:`MjcfModel.not_imported`.
 
 State: q and u are MuJoCo's qpos and qvel, in its order: hinge and slide q = qpos (the joint's position, its
@@ -27,6 +29,7 @@ from ..errors import ModelError
 from ..model import joints as J
 from ..model.system import GROUND, System
 from ..spatial import rotation_axis_angle, rotation_to_quaternion
+from .mjcf_collision import add_mjcf_collisions
 from .mjcf_extras import MjcfWarning, add_actuators, add_equalities, fluid_and_flags, warn_not_imported
 from .mjcf_inertia import combine, geom_mass_properties, geom_shape, inertial_properties
 from .mjcf_spec import MAX_BYTES, Compiler, Defaults, frame_rotation, numbers, read_compiler, splice_includes
@@ -49,7 +52,8 @@ class MjcfModel:
     qvel order; ``inputs``: the motor inputs in MuJoCo's ctrl order; ``bodies``: MJCF body name -> kane body;
     ``joints``: MJCF joint name -> its kind ("hinge", "slide", "ball", "free"); ``constraints``: the equality
     constraints' names; ``not_imported``: "kind: names (count)" lines, as in the :class:`MjcfWarning`;
-    ``timestep``: ``<option timestep>`` [s].
+    ``timestep``: ``<option timestep>`` [s]; ``collisions``: the collision shapes' names
+    (:mod:`kane.io.mjcf_collision`); ``free_bodies``: the kane bodies moved by a free joint, in qpos order.
     """
 
     name: str
@@ -62,6 +66,8 @@ class MjcfModel:
     constraints: tuple = ()
     not_imported: tuple = ()
     timestep: float = 0.002
+    collisions: tuple = ()
+    free_bodies: tuple = ()
 
 
 @dataclass
@@ -87,19 +93,23 @@ class _Body:
     sites: dict = field(default_factory=dict)  # site name -> position (3,) in body axes
 
 
-def load_mjcf(source) -> MjcfModel:
+def load_mjcf(source, *, collisions: bool = True) -> MjcfModel:
     """Import an MJCF file (a path), MJCF text (a string starting with '<') or bytes (see the module).
-    ``<include>`` files are read relative to the model file's folder."""
+    ``<include>`` and mesh files are read relative to the model file's folder; ``collisions=False`` imports no
+    collision shapes (the geoms' contacts are then listed as not imported)."""
     if isinstance(source, (bytes, bytearray)):
-        return parse_mjcf(decode_xml(bytes(source), "MJCF bytes"), where="MJCF bytes")
+        return parse_mjcf(decode_xml(bytes(source), "MJCF bytes"), where="MJCF bytes", collisions=collisions)
     if isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<"):
         text = read_xml_text(source, MAX_BYTES, kind="MJCF")
-        return parse_mjcf(text, where=str(source), base_dir=os.path.dirname(os.path.abspath(source)))
-    return parse_mjcf(str(source))
+        return parse_mjcf(text, where=str(source), base_dir=os.path.dirname(os.path.abspath(source)),
+                          collisions=collisions)
+    return parse_mjcf(str(source), collisions=collisions)
 
 
-def parse_mjcf(text: str, *, where: str = "MJCF text", base_dir: str | None = None) -> MjcfModel:
-    """Import MJCF text; ``where`` names it in errors, ``base_dir`` resolves ``<include>`` files."""
+def parse_mjcf(text: str, *, where: str = "MJCF text", base_dir: str | None = None,
+               collisions: bool = True) -> MjcfModel:
+    """Import MJCF text; ``where`` names it in errors, ``base_dir`` resolves ``<include>`` and mesh files;
+    ``collisions`` as in :func:`load_mjcf`."""
     root = parse_xml(text, where)
     if root.tag != "mujoco":
         raise ModelError(f"{where}: the root element is <{root.tag}>; expected <mujoco>")
@@ -112,9 +122,11 @@ def parse_mjcf(text: str, *, where: str = "MJCF text", base_dir: str | None = No
         skipped.setdefault("compiler settings", []).extend(
             f"{k}={v!r}" for k, v in el.attrib.items() if k not in _COMPILER_READ)
     for el in root:
-        if el.tag not in ("compiler", "default", "option", "worldbody", "actuator", "equality"):
+        if el.tag not in ("compiler", "default", "option", "worldbody", "actuator", "equality") + \
+                (("contact",) if collisions else ()):
             skipped.setdefault("top-level elements", []).append(f"<{el.tag}> ({len(list(el.iter())) - 1} inside)")
     records: list[_Body] = []
+    world_geoms: list = []
     taken: set = {GROUND}
     world = root.findall("worldbody")
     for wb in world:
@@ -126,7 +138,9 @@ def parse_mjcf(text: str, *, where: str = "MJCF text", base_dir: str | None = No
                     pending += reversed(_read_body(body, parent, childclass, records, taken, defaults, compiler,
                                                    where, skipped))
             elif el.tag == "geom":
-                skipped.setdefault("world geoms (static scenery)", []).append(el.get("name") or el.get("type", "?"))
+                gwhat = f"<worldbody> <geom name={el.get('name')!r}>"
+                world_geoms.append(geom_shape(defaults.attrs(el, None, gwhat), compiler, where, gwhat))
+                skipped.setdefault("world geoms (not drawn)", []).append(el.get("name") or el.get("type", "?"))
             else:
                 _other(el, "world", where, skipped)
     _scale_total_mass(records, compiler)
@@ -148,6 +162,14 @@ def parse_mjcf(text: str, *, where: str = "MJCF text", base_dir: str | None = No
             if not _add_visual(s, rec.name, g):
                 skipped.setdefault("geoms kane does not draw (mesh, plane, hfield, sdf)", []).append(
                     g.attrs.get("name") or f"{rec.what} {g.kind}")
+    if collisions:
+        names = add_mjcf_collisions(root, s, records, world_geoms, defaults, where, base_dir, skipped)
+    else:
+        names = ()
+        skipped["contacts of geoms (collisions=False)"] = [
+            g.attrs.get("name") or f"{owner} {g.kind}" for owner, gs in [("world", world_geoms)] +
+            [(r.what, r.geoms) for r in records] for g in gs
+            if g.attrs.get("contype", "1") != "0" or g.attrs.get("conaffinity", "1") != "0"]
     inputs = add_actuators(root, s, defaults, joint_info, where, skipped)
     site_info = {site: (r.name, pos) for r in records for site, pos in r.sites.items()}
     constraints = add_equalities(root, s, defaults, body_info, joint_info, site_info, where, skipped)
@@ -157,7 +179,7 @@ def parse_mjcf(text: str, *, where: str = "MJCF text", base_dir: str | None = No
     opt = {k: v for el in root.findall("option") for k, v in el.attrib.items()}
     step = float(numbers(opt, "timestep", 1, where, "<option>", (0.002,))[0])
     return MjcfModel(name, s, qn, un, inputs, {r.what: r.name for r in records}, joint_kinds, constraints, lines,
-                     step)
+                     step, names, tuple(r.name for r in records if r.joints and r.joints[0].kind == "free"))
 
 
 def _snap_matrix(A):
@@ -198,9 +220,6 @@ def _read_body(el, parent, childclass, records, taken, defaults, compiler, where
             group = int(float(g.attrs.get("group", 0)))
             if compiler.groups[0] <= group <= compiler.groups[1]:
                 parts.append((g, gwhat))
-            if g.attrs.get("contype", "1") != "0" or g.attrs.get("conaffinity", "1") != "0":
-                skipped.setdefault("contacts of geoms (kane has no collisions here)", []).append(
-                    g.attrs.get("name") or f"{label} geom")
         elif child.tag == "site":
             swhat = f"{what} <site name={child.get('name')!r}>"
             sites[child.get("name") or f"{label} site{k}"] = numbers(defaults.attrs(child, childclass, swhat), "pos",

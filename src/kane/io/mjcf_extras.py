@@ -157,7 +157,7 @@ def warn_not_imported(skipped: dict, where: str) -> tuple:
     where ``<option><flag>`` disables them); the list as ``"kind: a, b (count)"`` lines."""
     off = skipped.pop("_disabled", set())
     if off & {"constraint", "contact"}:
-        skipped.pop("contacts of geoms (kane has no collisions here)", None)
+        skipped.pop("contacts of geoms (collisions=False)", None)
     if off & {"constraint", "limit"}:
         skipped.pop("joint limits", None)
     if off & {"constraint", "frictionloss"}:
