@@ -35,6 +35,8 @@ Schema (tables and their keys; ``expr`` = a number or an expression string; ``ve
     [simulation]   t_start = 0.0; t_end = 10.0; method = "dopri5" | "rk4" | "semi_implicit_euler" | "radau"
                    | "bdf"; rtol = 1e-8; atol = 1e-10; dt (fixed-step methods); output_dt = 0.01; max_step;
                    dependent = [speed names] (default: chosen automatically)
+    [[collision]], [[collision_exclude]]
+                   collision shapes on bodies and excluded pairs (see kane.io.model_collision)
     [realtime], [[visuals]], [[surfaces]], [[contacts]], [[switching]]
                    read by kane.realtime, kane.viz, kane.io.model_surfaces and kane.switching.model_table (see their
                    docs); kept as data on ``LoadedModel.tables`` and checked through
@@ -70,6 +72,7 @@ from ..model.system import System
 from ..symbolic.derive import derive
 from .expressions import folding_problem
 from .input_schedule import InputSchedule
+from .model_collision import add_collisions
 from .model_context import Ctx, Loader, ModelFileError, SimulationSettings, type_name
 from .model_tables import (EXTENSION_TABLES, TOP_TABLES, add_bodies, add_constraint, add_joints, add_load, model_defaults,
                            simulation_settings)
@@ -242,6 +245,7 @@ def parse_model(text: str, path="<string>") -> LoadedModel:
     for table, build in (("loads", add_load), ("constraints", add_constraint)):
         for i, d in enumerate(doc.get(table, [])):
             build(Ctx(L, table, d, i), system, bodies, L.scope(qu), joints)
+    add_collisions(L, system, doc, bodies)
     settings = simulation_settings(Ctx(L, "simulation", doc.get("simulation", {})), L)
     try:
         model = system.compile()
