@@ -98,7 +98,8 @@ class ContactEvent:
 @dataclass(frozen=True)
 class EventContactRun(ContactRun):
     """A :class:`ContactRun` of the event-driven scheme, with ``events`` (tuple of :class:`ContactEvent`); its
-    ``iterations`` count the right-hand sides evaluated per output interval."""
+    ``iterations`` count the right-hand sides evaluated, per segment between events, on the output interval where
+    the segment ends."""
 
     events: tuple = ()
 
@@ -350,7 +351,7 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
             cache["key"] = key
             cache["v"] = {"udot": udot, "N": dict(zip(d["keys"], N)), "ft": dict(zip(d["keys"], ft)),
                           "vt": {k: J[3 * i + 1:3 * i + 3] @ uy for i, k in enumerate(d["keys"])},
-                          "cps": dict(zip(d["keys"], d["cps"]))}
+                          "cps": dict(zip(d["keys"], d["cps"])), "f": d["f"]}
         return cache["v"]
 
     calls = [0]
@@ -393,8 +394,8 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
         t_stop = float(sol.t[-1])
         while k_next <= n and (grid[k_next] < t_stop or (sol.status == 0 and k_next <= n)):
             sample(k_next, float(grid[k_next]), sol.sol(grid[k_next]))
-            iterations[min(k_next, iterations.size - 1)] += calls[0]
             k_next += 1
+        iterations[min(max(k_next - 1, 0), iterations.size - 1)] += calls[0]
         if sol.status == 0:
             break
         if len(log) >= events.max_events:
@@ -415,10 +416,17 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
                 ue = problem.impact(t, qe, ue, touching)
             else:
                 kind = "touch"
-        elif kind == "open":
-            exclude[key] = (STICK, SLIP)
-        elif kind == "stick->slip":
-            exclude[key] = (STICK,)
+        elif kind in ("open", "stick->slip"):  # every closed contact at the same boundary (a symmetric box)
+            v = fields(t_stop, np.concatenate([qe, ue]))
+            scale = events.force_tolerance * (1.0 + float(np.abs(v["f"]).max()))
+            for kk, mode in modes.items():
+                cp = v["cps"][kk]
+                if abs(v["N"][kk]) <= scale:
+                    exclude[kk] = (STICK, SLIP)
+                elif kind == "stick->slip" and mode.kind == STICK and abs(
+                        cp.material.mu_static * v["N"][kk] - np.linalg.norm(v["ft"][kk])) <= scale:
+                    exclude[kk] = (STICK,)
+            exclude[key] = (STICK, SLIP) if kind == "open" else (STICK,)
         else:
             rest.add(key)
         previous = dict(modes)
