@@ -210,3 +210,53 @@ def test_box_dropped_flat_bounces_to_e_squared_h_on_four_simultaneous_corners(e)
         last = run.contacts.step == run.contacts.step.max()
         assert run.contacts.normal_force[last].sum() == pytest.approx(2.0 * G, rel=1e-10)
     check_energy_and_cones(run, 0.5)
+
+
+class PushedBox(FreeBodies):
+    """A box on the plane z = 0 pushed at the middle of its top back edge by a force (c t, 0, 0) [N] (a growing
+    push), as a generalized force J_p^T F."""
+
+    def __init__(self, mass, half, rate):
+        super().__init__(["box"], [mass], [box_inertia(mass, half)])
+        self.half, self.rate = np.asarray(half, dtype=float), rate
+
+    def forcing(self, t, q, u, params=None, inputs=None):
+        c, R = self.pose(q, "box")
+        p = c + R @ (self.half * [-1.0, 0.0, 1.0])
+        return super().forcing(t, q, u) + self.point_jacobian(q, "box", p).T @ np.array([self.rate * t, 0, 0])
+
+
+@pytest.mark.parametrize("mu_s", [0.2, 0.3])
+def test_box_pushed_at_its_top_tips_or_slides_by_the_analytic_threshold(mu_s):
+    # A box of width w (along the push) and height H, pushed at height H by F = c t: it tips about its front
+    # bottom edge when F H = m g w / 2 (moments about that edge), it slides when F = mu_s m g; so it tips first
+    # when mu_s > w / (2 H) (0.25 here: w = 0.2 m, H = 0.4 m).
+    mass, half, rate = 2.0, np.array([0.1, 0.1, 0.2]), 10.0
+    w, height = 2 * half[0], 2 * half[2]
+    bodies = PushedBox(mass, half, rate)
+    material = ContactMaterial(mu_s, mu_s)  # mu_k = mu_s: the box slides once the total friction reaches mu_s m g
+
+    def contacts(q):
+        c, R = bodies.pose(q, "box")
+        return [ContactPoint("ground", "box", "plane", "box", p * [1, 1, 0], p, UP, float(p[2]), material)
+                for p in c + (BOTTOM * half) @ R.T]
+
+    t_tip, t_slide = mass * G * w / (2 * height) / rate, mu_s * mass * G / rate
+    q0 = np.r_[0, 0, half[2], 1, 0, 0, 0.0]
+    run = simulate_contacts(bodies, contacts, q0, np.zeros(6), 0.01, round(min(t_tip, t_slide) + 0.05, 2), EVENTS)
+    last = run.events[-1]
+    if mu_s > w / (2 * height):  # tips: the back corners (x < 0: #0, #1) lift off, the front ones stick
+        assert last.kind == "open" and abs(last.t - t_tip) < 1e-9
+        assert dict(last.modes) == {"plane|box#2": "stick", "plane|box#3": "stick"}
+        c, R = bodies.pose(run.q[-1], "box")
+        front = c + (BOTTOM[2:] * half) @ R.T  # the box turns about its front edge: those corners stay still
+        assert run.u[-1, 1] > 0.01 and max(np.abs(bodies.point_jacobian(run.q[-1], "box", p) @ run.u[-1]).max()
+                                           for p in front) < 1e-9
+    else:  # slides: the last corner to reach the cone sets every corner slipping
+        assert last.kind == "stick->slip" and abs(last.t - t_slide) < 1e-9
+        assert set(dict(last.modes).values()) == {"slip"}
+        moving = run.t > t_slide
+        assert np.abs(run.q[~moving, 0]).max() < 1e-12 and np.all(run.u[moving, 3] > 0)
+        assert np.abs(run.u[:, :3]).max() < 1e-9  # no rotation
+    assert np.all(run.contacts.normal_force >= -1e-9)
+    assert np.all(np.linalg.norm(run.contacts.friction_force, axis=1) <= mu_s * run.contacts.normal_force + 1e-9)

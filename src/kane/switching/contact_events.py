@@ -108,6 +108,7 @@ class EventContactRun(ContactRun):
 class _Mode:
     kind: int
     direction: np.ndarray | None = None  # slip: unit slip direction (2,) in (t1, t2)
+    from_rest: bool = False  # slip: the mode began at zero slip speed (its slip->stick event is offset)
 
 
 class _Problem:
@@ -235,7 +236,7 @@ class _Problem:
                     cands.insert(0, _Mode(STICK))
                     norm = float(np.linalg.norm(ft0[i]))
                     if norm > 0:
-                        cands.insert(1, _Mode(SLIP, -ft0[i] / norm))
+                        cands.insert(1, _Mode(SLIP, -ft0[i] / norm, True))
                 else:
                     cands.insert(0, base[k])
             prev = previous.get(k)
@@ -292,8 +293,10 @@ class _Problem:
         return u + MinvJT @ sol.impulse.reshape(-1)
 
 
-def _event_functions(problem: _Problem, modes: dict, fields: Callable) -> tuple[list, list]:
-    """The segment's event functions g(t, y) (terminal, falling through 0) and what each one means."""
+def _event_functions(problem: _Problem, modes: dict, fields: Callable, slip_tolerance: float) -> tuple[list, list]:
+    """The segment's event functions g(t, y) (terminal, falling through 0) and what each one means. A slip that
+    began at rest ends when its slip velocity falls to -slip_tolerance along its direction (not at 0, which a
+    contact held at zero slip by the others would cross at round-off)."""
     n_q = problem.n_q
     closed = list(modes)
 
@@ -313,7 +316,8 @@ def _event_functions(problem: _Problem, modes: dict, fields: Callable) -> tuple[
             funcs.append(cone)
             meaning.append(("stick->slip", k))
         else:
-            funcs.append(lambda t, y, k=k, s=mode.direction: float(fields(t, y)["vt"][k] @ s))
+            offset = slip_tolerance if mode.from_rest else 0.0
+            funcs.append(lambda t, y, k=k, s=mode.direction, o=offset: float(fields(t, y)["vt"][k] @ s) + o)
             meaning.append(("slip->stick", k))
     for g in funcs:
         g.terminal, g.direction = True, -1
@@ -384,7 +388,7 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
     t, k_next = 0.0, 0
     y = np.concatenate([q, u])
     while True:
-        funcs, meaning = _event_functions(problem, modes, fields)
+        funcs, meaning = _event_functions(problem, modes, fields, options.slip_tolerance)
         calls[0] = 0
         sol = solve_ivp(rhs, (t, float(grid[-1])), y, method="DOP853", rtol=events.rtol, atol=events.atol,
                         events=funcs, dense_output=True, max_step=events.max_step)
