@@ -260,3 +260,32 @@ def test_box_pushed_at_its_top_tips_or_slides_by_the_analytic_threshold(mu_s):
         assert np.abs(run.u[:, :3]).max() < 1e-9  # no rotation
     assert np.all(run.contacts.normal_force >= -1e-9)
     assert np.all(np.linalg.norm(run.contacts.friction_force, axis=1) <= mu_s * run.contacts.normal_force + 1e-9)
+
+
+def test_a_ball_on_a_resting_boxs_face_reaches_rolling_and_keeps_rolling_like_on_the_ground():
+    m, r, mu, big, half = 1.0, 0.1, 0.3, 20.0, np.array([0.5, 0.3, 0.1])
+    bodies = FreeBodies(["box", "ball"], [big, m], [box_inertia(big, half), 0.4 * m * r * r * np.eye(3)])
+    ground, face = ContactMaterial(1.0), ContactMaterial(mu)
+
+    def contacts(q):
+        c, R = bodies.pose(q, "box")
+        out = [ContactPoint("ground", "box", "plane", "box", p * [1, 1, 0], p, UP, float(p[2]), ground)
+               for p in c + (BOTTOM * half) @ R.T]
+        cb, _ = bodies.pose(q, "ball")
+        n = R[:, 2]  # the box's top face: normal from the box (a) to the ball (b)
+        height = float(n @ (cb - c)) - half[2]
+        out.append(ContactPoint("box", "ball", "top", "ball", cb - height * n, cb - r * n, n, height - r, face))
+        return out
+
+    v0, w0 = 1.0, -2.0
+    q0 = np.r_[0, 0, half[2], 1, 0, 0, 0, -0.3, 0, 2 * half[2] + r, 1, 0, 0, 0]
+    u0 = np.r_[np.zeros(6), 0, w0, 0, v0, 0, 0]
+    run = simulate_contacts(bodies, contacts, q0, u0, 0.01, 0.3, EVENTS)
+    t_roll = 2 * (v0 - r * w0) / (7 * mu * G)
+    assert [(e.kind, e.contact) for e in run.events] == [("slip->stick", "top|ball#0")]
+    assert abs(run.events[0].t - t_roll) < 1e-8
+    after = run.t > t_roll
+    assert np.abs(run.u[after, 9] - (5 * v0 + 2 * r * w0) / 7).max() < 1e-8
+    assert np.abs(run.u[after, 9] - r * run.u[after, 7]).max() < 1e-8  # no slip on the face
+    assert np.abs(run.u[:, :6]).max() < 1e-10  # the box, sticking on the ground, does not move
+    check_energy_and_cones(run, 1.0)
