@@ -289,3 +289,45 @@ def test_a_ball_on_a_resting_boxs_face_reaches_rolling_and_keeps_rolling_like_on
     assert np.abs(run.u[after, 9] - r * run.u[after, 7]).max() < 1e-8  # no slip on the face
     assert np.abs(run.u[:, :6]).max() < 1e-10  # the box, sticking on the ground, does not move
     check_energy_and_cones(run, 1.0)
+
+
+def sliding_rod(theta, mu, m=1.0, l=0.5):
+    """A uniform rod of length 2 l at angle theta to the ground, its lower end on the plane sliding at 1 m/s away
+    from its centre of mass, no angular velocity."""
+    bodies = FreeBodies(["rod"], [m], [np.diag([1e-4, m * l * l / 3, m * l * l / 3])])
+    material, end = ContactMaterial(mu), np.array([-l, 0.0, 0.0])
+    R = np.array([[math.cos(theta), 0, -math.sin(theta)], [0, 1, 0], [math.sin(theta), 0, math.cos(theta)]])
+
+    def contacts(q):
+        c, Rq = bodies.pose(q, "rod")
+        p = c + Rq @ end
+        return [ContactPoint("ground", "rod", "plane", "end", p * [1, 1, 0], p, UP, float(p[2]), material)]
+
+    w, x, y, z = math.cos(-theta / 2), 0.0, math.sin(-theta / 2), 0.0  # R = rotation by -theta about y
+    return bodies, contacts, np.r_[-R @ end, w, x, y, z], np.r_[0, 0, 0, -1.0, 0, 0]
+
+
+def test_painleve_rod_is_reported_by_name_and_time_beyond_the_critical_friction():
+    # Painleve's rod (Stewart 2000): for the end sliding away from the centre of mass, N enters the end's normal
+    # acceleration with the factor (1 + 3 cos^2 theta - 3 mu sin theta cos theta) / m; gravity alone pulls the end
+    # down, so beyond mu_c = (1 + 3 cos^2 theta) / (3 sin theta cos theta) neither open nor slipping is consistent.
+    theta = math.radians(60)
+    mu_c = (1 + 3 * math.cos(theta) ** 2) / (3 * math.sin(theta) * math.cos(theta))
+    bodies, contacts, q0, u0 = sliding_rod(theta, 0.95 * mu_c)
+    run = simulate_contacts(bodies, contacts, q0, u0, 0.01, 0.05, EVENTS)
+    assert run.contacts.mode[0] == 2 and np.all(run.contacts.normal_force > 0)  # slides, then sticks quickly
+    assert [e.kind for e in run.events] == ["slip->stick"]
+    bodies, contacts, q0, u0 = sliding_rod(theta, 1.05 * mu_c)
+    with pytest.raises(ContactInconsistencyError, match=r"Painleve-type inconsistency at t = 0 s: .*plane\|end#0") \
+            as info:
+        simulate_contacts(bodies, contacts, q0, u0, 0.01, 0.05, EVENTS)
+    assert info.value.kind == "none" and info.value.t == 0.0 and info.value.contacts == ("plane|end#0",)
+
+
+def test_the_scheme_option_selects_the_run_and_the_run_records_it():
+    bodies, contacts, q0 = bouncing_box(0.0, 0.01)
+    stepped = simulate_contacts(bodies, contacts, q0, np.zeros(6), 0.01, 0.1, ContactOptions())
+    evented = simulate_contacts(bodies, contacts, q0, np.zeros(6), 0.01, 0.1, EVENTS)
+    assert stepped.scheme is ContactScheme.TIME_STEPPING and not isinstance(stepped, EventContactRun)
+    assert evented.scheme is ContactScheme.EVENT_DRIVEN and evented.t.shape == stepped.t.shape
+    assert abs(evented.q[-1, 2] - 0.05) < 1e-12 and abs(stepped.q[-1, 2] - 0.05) < 1e-6  # both at rest on the plane
