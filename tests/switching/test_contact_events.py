@@ -331,3 +331,28 @@ def test_the_scheme_option_selects_the_run_and_the_run_records_it():
     assert stepped.scheme is ContactScheme.TIME_STEPPING and not isinstance(stepped, EventContactRun)
     assert evented.scheme is ContactScheme.EVENT_DRIVEN and evented.t.shape == stepped.t.shape
     assert abs(evented.q[-1, 2] - 0.05) < 1e-12 and abs(stepped.q[-1, 2] - 0.05) < 1e-6  # both at rest on the plane
+
+
+def test_bad_options_are_named_and_system_bodies_serve_several_threads():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kane.errors import ArgumentError, ModelError
+    from kane.switching import EventOptions
+
+    with pytest.raises(ArgumentError, match="EventOptions: rtol"):
+        EventOptions(rtol=0.0)
+    with pytest.raises(ArgumentError, match="EventOptions: max_events"):
+        EventOptions(max_events=0)
+    with pytest.raises(ModelError, match="mu_static"):
+        ContactMaterial(-0.1)
+    bodies, contacts, q0 = bouncing_box(0.0, 0.01)
+    with pytest.raises(ArgumentError, match="whole number of steps"):
+        simulate_contacts(bodies, contacts, q0, np.zeros(6), 0.03, 0.1, EVENTS)
+    sb = SystemBodies(kane.derive(arm_system()))
+    with pytest.raises(ModelError, match="no body 'wheel'"):
+        sb.point_jacobian([0.0, 0.0], "wheel", np.zeros(3))
+    states = np.random.default_rng(5).normal(size=(64, 2))
+    serial = [sb.point_jacobian(q, "arm", np.array([0.3, 0.0, 0.1])) for q in states]
+    with ThreadPoolExecutor(4) as pool:
+        threaded = list(pool.map(lambda q: sb.point_jacobian(q, "arm", np.array([0.3, 0.0, 0.1])), states))
+    assert all(np.array_equal(a, b) for a, b in zip(serial, threaded))

@@ -104,7 +104,7 @@ class EventContactRun(ContactRun):
     events: tuple = ()
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Mode:
     kind: int
     direction: np.ndarray | None = None  # slip: unit slip direction (2,) in (t1, t2)
