@@ -50,6 +50,7 @@ __all__ = ["ContactEvent", "ContactInconsistencyError", "EventContactRun", "Even
            "simulate_events"]
 
 OPEN, STICK, SLIP = 0, 1, 2
+_MOVING = 1e-7  # [m/s] a slip this fast has its own direction; slower, the mode's direction stands
 
 
 class ContactInconsistencyError(KaneError):
@@ -86,7 +87,9 @@ class EventOptions:
 
 @dataclass(frozen=True)
 class ContactEvent:
-    """One event: time ``t`` [s], ``kind`` ("impact", "open", "stick->slip", "slip->stick", "slip->slip"),
+    """One event: time ``t`` [s], ``kind`` ("impact", "touch" (a contact closing at zero speed), "open",
+    "stick->slip", "slip->stick", "slip->slip" (the slip reversed and slips on), "slip turned" (a 3-D slip turned
+    across its starting direction; it slips on along the new one)),
     ``contact`` (the triggering contact's name) and the modes after it (name -> mode name)."""
 
     t: float
@@ -153,27 +156,30 @@ class _Problem:
             rate = (vals[0] - vals[1]) / (2 * delta)
         M = np.asarray(d.mass_matrix(t, q, self.params), dtype=float)
         f = np.asarray(d.forcing(t, q, u, self.params), dtype=float)
-        return {"M": M, "f": f, "pts": pts, "cps": cps, "J": J, "rate": rate, "keys": list(keys)}
+        return {"M": M, "f": f, "pts": pts, "cps": cps, "J": J, "rate": rate, "keys": list(keys), "u": u}
 
     def solve(self, data, modes: dict):
         """(u' (n_u,), N (m,), f_t (m, 2), residual) for the modes of data's keys (keys not in modes: open)."""
         n, keys, J = self.n_u, data["keys"], data["J"]
-        rows, slips, normal_col = [], [], {}
+        rows, slips, normal_col, direction = [], [], {}, {}
         for i, k in enumerate(keys):
             mode = modes.get(k)
             if mode is None or mode.kind == OPEN:
                 continue
             normal_col[i] = len(rows)
             rows += [3 * i, 3 * i + 1, 3 * i + 2] if mode.kind == STICK else [3 * i]
-            if mode.kind == SLIP:
+            if mode.kind == SLIP:  # against the slip velocity; a slip just begun at rest takes the mode's direction
                 slips.append(i)
+                s = J[3 * i + 1:3 * i + 3] @ data["u"]
+                speed = float(np.linalg.norm(s))
+                direction[i] = s / speed if speed > _MOVING else mode.direction
         r = len(rows)
         A = J[rows]
         K = np.zeros((n + r, n + r))
         K[:n, :n], K[:n, n:], K[n:, :n] = data["M"], -A.T, A
         for i in slips:
             mu_k = data["cps"][i].material.mu_kinetic
-            K[:n, n + normal_col[i]] += mu_k * (J[3 * i + 1:3 * i + 3].T @ modes[keys[i]].direction)
+            K[:n, n + normal_col[i]] += mu_k * (J[3 * i + 1:3 * i + 3].T @ direction[i])
         rhs = np.concatenate([data["f"], -data["rate"][rows]])
         x = np.linalg.lstsq(K, rhs, rcond=1e-13)[0] if r else np.concatenate([cho_solve(cho_factor(data["M"]),
                                                                                         data["f"]), []])
@@ -183,7 +189,7 @@ class _Problem:
         for i, c in normal_col.items():
             N[i] = lam[c]
             mode = modes[keys[i]]
-            ft[i] = lam[c + 1:c + 3] if mode.kind == STICK else -mode.direction * (
+            ft[i] = lam[c + 1:c + 3] if mode.kind == STICK else -direction[i] * (
                 data["cps"][i].material.mu_kinetic * lam[c])
         return udot, N, ft, residual
 
@@ -293,18 +299,26 @@ class _Problem:
         return u + MinvJT @ sol.impulse.reshape(-1)
 
 
-def _event_functions(problem: _Problem, modes: dict, fields: Callable, slip_tolerance: float) -> tuple[list, list]:
-    """The segment's event functions g(t, y) (terminal, falling through 0) and what each one means. A slip that
+def _event_functions(problem: _Problem, modes: dict, fields: Callable, slip_tolerance: float, y0) -> tuple[list,
+                                                                                                         list]:
+    """The segment's event functions g(t, y) (terminal, falling through 0) and what each one means: per open
+    contact its gap (one falling from a gap <= 0 at the start, separating, is not an impact). A slip that
     began at rest ends when its slip velocity falls to -slip_tolerance along its direction (not at 0, which a
     contact held at zero slip by the others would cross at round-off)."""
     n_q = problem.n_q
     closed = list(modes)
+    known = [k for k in problem.points(y0[:n_q]) if k not in modes]
 
-    def open_gap(t, y):
-        gaps = [cp.distance for k, cp in problem.points(y[:n_q]).items() if k not in modes]
+    def gap(t, y, k):
+        cp = problem.points(y[:n_q]).get(k)
+        return 1.0 if cp is None else cp.distance
+
+    def newcomers(t, y):  # contact points that contacts(q) did not list at the segment's start
+        gaps = [cp.distance for k, cp in problem.points(y[:n_q]).items() if k not in modes and k not in known]
         return min(gaps) if gaps else 1.0
 
-    funcs, meaning = [open_gap], [("impact", None)]
+    funcs = [newcomers] + [lambda t, y, k=k: gap(t, y, k) for k in known]
+    meaning = [("impact", None)] * len(funcs)
     for k in closed:
         mode = modes[k]
         funcs.append(lambda t, y, k=k: fields(t, y)["N"][k])
@@ -388,7 +402,7 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
     t, k_next = 0.0, 0
     y = np.concatenate([q, u])
     while True:
-        funcs, meaning = _event_functions(problem, modes, fields, options.slip_tolerance)
+        funcs, meaning = _event_functions(problem, modes, fields, options.slip_tolerance, y)
         calls[0] = 0
         sol = solve_ivp(rhs, (t, float(grid[-1])), y, method="DOP853", rtol=events.rtol, atol=events.atol,
                         events=funcs, dense_output=True, max_step=events.max_step)
@@ -431,6 +445,8 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
                         cp.material.mu_static * v["N"][kk] - np.linalg.norm(v["ft"][kk])) <= scale:
                     exclude[kk] = (STICK,)
             exclude[key] = (STICK, SLIP) if kind == "open" else (STICK,)
+        elif np.linalg.norm(_rows(qe, [problem.points(qe)[key]], bodies, problem.n_u)[1:3] @ ue) > 1e3 * _MOVING:
+            kind = "slip turned"  # the slip velocity turned across its starting direction: slip on along the new one
         else:
             rest.add(key)
         previous = dict(modes)
