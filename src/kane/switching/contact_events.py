@@ -9,8 +9,8 @@ among that pair's points, so a pair lists its points in a stable order while the
 * stick: the 3 rows J_i u = 0 embedded; their multipliers are the normal force N [N] and the friction force
   f_t (2,) [N] on body b;
 * slip: the normal row embedded, and the kinetic friction force -mu_k N s/|s| along the tangents, s = T_i u (2,)
-  the slip velocity at the start of the mode's segment's direction, N the normal row's multiplier, solved together
-  with u' (as :class:`.online.SlipForce` does for 1-D friction).
+  the slip velocity (a slip just begun at rest, slower than 1e-7 m/s: the direction chosen at its start), N the
+  normal row's multiplier, solved together with u' (as :class:`.online.SlipForce` does for 1-D friction).
 
 In a mode the equations M u' = f + A^T lambda + G lambda, A u' + A' u = 0 (A: the embedded rows, A' u their rate
 along the motion by central differences of J(q) u over q +- delta q', contact points recomputed; G: the slip
