@@ -208,8 +208,8 @@ def contact_step(dynamics, contacts: Callable, t: float, q, u, h: float, options
     """One step of size h [s] from (t, q (n_q,), u (n_u,)) (module docstring). ``warm_start`` maps a contact
     pair's name to the impulses (k, 3) of its contacts in the previous step (used when the count matches)."""
     if options.scheme is ContactScheme.EVENT_DRIVEN:
-        raise NotSupportedError("event-driven contact: not yet (ContactScheme.EVENT_DRIVEN); use "
-                                "ContactScheme.TIME_STEPPING")
+        raise NotSupportedError("ContactScheme.EVENT_DRIVEN: this is the time-stepping scheme; run event-driven "
+                                "contact with kane.switching.simulate_contacts (kane.switching.contact_events)")
     bodies = _bodies_of(dynamics, bodies)
     q, u = np.asarray(q, dtype=float), np.asarray(u, dtype=float)
     solve = _MassSolve(dynamics, bodies, t, q, params)
@@ -285,8 +285,8 @@ def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: flo
     ``bodies`` gives ``point_jacobian`` and ``normalize`` (default: ``dynamics`` itself); ``params`` is handed to
     the dynamics. Returns a :class:`ContactRun`."""
     if options.scheme is ContactScheme.EVENT_DRIVEN:
-        raise NotSupportedError("event-driven contact: not yet (ContactScheme.EVENT_DRIVEN); use "
-                                "ContactScheme.TIME_STEPPING")
+        raise NotSupportedError("ContactScheme.EVENT_DRIVEN: this is the time-stepping scheme; run event-driven "
+                                "contact with kane.switching.simulate_contacts (kane.switching.contact_events)")
     if not (float(h) > 0 and float(t_end) >= 0):
         raise ArgumentError(f"simulate_contacts: expected h > 0 [s] and t_end >= 0 [s], got h = {h!r}, "
                             f"t_end = {t_end!r}")
