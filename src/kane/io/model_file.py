@@ -29,6 +29,7 @@ from ..model.system import System
 from ..symbolic.derive import derive
 from .expressions import folding_problem
 from .input_schedule import InputSchedule
+from .model_collision import add_collisions
 from .model_keys import MODEL
 from .model_context import Ctx, Loader, ModelFileError, SimulationSettings, type_name
 from .model_tables import (EXTENSION_TABLES, TOP_TABLES, add_bodies, add_constraint, add_joints, add_load, model_defaults,
@@ -222,6 +223,7 @@ def parse_model(text: str, path="<string>") -> LoadedModel:
     for table, build in (("loads", add_load), ("constraints", add_constraint)):
         for i, d in enumerate(doc.get(table, [])):
             build(Ctx(L, table, d, i), system, bodies, L.scope(qu), joints)
+    add_collisions(L, system, doc, bodies)
     settings = simulation_settings(Ctx(L, "simulation", doc.get("simulation", {})), L)
     try:
         model = system.compile()

@@ -17,7 +17,7 @@ __all__ = ["TOP_TABLES", "EXTENSION_TABLES", "model_defaults", "add_bodies", "ad
 
 TOP_TABLES = {"model": dict, "parameters": dict, "inputs": dict, "bodies": list, "joints": list, "loads": list,
         "constraints": list, "simulation": dict, "realtime": dict, "visuals": list, "surfaces": list,
-        "contacts": list, "switching": list}
+        "contacts": list, "switching": list, "collision": list, "collision_exclude": list}
 # tables read by the packages above io (kane.realtime, kane.viz) or by their own io module: kept as data on
 # LoadedModel.tables and checked there through LoadedModel.context (errors name the file, table, key and line)
 EXTENSION_TABLES = ("realtime", "visuals", "surfaces", "contacts", "switching")

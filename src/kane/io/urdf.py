@@ -7,7 +7,8 @@ Loading takes time linear in the links (10,000 in seconds: ``bench/bench_urdf.py
 Supported: links with ``<inertial>`` (origin xyz/rpy, mass, inertia about the centre of mass in the inertial
 frame's axes, converted to the central inertia in link axes); joints of type fixed, revolute, continuous,
 prismatic, floating and planar with ``<origin>`` and ``<axis>``; ``<limit>`` and ``<dynamics>`` are kept as data.
-Visual and collision geometry is ignored. Each link becomes a body named as the link, with its frame the link
+Visual geometry is left to kane.viz; ``<collision>`` box, sphere, cylinder and readable mesh geometry becomes
+collision shapes on the link's body (:mod:`kane.io.urdf_collision`). Each link becomes a body named as the link, with its frame the link
 frame; each joint becomes a kane joint named as the URDF joint, its frame F at the joint origin in the parent link
 and its frame M the child link frame, with coordinates ``q_<joint>`` and speeds ``u_<joint>`` (joint rates, as
 Pinocchio's for revolute and prismatic joints). The root link is attached to ground by ``root_joint``.
@@ -35,6 +36,7 @@ from ..errors import ModelError
 from ..model import joints as J
 from ..model.system import GROUND, System
 from ..spatial import rotation_rpy
+from .urdf_collision import add_urdf_collisions, warn_skipped
 from .xml_safe import decode_xml, parse_xml, read_xml_text
 
 __all__ = ["UrdfModel", "UrdfWarning", "load_urdf", "parse_urdf", "JOINT_TYPES"]
@@ -92,16 +94,17 @@ def load_urdf(source, *, root_joint="fixed", gravity=(0.0, 0.0, -9.81), mimic: s
     massless: joints whose child subtree has no mass and no inertia (they move nothing: a zero-inertia chain, a
     singular mass matrix) are refused naming them ("error", default) or imported as welds ("weld", a warning).
     """
+    mesh_dir = None
     if isinstance(source, (bytes, bytearray)):
         where = "URDF bytes"
         text = decode_xml(bytes(source), where)
     elif isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<"):
-        where = str(source)
+        where, mesh_dir = str(source), os.path.dirname(os.path.abspath(source))
         text = read_xml_text(source, kind="URDF")
     else:
         where, text = "URDF text", str(source)
     return parse_urdf(text, where=where, root_joint=root_joint, gravity=gravity, mimic=mimic, strict=strict,
-                      inertia_tolerance=inertia_tolerance, massless=massless)
+                      inertia_tolerance=inertia_tolerance, massless=massless, mesh_dir=mesh_dir)
 
 
 def _numbers(elem, attr, n, where, what, default=None):
@@ -146,8 +149,9 @@ def _ident(name, taken):
 
 def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravity=(0.0, 0.0, -9.81),
                mimic: str = "error", strict: bool = False, inertia_tolerance: float = INERTIA_TOLERANCE,
-               massless: str = "error") -> UrdfModel:
-    """Import URDF text (see :func:`load_urdf`); ``where`` names the source in error messages."""
+               massless: str = "error", mesh_dir=None) -> UrdfModel:
+    """Import URDF text (see :func:`load_urdf`); ``where`` names the source in error messages; ``mesh_dir``: the
+    folder collision meshes are read from (the URDF file's; None: none are read)."""
     if mimic not in ("error", "independent", "constraint"):
         raise ModelError(f"parse_urdf: mimic={mimic!r}; expected 'error', 'independent' or 'constraint'")
     if massless not in ("error", "weld"):
@@ -160,14 +164,14 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
         raise ModelError(f"{where}: the root element is <{robot.tag}>; expected <robot>")
     rname = robot.get("name") or "robot"
     # ---- links -----------------------------------------------------------------------------------------------
-    links = {}
+    links, link_els = {}, {}
     for el in robot.findall("link"):
         name = el.get("name")
         if not name:
             raise ModelError(f"{where}: a <link> has no name")
         if name in links:
             raise ModelError(f"{where}: link {name!r} is defined twice")
-        links[name] = _inertial(el.find("inertial"), where, f"link {name!r}")
+        links[name], link_els[name] = _inertial(el.find("inertial"), where, f"link {name!r}"), el
     if not links:
         raise ModelError(f"{where}: robot {rname!r} has no <link>")
     # ---- joints ----------------------------------------------------------------------------------------------
@@ -233,6 +237,8 @@ def parse_urdf(text: str, *, where: str = "URDF text", root_joint="fixed", gravi
         if change:
             repaired[link] = change
         s.add_body(body[link], mass=mass, com=com, inertia=inertia)
+    warn_skipped([line for link in order for line in add_urdf_collisions(s, body[link], link_els[link], where,
+                                                                        mesh_dir)], where, UrdfWarning)
     welded = _massless_joints(links, joints, parent_of, order, where, massless)
     mimics = _mimics(joints, welded, where) if mimic == "constraint" else {}
     taken = set()

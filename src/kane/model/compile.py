@@ -182,7 +182,8 @@ def compile_system(system) -> Model:
     model = Model(system.name, tuple(bodies), tuple(joints), tuple(parent), tuple(qs), tuple(us), t, params,
                   tuple(system._params.values()), inputs, tuple(system._inputs.values()), gravity, forces, torques,
                   springs, tuple(joint_loads), constraints, tuple(float(x) for x in q0), tuple(float(x) for x in u0),
-                  _parameter_bounds(system, bodies), tuple(system._visuals))
+                  _parameter_bounds(system, bodies), tuple(system._visuals),
+                  collisions=tuple(system._collisions), collision_excludes=tuple(system._collision_excludes))
     model.check_quaternions(model.q0, "q0")
     return model
 

@@ -122,6 +122,8 @@ class Model:
     u0: tuple[float, ...]
     parameter_bounds: tuple[tuple[float, float], ...] = ()  # (lower, upper) per parameter
     visuals: tuple = ()  # Visual records (display only), from System.add_visual
+    collisions: tuple = ()  # Collision records (kane.model.collision), from System.add_collision
+    collision_excludes: tuple = ()  # frozensets of two body or collision names never tested for contact
 
     def name_constants(self, assign) -> Model:
         """This model with every expression of parameters alone (not a symbol or a number) in the bodies' mass,

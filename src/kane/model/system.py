@@ -18,6 +18,7 @@ import sympy as sp
 
 from ..errors import ModelError
 from . import joints as J
+from .collision_system import add_collision, exclude_collision
 from .compile import compile_system
 from .elements import Body, ConstraintKind, Visual
 from .model import GROUND, Model, stretch, stretch_rate, t
@@ -63,6 +64,8 @@ class System:
     _joint_loads: list = field(default_factory=list)
     _constraints: list = field(default_factory=list)
     _visuals: list = field(default_factory=list)
+    _collisions: list = field(default_factory=list)
+    _collision_excludes: list = field(default_factory=list)
 
     # ---- symbols -------------------------------------------------------------------------------------------
     def set_gravity(self, gravity) -> None:
@@ -146,6 +149,18 @@ class System:
         self._visuals.append(Visual(body, shape, nums["size"], r, h, nums["position"], nums["rotation"],
                                     None if color is None else tuple(float(c) for c in color),
                                     None if file is None else str(file)))
+
+    def add_collision(self, body: str, shape, placement=None, *, name: str | None = None, material=None,
+                      group: int = 1, mask: int = ~0) -> str:
+        """Attach a collision ``shape`` (:mod:`kane.model.collision`) to ``body`` (or ``"ground"``) at ``placement``
+        ((R (3, 3), r (3,)) in body axes; None: the body frame), with an optional ``material``
+        (:class:`kane.model.contact.ContactMaterial`) and filter bits; returns its name (default
+        ``"<body>_collision<k>"``). A :class:`HalfSpace` goes on the ground only."""
+        return add_collision(self, body, shape, placement, name=name, material=material, group=group, mask=mask)
+
+    def exclude_collision(self, a: str, b: str) -> None:
+        """Never test the pair ``a``, ``b`` (two body names, or two collision names) for contact."""
+        exclude_collision(self, a, b)
 
     def add_particle(self, name: str, mass) -> str:
         """Add a particle (a point mass at its frame's origin, no rotational inertia)."""

@@ -89,8 +89,9 @@ def view_command(load_model, errors):
     @click.option("--mp4", type=click.Path(dir_okay=False), help="Write the run as an MP4 video (H.264) and exit.")
     @click.option("--frames", default=40, show_default=True, type=int, help="With --gif or --mp4: the number of "
                   "frames.")
+    @click.option("--collisions", is_flag=True, help="Also draw the model's collision shapes (orange).")
     @errors
-    def view(run, model, host, port, speed, live, couple, record, trace, gif, mp4, frames, assemble):
+    def view(run, model, host, port, speed, live, couple, record, trace, gif, mp4, frames, assemble, collisions):
         """Show RUN (an HDF5 file from `kane simulate`; with --live, a model file) in the browser until Ctrl-C."""
         traces = tuple(map(parse_trace, trace))
         if not is_loopback(host):
@@ -106,7 +107,8 @@ def view_command(load_model, errors):
                 click.echo(f"warning: {w.message}", err=True)
             viewer = LiveViewer(simulation, ViewOptions(host, port, traces=traces), record)
         else:
-            scene = open_run(run, model, load_model, ask_to_run_script(run) if on_terminal() else None).scene()
+            scene = open_run(run, model, load_model, ask_to_run_script(run) if on_terminal() else None,
+                             collisions).scene()
             if gif:
                 done = write_gif(scene, gif, frames, speed, progress=FrameProgress(_say))
                 return click.echo(f"wrote {done.path}: {done.frames} frames of {done.frame_ms} ms")

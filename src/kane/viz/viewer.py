@@ -101,11 +101,11 @@ def _named_model(run_path, description: str, load_model, script_consent):
                         f"--model {str(path)!r}")
 
 
-def open_run(run_path, model_path=None, load_model=None, script_consent=None) -> OpenedRun:
+def open_run(run_path, model_path=None, load_model=None, script_consent=None, collisions: bool = False) -> OpenedRun:
     """The :class:`OpenedRun` of the run file ``run_path`` and its model: ``model_path`` (the user's choice)
     loaded by ``load_model`` (path -> LoadedModel; default the TOML reader), else the model the run names, a model
     file read by the TOML reader, a script only when ``script_consent`` (resolved path -> bool; None: never) says
-    yes (a data file never runs code on its own word)."""
+    yes (a data file never runs code on its own word). ``collisions`` also draws the model's collision shapes."""
     if load_model is None:
         from ..io.model_file import load_model
     probe(run_path)  # a damaged file that hangs or crashes the HDF5 library is refused by name (kane.io.h5_probe)
@@ -126,7 +126,7 @@ def open_run(run_path, model_path=None, load_model=None, script_consent=None) ->
     independent = tuple(str(u) for u in equations.u_independent)
     if traj.u_names != independent:  # a switching run keeps every speed: the scene takes the independent ones
         traj = replace(traj, u=traj.u[:, [traj.u_names.index(n) for n in independent]], u_names=independent)
-    return OpenedRun(traj, equations, loaded_shapes(lm, params), lm)
+    return OpenedRun(traj, equations, loaded_shapes(lm, params, collisions=collisions), lm)
 
 
 def draw_scene(server, scene: Scene) -> tuple[dict, list]:

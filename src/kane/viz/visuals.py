@@ -339,20 +339,29 @@ def system_visuals(model, max_mesh_bytes: int = MAX_MESH_BYTES) -> tuple[BodySha
     return tuple(out)
 
 
-def body_shapes(model, visuals=(), params=None, max_mesh_bytes: int = MAX_MESH_BYTES) -> tuple[BodyShape, ...]:
+def body_shapes(model, visuals=(), params=None, max_mesh_bytes: int = MAX_MESH_BYTES, *,
+                collisions: bool = False) -> tuple[BodyShape, ...]:
     """``visuals`` (BodyShapes), the model's own (:func:`system_visuals`) and the default shape
-    (:func:`default_shapes`) of every body of ``model`` that has none of them."""
+    (:func:`default_shapes`) of every body of ``model`` that has none of them; with ``collisions``, also its
+    collision shapes (:func:`kane.viz.collision_shapes.collision_shapes`)."""
     visuals = tuple(visuals) + system_visuals(model, max_mesh_bytes)
     drawn = {s.body for s in visuals}
-    return tuple(visuals) + tuple(s for s in default_shapes(model, params) if s.body not in drawn)
+    extra = ()
+    if collisions:
+        from .collision_shapes import collision_shapes
+
+        extra = collision_shapes(model)
+    return tuple(visuals) + tuple(s for s in default_shapes(model, params) if s.body not in drawn) + extra
 
 
-def loaded_shapes(loaded, params=None, *, mesh_roots=(), max_mesh_bytes: int = MAX_MESH_BYTES) -> tuple[BodyShape, ...]:
+def loaded_shapes(loaded, params=None, *, mesh_roots=(), max_mesh_bytes: int = MAX_MESH_BYTES,
+                  collisions: bool = False) -> tuple[BodyShape, ...]:
     """Every body's shapes for ``loaded`` (a :class:`kane.io.model_file.LoadedModel`): its ``[[visuals]]``, the
     ``<visual>`` elements when it was read from a URDF file (``loaded.path`` ending in .urdf), defaults for the
-    rest; meshes only from the model's folder and ``mesh_roots``, up to ``max_mesh_bytes`` (the module)."""
+    rest (and its collision shapes with ``collisions``); meshes only from the model's folder and ``mesh_roots``, up
+    to ``max_mesh_bytes`` (the module)."""
     limits = {"mesh_roots": tuple(mesh_roots), "max_mesh_bytes": max_mesh_bytes}
     visuals = model_visuals(loaded, **limits)
     if loaded.path is not None and Path(loaded.path).suffix.lower() == ".urdf":
         visuals += urdf_visuals(loaded.path, **limits)
-    return body_shapes(loaded.system.compile(), visuals, params, max_mesh_bytes)
+    return body_shapes(loaded.system.compile(), visuals, params, max_mesh_bytes, collisions=collisions)
