@@ -1,6 +1,7 @@
 """Constraints that come and go during a run (seed 000 Figure 2): on-line embedding by recombination, contact,
 friction and lock rules, impulses, contact shapes, pre-derived hybrid mode sequences, and the rules of a model
-file's ``[[switching]]`` tables (:func:`switching_rules`; :func:`switching_simulation` is ``kane simulate``'s run).
+file's ``[[switching]]`` tables (:func:`switching_rules`; :func:`switching_simulation` is ``kane simulate``'s run), and
+velocity-level time stepping of many frictional contacts on Coulomb cones (:func:`simulate_contacts`).
 
     >>> traj = kane.switching.simulate_switching(eqs, (0.0, 5.0), q0, u0, rules=[UnilateralContact(...)])
 """
@@ -9,6 +10,10 @@ from kane.lazy import lazy_exports
 
 _EXPORTS = {  # each name imports its module on first use (kane.lazy)
     "switching_simulation": ".command",
+    **dict.fromkeys(("ConeSolution", "ConeSolverOptions", "solve_cones"), ".cone_solver"),
+    "FreeBodies": ".contact_bodies",
+    **dict.fromkeys(("ContactOptions", "ContactRecords", "ContactRun", "ContactScheme", "ContactStep", "contact_step",
+                     "simulate_contacts"), ".contact_stepping"),
     **dict.fromkeys(("HybridSimulator", "mode_system", "robust_dependent", "simulate_hybrid"), ".hybrid"),
     "SwitchedDynamics": ".dynamics",
     "switching_rules": ".model_table",
@@ -21,6 +26,17 @@ _EXPORTS = {  # each name imports its module on first use (kane.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
+    "ConeSolution",
+    "ConeSolverOptions",
+    "solve_cones",
+    "FreeBodies",
+    "ContactOptions",
+    "ContactRecords",
+    "ContactRun",
+    "ContactScheme",
+    "ContactStep",
+    "contact_step",
+    "simulate_contacts",
     "HybridSimulator",
     "mode_system",
     "robust_dependent",

@@ -1,0 +1,221 @@
+"""Projected Gauss-Seidel on isotropic Coulomb (elliptic) cones for the frictional contact problem of one time step
+(Moreau 1988, Jean 1999; the blockwise form of Anitescu and Potra 1997 with the exact normal/tangential split).
+
+The problem: m contacts, each with a local velocity v_i = (v_n, v_t1, v_t2) [m/s] and impulse p_i = (p_n, p_t1,
+p_t2) [N s], related by the Delassus operator W (3m, 3m) [m/s per N s] as v = W p + b (b (3m,) the free
+velocities less the normal targets). Find p with, per contact,
+
+* Signorini: v_n >= 0, p_n >= 0, v_n p_n = 0;
+* Coulomb (maximal dissipation): |p_t| <= mu_i p_n, and when |p_t| < mu_i p_n then v_t = 0, else v_t = -s p_t with
+  s >= 0 (the friction impulse opposes the slip).
+
+Each sweep visits the contacts in order: the normal impulse takes its exact 1-D update p_n <- max(0, p_n - v_n /
+W_nn), then the tangential impulse takes one projected step p_t <- proj_{|p_t| <= mu p_n}(p_t - v_t / w_t) with
+w_t the largest eigenvalue of the contact's 2x2 tangential block. The scalar step w_t matters: a fixed point of
+the Euclidean projection with a scalar step has v_t parallel to -p_t on the cone's rim (Coulomb's law), which a
+step by the inverse 2x2 block would not give when that block is anisotropic. v is kept up to date incrementally
+through the nonzero 3x3 blocks of W (contacts that share a body), so a sweep costs O(nonzero blocks). The inner
+loop runs under numba when it is installed (the plain-Python loop otherwise, with the same arithmetic).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ArgumentError
+
+__all__ = ["ConeSolution", "ConeSolverOptions", "solve_cones"]
+
+
+@dataclass(frozen=True)
+class ConeSolverOptions:
+    """Stopping rule of :func:`solve_cones`: at most ``max_iterations`` sweeps; stop when every contact is within
+    ``tolerance`` times the largest free velocity |b| of Signorini and Coulomb's law (a velocity residual:
+    |v_n| of a pressed contact, v_n < 0 of an open one, |v_t| of one inside its cone, the part of v_t not opposite
+    p_t of one on the rim), so that a statically indeterminate distribution of impulses (a box resting on four
+    corners) stops as soon as the motion is right."""
+
+    max_iterations: int = 20000
+    tolerance: float = 1e-12
+
+    def __post_init__(self):
+        if int(self.max_iterations) < 1:
+            raise ArgumentError(f"ConeSolverOptions: max_iterations: expected >= 1, got {self.max_iterations!r}")
+        if not float(self.tolerance) > 0:
+            raise ArgumentError(f"ConeSolverOptions: tolerance: expected > 0, got {self.tolerance!r}")
+
+
+@dataclass(frozen=True)
+class ConeSolution:
+    """impulse (m, 3) [N s] and velocity (m, 3) [m/s] per contact in (normal, t1, t2); ``iterations`` (sweeps
+    done), ``residual`` (the last sweep's velocity residual over max |b|), ``converged`` (it met the tolerance)."""
+
+    impulse: np.ndarray
+    velocity: np.ndarray
+    iterations: int
+    residual: float
+    converged: bool
+
+
+def _disc_minimum(a, d, c, g1, g2, radius):
+    """argmin over |x| <= radius of x^T T x / 2 + g . x, T = [[a, c], [c, d]] positive definite: the exact
+    tangential update (a 2-D trust-region problem). On the rim (T + lam 1) x = -g with lam >= 0, so the velocity
+    T x + g = -lam x opposes the friction: Coulomb's maximal dissipation holds at every update."""
+    if radius <= 0.0:
+        return 0.0, 0.0
+    det = a * d - c * c
+    x1 = -(d * g1 - c * g2) / det
+    x2 = -(a * g2 - c * g1) / det
+    if x1 * x1 + x2 * x2 <= radius * radius:
+        return x1, x2
+    half = 0.5 * (a - d)
+    root = np.sqrt(half * half + c * c)
+    l1, l2 = 0.5 * (a + d) + root, 0.5 * (a + d) - root  # eigenvalues, eigenvector (cos, sin) of l1
+    angle = 0.5 * np.arctan2(2.0 * c, a - d)
+    cs, sn = np.cos(angle), np.sin(angle)
+    h1, h2 = cs * g1 + sn * g2, -sn * g1 + cs * g2  # g in the eigenbasis
+    lam = 0.0
+    for _ in range(60):  # Newton on 1/|x(lam)| - 1/radius: concave, increasing, monotone from lam = 0
+        e1, e2 = h1 / (l1 + lam), h2 / (l2 + lam)
+        s2 = e1 * e1 + e2 * e2
+        norm = np.sqrt(s2)
+        if abs(norm - radius) <= 1e-15 * radius:
+            break
+        ds2 = -2.0 * (e1 * e1 / (l1 + lam) + e2 * e2 / (l2 + lam))
+        step = (1.0 / norm - 1.0 / radius) / (-0.5 * ds2 / (s2 * norm))
+        lam = max(lam - step, 0.5 * lam)
+    y1, y2 = -h1 / (l1 + lam), -h2 / (l2 + lam)
+    x1, x2 = cs * y1 - sn * y2, sn * y1 + cs * y2
+    f = radius / np.sqrt(x1 * x1 + x2 * x2)
+    return x1 * f, x2 * f
+
+
+def _make_pgs(_disc_minimum):
+    """The sweeps over the tangential update ``_disc_minimum`` (the numba-compiled one, or the Python one)."""
+
+    def pgs(W, b, mu, p, ptr, nbr, max_it, tol):
+        return _sweeps(W, b, mu, p, ptr, nbr, max_it, tol, _disc_minimum)
+
+    return pgs
+
+
+def _sweeps(W, b, mu, p, ptr, nbr, max_it, tol, _disc_minimum):
+    """The sweeps (numba-compiled when available): p (3m,) updated in place; returns (v (3m,), sweeps, residual)."""
+    m = mu.shape[0]
+    v = b.copy()
+    for i in range(m):  # v = W p + b for the warm start
+        for jj in range(ptr[i], ptr[i + 1]):
+            j = nbr[jj]
+            for r in range(3):
+                acc = 0.0
+                for c in range(3):
+                    acc += W[3 * j + r, 3 * i + c] * p[3 * i + c]
+                v[3 * j + r] += acc
+    vscale = 0.0
+    for k in range(3 * m):
+        vscale = max(vscale, abs(b[k]))
+    residual = 0.0
+    it = 0
+    dp = np.zeros(3)
+    for it in range(1, max_it + 1):
+        for i in range(m):
+            k = 3 * i
+            pn = max(0.0, p[k] - v[k] / W[k, k])
+            dn = pn - p[k]
+            # the tangential velocity after the normal update
+            vt1 = v[k + 1] + W[k + 1, k] * dn
+            vt2 = v[k + 2] + W[k + 2, k] * dn
+            a, d, c = W[k + 1, k + 1], W[k + 2, k + 2], W[k + 1, k + 2]
+            g1 = vt1 - a * p[k + 1] - c * p[k + 2]  # the tangential velocity without this contact's friction
+            g2 = vt2 - c * p[k + 1] - d * p[k + 2]
+            x1, x2 = _disc_minimum(a, d, c, g1, g2, mu[i] * pn)
+            dp[0], dp[1], dp[2] = dn, x1 - p[k + 1], x2 - p[k + 2]
+            p[k], p[k + 1], p[k + 2] = pn, x1, x2
+            for jj in range(ptr[i], ptr[i + 1]):
+                j = nbr[jj]
+                for r in range(3):
+                    v[3 * j + r] += (W[3 * j + r, k] * dp[0] + W[3 * j + r, k + 1] * dp[1]
+                                     + W[3 * j + r, k + 2] * dp[2])
+        residual = 0.0  # how far each contact is from Signorini and Coulomb, in velocity [m/s]
+        for i in range(m):
+            k = 3 * i
+            rn = abs(v[k]) if p[k] > 0.0 else max(-v[k], 0.0)
+            pt = np.sqrt(p[k + 1] ** 2 + p[k + 2] ** 2)
+            vt = np.sqrt(v[k + 1] ** 2 + v[k + 2] ** 2)
+            if pt < mu[i] * p[k] * (1.0 - 1e-12) or pt == 0.0:
+                rt = vt if p[k] > 0.0 else 0.0  # inside the cone: no slip (an open contact may slide)
+            else:
+                rt = np.sqrt((v[k + 1] + vt * p[k + 1] / pt) ** 2 + (v[k + 2] + vt * p[k + 2] / pt) ** 2)
+            residual = max(residual, rn, rt)
+        if residual <= tol * vscale:
+            break
+    return v, it, residual / vscale if vscale > 0.0 else 0.0
+
+
+_COMPILED = {}
+_LOCK = threading.Lock()
+
+
+def _kernel():
+    """The numba-compiled sweeps (compiled once per process, under a lock), or the Python function."""
+    with _LOCK:
+        if "pgs" not in _COMPILED:
+            try:
+                import numba
+            except ImportError:  # numba is optional: the same loop in Python
+                _COMPILED["pgs"] = _make_pgs(_disc_minimum)
+            else:
+                jit = numba.njit(cache=False, nogil=True)
+                sweeps = jit(_sweeps)
+                disc = jit(_disc_minimum)
+
+                @jit
+                def pgs(W, b, mu, p, ptr, nbr, max_it, tol):
+                    return sweeps(W, b, mu, p, ptr, nbr, max_it, tol, disc)
+
+                _COMPILED["pgs"] = pgs
+        return _COMPILED["pgs"]
+
+
+def block_neighbours(W: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ptr (m+1,), nbr (nnz,)): for each contact i the contacts j whose 3x3 block W[j, i] is not zero (i itself
+    included), in CSR form."""
+    blocks = np.abs(W).reshape(m, 3, m, 3).max(axis=(1, 3)) > 0.0
+    blocks[np.arange(m), np.arange(m)] = True
+    ptr = np.zeros(m + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum(blocks.sum(axis=0))
+    nbr = np.nonzero(blocks.T)[1].astype(np.int64)
+    return ptr, nbr
+
+
+def solve_cones(W, b, mu, options: ConeSolverOptions = ConeSolverOptions(), warm_start=None) -> ConeSolution:
+    """Solve the frictional contact problem v = W p + b on elliptic cones |p_t| <= mu p_n (module docstring).
+
+    W (3m, 3m) symmetric positive semidefinite with W_nn > 0 per contact [m/s per N s]; b (3m,) [m/s]; mu (m,)
+    friction coefficients; ``warm_start`` (m, 3) impulses to start from (projected onto the cones first)."""
+    W = np.ascontiguousarray(W, dtype=float)
+    b = np.ascontiguousarray(b, dtype=float).reshape(-1)
+    mu = np.ascontiguousarray(mu, dtype=float).reshape(-1)
+    m = mu.shape[0]
+    if W.shape != (3 * m, 3 * m) or b.shape != (3 * m,):
+        raise ArgumentError(f"solve_cones: expected W (3m, 3m) and b (3m,) for m = {m} contacts, got W {W.shape} "
+                            f"and b {b.shape}")
+    if m == 0:
+        return ConeSolution(np.zeros((0, 3)), np.zeros((0, 3)), 0, 0.0, True)
+    if np.any(mu < 0) or not np.all(np.diag(W)[0::3] > 0):
+        raise ArgumentError("solve_cones: expected mu >= 0 and a positive normal entry W_nn for every contact")
+    p = np.zeros(3 * m)
+    if warm_start is not None:
+        p0 = np.asarray(warm_start, dtype=float).reshape(m, 3)
+        pn = np.maximum(p0[:, 0], 0.0)
+        pt = p0[:, 1:]
+        norm = np.linalg.norm(pt, axis=1)
+        f = np.where(norm > mu * pn, mu * pn / np.where(norm > 0, norm, 1.0), 1.0)
+        p = np.column_stack([pn, pt * f[:, None]]).reshape(-1)
+    ptr, nbr = block_neighbours(W, m)
+    v, it, residual = _kernel()(W, b, mu, p, ptr, nbr, int(options.max_iterations), float(options.tolerance))
+    return ConeSolution(p.reshape(m, 3), v.reshape(m, 3), int(it), float(residual),
+                        bool(residual <= options.tolerance))
