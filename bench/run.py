@@ -22,6 +22,8 @@ SECTIONS = [
     ("cartesian", "Cartesian coordinates with multipliers against embedded Kane (four-bar)", "bench_cartesian", {}),
     ("switching", "constraint switching: on-line recombination against pre-derived modes (shopping cart)",
      "bench_switching", {}),
+    ("contact_events", "event-driven stick/slip on an incline against contact time stepping", "bench_contact_events",
+     {}),
     ("linearize", "linearization against sympy's linearize; the bicycle's sweep", "bench_linearize", {}),
     ("io", "trajectory files: kane's writer against a plain h5py file", "bench_trajectory_io", {}),
     ("realtime", "real-time loop at 1 kHz: deadlines and compute time", "bench_realtime", {}),

@@ -1,0 +1,464 @@
+"""Event-driven stick/slip contact on 3-D Coulomb cones, seed 000 Figure 2's loop (delete or impose a constraint at
+each event, integrate the mode's equations in between) for a few contacts between kane bodies.
+
+Per contact (a :class:`kane.model.contact.ContactPoint` of ``contacts(q)``, keyed by its pair's name and its rank
+among that pair's points, so a pair lists its points in a stable order while they touch), with J_i (3, n_u) the
+(n, t1, t2) rows of the relative velocity of the witness points (:func:`.contact_stepping._rows`):
+
+* open: no rows, no force;
+* stick: the 3 rows J_i u = 0 embedded; their multipliers are the normal force N [N] and the friction force
+  f_t (2,) [N] on body b;
+* slip: the normal row embedded, and the kinetic friction force -mu_k N s/|s| along the tangents, s = T_i u (2,)
+  the slip velocity at the start of the mode's segment's direction, N the normal row's multiplier, solved together
+  with u' (as :class:`.online.SlipForce` does for 1-D friction).
+
+In a mode the equations M u' = f + A^T lambda + G lambda, A u' + A' u = 0 (A: the embedded rows, A' u their rate
+along the motion by central differences of J(q) u over q +- delta q', contact points recomputed; G: the slip
+friction columns) are one bordered linear system, solved in least squares so that redundant rows (a box flat on
+its four corners) take the least-norm multipliers; u' is then unique whenever the mode is consistent.
+
+Events, located by the integrator's dense output (DOP853) to its tolerance: an open contact's gap reaches 0
+(impact: Newton restitution e with Coulomb friction during the impulse, solved on the cones by
+:func:`.cone_solver.solve_cones` over every touching contact at once; then the modes of the post-impact state);
+a closed contact's normal force reaches 0 (closed -> open); a sticking contact's tangential force reaches the cone
+|f_t| = mu_s N (stick -> slip); a slipping contact's slip velocity reaches 0 along its direction (slip -> stick if
+the sticking force fits the cone, else slip on). The modes after an event are chosen by trying every combination
+of the touching contacts' candidate modes and keeping the consistent ones (open: gap acceleration >= 0; closed:
+N >= 0; stick: inside the cone; slip from rest: accelerating along the chosen direction). None consistent, or
+several with different accelerations, is a Painleve-type inconsistency: :class:`ContactInconsistencyError` names
+the contacts and the time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.integrate import solve_ivp
+from scipy.linalg import cho_factor, cho_solve
+
+from ..errors import ArgumentError, KaneError
+from .cone_solver import solve_cones
+from .contact_stepping import (MODES, ContactOptions, ContactRecords, ContactRun, ContactScheme, _bodies_of,
+                               _check_state, _rows)
+from .contact_stepping import simulate_contacts as simulate_time_stepping
+
+__all__ = ["ContactEvent", "ContactInconsistencyError", "EventContactRun", "EventOptions", "simulate_contacts",
+           "simulate_events"]
+
+OPEN, STICK, SLIP = 0, 1, 2
+
+
+class ContactInconsistencyError(KaneError):
+    """No consistent contact mode, or several with different accelerations (Painleve-type), at time ``t`` [s]
+    among the contacts ``contacts`` (their names); ``kind`` is ``"none"`` or ``"several"``."""
+
+    def __init__(self, message: str, t: float, contacts: tuple, kind: str):
+        super().__init__(message)
+        self.t, self.contacts, self.kind = float(t), tuple(contacts), kind
+
+
+@dataclass(frozen=True)
+class EventOptions:
+    """Tolerances of the event-driven scheme: ``rtol``/``atol`` of the integrator (DOP853); ``gap_tolerance``
+    [m] (a contact this close touches); ``velocity_tolerance`` [m/s] (an approach slower than this is a resting
+    contact, not an impact); ``force_tolerance`` (relative, of the mode checks); ``max_events`` (more is refused
+    as a Zeno run); ``max_step`` [s] of the integrator."""
+
+    rtol: float = 1e-12
+    atol: float = 1e-12
+    gap_tolerance: float = 1e-8
+    velocity_tolerance: float = 1e-7
+    force_tolerance: float = 1e-9
+    max_events: int = 1000
+    max_step: float = math.inf
+
+    def __post_init__(self):
+        for key in ("rtol", "atol", "gap_tolerance", "velocity_tolerance", "force_tolerance", "max_step"):
+            if not float(getattr(self, key)) > 0:
+                raise ArgumentError(f"EventOptions: {key}: expected > 0, got {getattr(self, key)!r}")
+        if int(self.max_events) < 1:
+            raise ArgumentError(f"EventOptions: max_events: expected >= 1, got {self.max_events!r}")
+
+
+@dataclass(frozen=True)
+class ContactEvent:
+    """One event: time ``t`` [s], ``kind`` ("impact", "open", "stick->slip", "slip->stick", "slip->slip"),
+    ``contact`` (the triggering contact's name) and the modes after it (name -> mode name)."""
+
+    t: float
+    kind: str
+    contact: str
+    modes: tuple
+
+
+@dataclass(frozen=True)
+class EventContactRun(ContactRun):
+    """A :class:`ContactRun` of the event-driven scheme, with ``events`` (tuple of :class:`ContactEvent`); its
+    ``iterations`` count the right-hand sides evaluated, per segment between events, on the output interval where
+    the segment ends."""
+
+    events: tuple = ()
+
+
+@dataclass(frozen=True)
+class _Mode:
+    kind: int
+    direction: np.ndarray | None = None  # slip: unit slip direction (2,) in (t1, t2)
+    from_rest: bool = False  # slip: the mode began at zero slip speed (its slip->stick event is offset)
+
+
+class _Problem:
+    """The contact problem of one run (dynamics, contact points, bodies); every method is pure in its arguments."""
+
+    def __init__(self, dynamics, contacts: Callable, bodies, params, options: EventOptions):
+        self.dynamics, self.contacts, self.bodies, self.params, self.options = (dynamics, contacts, bodies, params,
+                                                                                options)
+        self.n_q, self.n_u = dynamics.n_q, dynamics.n_u
+
+    def points(self, q) -> dict:
+        out, seen = {}, {}
+        for cp in self.contacts(q):
+            k = seen.get(cp.name, 0)
+            seen[cp.name] = k + 1
+            out[(cp.name, k)] = cp
+        return out
+
+    def state(self, t, q, u, keys) -> dict:
+        """M, f, points, J (3m, n_u) and the rate A' u (3m,) of the rows of ``keys``."""
+        d = self.dynamics
+        pts = self.points(q)
+        missing = [k for k in keys if k not in pts]
+        if missing:
+            raise KaneError(f"contacts(q) at t = {t:.12g} s lists no point {missing[0][1]} of pair "
+                            f"{missing[0][0]!r}, which touches; list a pair's touching points in a stable order")
+        cps = [pts[k] for k in keys]
+        J = _rows(q, cps, self.bodies, self.n_u)
+        rate = np.zeros(3 * len(keys))
+        qd = np.asarray(d.qdot(t, q, u, self.params), dtype=float)
+        speed = float(np.linalg.norm(qd))
+        if keys and speed > 0:
+            delta = 1e-6 / speed
+            vals = []
+            for sgn in (1.0, -1.0):
+                qs = self.bodies.normalize(q + sgn * delta * qd)
+                ps = self.points(qs)
+                if any(k not in ps for k in keys):
+                    raise KaneError(f"contacts(q) near t = {t:.12g} s drops a touching point; list a pair's "
+                                    f"touching points in a stable order")
+                vals.append(_rows(qs, [ps[k] for k in keys], self.bodies, self.n_u) @ u)
+            rate = (vals[0] - vals[1]) / (2 * delta)
+        M = np.asarray(d.mass_matrix(t, q, self.params), dtype=float)
+        f = np.asarray(d.forcing(t, q, u, self.params), dtype=float)
+        return {"M": M, "f": f, "pts": pts, "cps": cps, "J": J, "rate": rate, "keys": list(keys)}
+
+    def solve(self, data, modes: dict):
+        """(u' (n_u,), N (m,), f_t (m, 2), residual) for the modes of data's keys (keys not in modes: open)."""
+        n, keys, J = self.n_u, data["keys"], data["J"]
+        rows, slips, normal_col = [], [], {}
+        for i, k in enumerate(keys):
+            mode = modes.get(k)
+            if mode is None or mode.kind == OPEN:
+                continue
+            normal_col[i] = len(rows)
+            rows += [3 * i, 3 * i + 1, 3 * i + 2] if mode.kind == STICK else [3 * i]
+            if mode.kind == SLIP:
+                slips.append(i)
+        r = len(rows)
+        A = J[rows]
+        K = np.zeros((n + r, n + r))
+        K[:n, :n], K[:n, n:], K[n:, :n] = data["M"], -A.T, A
+        for i in slips:
+            mu_k = data["cps"][i].material.mu_kinetic
+            K[:n, n + normal_col[i]] += mu_k * (J[3 * i + 1:3 * i + 3].T @ modes[keys[i]].direction)
+        rhs = np.concatenate([data["f"], -data["rate"][rows]])
+        x = np.linalg.lstsq(K, rhs, rcond=1e-13)[0] if r else np.concatenate([cho_solve(cho_factor(data["M"]),
+                                                                                        data["f"]), []])
+        residual = float(np.linalg.norm(K @ x - rhs)) / (1.0 + float(np.linalg.norm(rhs)))
+        udot, lam = x[:n], x[n:]
+        N, ft = np.zeros(len(keys)), np.zeros((len(keys), 2))
+        for i, c in normal_col.items():
+            N[i] = lam[c]
+            mode = modes[keys[i]]
+            ft[i] = lam[c + 1:c + 3] if mode.kind == STICK else -mode.direction * (
+                data["cps"][i].material.mu_kinetic * lam[c])
+        return udot, N, ft, residual
+
+    def consistent(self, data, modes, u, solved) -> bool:
+        udot, N, ft, residual = solved
+        tol = self.options.force_tolerance
+        if residual > 1e-8:
+            return False
+        scale = tol * (1.0 + float(np.abs(data["f"]).max()))
+        acc = data["J"] @ udot + data["rate"]
+        for i, k in enumerate(data["keys"]):
+            mode = modes.get(k)
+            if mode is None or mode.kind == OPEN:
+                if data["J"][3 * i] @ u <= self.options.velocity_tolerance and acc[3 * i] < -scale:
+                    return False
+                continue
+            if N[i] < -scale:
+                return False
+            mu_s = data["cps"][i].material.mu_static
+            if mode.kind == STICK and np.linalg.norm(ft[i]) > mu_s * N[i] + scale:
+                return False
+            v_t = data["J"][3 * i + 1:3 * i + 3] @ u
+            if mode.kind == SLIP and np.linalg.norm(v_t) <= 1e-6 and acc[3 * i + 1:3 * i + 3] @ mode.direction < \
+                    -scale:
+                return False
+        return True
+
+    def choose(self, t, q, u, previous: dict, exclude: dict, rest: set) -> tuple[dict, dict]:
+        """The modes of the touching contacts at (t, q, u) (module docstring); ``exclude`` maps a key to the mode
+        kinds it may not take (the one its event left), ``rest`` holds keys whose slip speed counts as zero."""
+        opt = self.options
+        pts = self.points(q)
+        keys = [k for k, cp in pts.items() if cp.distance <= opt.gap_tolerance or k in previous]
+        data = self.state(t, q, u, keys)
+        v = (data["J"] @ u).reshape(-1, 3)
+        at_rest = {}
+        for i, k in enumerate(keys):
+            at_rest[k] = k in rest or np.hypot(v[i, 1], v[i, 2]) <= 1e-9 * (1.0 + np.abs(v[i]).max())
+        base = {}
+        for i, k in enumerate(keys):
+            if v[i, 0] > opt.velocity_tolerance:
+                continue
+            base[k] = _Mode(STICK) if at_rest[k] else _Mode(SLIP, v[i, 1:] / np.hypot(v[i, 1], v[i, 2]))
+        _, _, ft0, _ = self.solve(data, base)
+        options = []
+        for i, k in enumerate(keys):
+            cands = [_Mode(OPEN)]
+            if v[i, 0] <= opt.velocity_tolerance:
+                if at_rest[k]:
+                    cands.insert(0, _Mode(STICK))
+                    norm = float(np.linalg.norm(ft0[i]))
+                    if norm > 0:
+                        cands.insert(1, _Mode(SLIP, -ft0[i] / norm, True))
+                else:
+                    cands.insert(0, base[k])
+            prev = previous.get(k)
+            if prev is not None:
+                cands.sort(key=lambda m: m.kind != prev.kind)
+            cands = [m for m in cands if m.kind not in exclude.get(k, ())]
+            options.append(cands)
+        found = []
+        for combo in itertools.product(*options):
+            modes = dict(zip(keys, combo))
+            solved = self.solve(data, modes)
+            if self.consistent(data, modes, u, solved):
+                found.append((modes, solved[0]))
+        names = tuple(f"{k[0]}#{k[1]}" for k in keys)
+        if not found:
+            raise ContactInconsistencyError(f"Painleve-type inconsistency at t = {t:.12g} s: no consistent contact "
+                                            f"mode for {', '.join(names)}", t, names, "none")
+        first = found[0][1]
+        for _, udot in found[1:]:
+            if np.linalg.norm(udot - first) > 1e-6 * (1.0 + np.linalg.norm(first)):
+                raise ContactInconsistencyError(f"Painleve-type inconsistency at t = {t:.12g} s: several contact "
+                                                f"modes with different accelerations for {', '.join(names)}", t,
+                                                names, "several")
+        modes = {k: m for k, m in found[0][0].items() if m.kind != OPEN}
+        return modes, data
+
+    def project(self, data, modes: dict, u) -> np.ndarray:
+        """u with the embedded rows' velocities removed in the mass metric (u - M^-1 A^T (A M^-1 A^T)^+ A u)."""
+        rows = []
+        for i, k in enumerate(data["keys"]):
+            mode = modes.get(k)
+            if mode is not None:
+                rows += [3 * i, 3 * i + 1, 3 * i + 2] if mode.kind == STICK else [3 * i]
+        if not rows:
+            return u
+        A = data["J"][rows]
+        MinvAT = cho_solve(cho_factor(data["M"]), A.T)
+        return u - MinvAT @ np.linalg.lstsq(A @ MinvAT, A @ u, rcond=1e-13)[0]
+
+    def impact(self, t, q, u, material_keys) -> np.ndarray:
+        """u after the frictional Newton impact of every touching contact (cone solver)."""
+        data = self.state(t, q, u, material_keys)
+        J, cps = data["J"], data["cps"]
+        v = (J @ u).reshape(-1, 3)
+        e = np.array([cp.material.restitution for cp in cps])
+        target = -e * np.minimum(v[:, 0], 0.0)
+        slipping = np.hypot(v[:, 1], v[:, 2]) > 1e-9
+        mu = np.array([cp.material.mu_kinetic if s else cp.material.mu_static for cp, s in zip(cps, slipping)])
+        MinvJT = cho_solve(cho_factor(data["M"]), J.T)
+        W = J @ MinvJT
+        b = v.copy()
+        b[:, 0] -= target
+        sol = solve_cones(0.5 * (W + W.T), b.reshape(-1), mu)
+        return u + MinvJT @ sol.impulse.reshape(-1)
+
+
+def _event_functions(problem: _Problem, modes: dict, fields: Callable, slip_tolerance: float) -> tuple[list, list]:
+    """The segment's event functions g(t, y) (terminal, falling through 0) and what each one means. A slip that
+    began at rest ends when its slip velocity falls to -slip_tolerance along its direction (not at 0, which a
+    contact held at zero slip by the others would cross at round-off)."""
+    n_q = problem.n_q
+    closed = list(modes)
+
+    def open_gap(t, y):
+        gaps = [cp.distance for k, cp in problem.points(y[:n_q]).items() if k not in modes]
+        return min(gaps) if gaps else 1.0
+
+    funcs, meaning = [open_gap], [("impact", None)]
+    for k in closed:
+        mode = modes[k]
+        funcs.append(lambda t, y, k=k: fields(t, y)["N"][k])
+        meaning.append(("open", k))
+        if mode.kind == STICK:
+            def cone(t, y, k=k):
+                v = fields(t, y)
+                return v["cps"][k].material.mu_static * v["N"][k] - float(np.linalg.norm(v["ft"][k]))
+            funcs.append(cone)
+            meaning.append(("stick->slip", k))
+        else:
+            offset = slip_tolerance if mode.from_rest else 0.0
+            funcs.append(lambda t, y, k=k, s=mode.direction, o=offset: float(fields(t, y)["vt"][k] @ s) + o)
+            meaning.append(("slip->stick", k))
+    for g in funcs:
+        g.terminal, g.direction = True, -1
+    return funcs, meaning
+
+
+def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float,
+                    options: ContactOptions = ContactOptions(), bodies=None, params=None,
+                    events: EventOptions = EventOptions()) -> EventContactRun:
+    """The event-driven run (module docstring) from t = 0, (q0 (n_q,), u0 (n_u,)) to t_end [s], sampled every h
+    [s] (the outputs of :func:`.contact_stepping.simulate_contacts`, forces at the samples' instants), with the
+    events. Reached by :func:`simulate_contacts` with ``ContactOptions(scheme=ContactScheme.EVENT_DRIVEN)``."""
+    if not (float(h) > 0 and float(t_end) >= 0):
+        raise ArgumentError(f"simulate_contacts: expected h > 0 [s] and t_end >= 0 [s], got h = {h!r}, "
+                            f"t_end = {t_end!r}")
+    bodies = _bodies_of(dynamics, bodies)
+    q, u = _check_state(dynamics, q0, u0)
+    n = int(round(float(t_end) / float(h)))
+    if abs(n * h - t_end) > 1e-9 * max(1.0, t_end):
+        raise ArgumentError(f"simulate_contacts: t_end = {t_end!r} is not a whole number of steps h = {h!r}")
+    problem = _Problem(dynamics, contacts, bodies, params, events)
+    grid = np.arange(n + 1) * float(h)
+    n_q = problem.n_q
+    modes, data = problem.choose(0.0, q, u, {}, {}, set())
+    u = problem.project(data, modes, u)
+    cache: dict = {}
+
+    def fields(t, y):
+        key = (t, y.tobytes())
+        if cache.get("key") != key:
+            qy, uy = y[:n_q], y[n_q:]
+            d = problem.state(t, qy, uy, list(modes))
+            udot, N, ft, _ = problem.solve(d, modes)
+            J = d["J"]
+            cache["key"] = key
+            cache["v"] = {"udot": udot, "N": dict(zip(d["keys"], N)), "ft": dict(zip(d["keys"], ft)),
+                          "vt": {k: J[3 * i + 1:3 * i + 3] @ uy for i, k in enumerate(d["keys"])},
+                          "cps": dict(zip(d["keys"], d["cps"])), "f": d["f"]}
+        return cache["v"]
+
+    calls = [0]
+
+    def rhs(t, y):
+        calls[0] += 1
+        return np.concatenate([np.asarray(dynamics.qdot(t, y[:n_q], y[n_q:], params), dtype=float),
+                               fields(t, y)["udot"]])
+
+    Q, U = np.empty((n + 1, q.size)), np.empty((n + 1, u.size))
+    rec: dict = {k: [] for k in ("step", "name", "pn", "pt", "n", "slip", "mode")}
+    iterations = np.zeros(max(n, 1), dtype=np.int64)
+    log: list[ContactEvent] = []
+
+    def sample(k, t, y):
+        Q[k], U[k] = y[:n_q], y[n_q:]
+        if not modes:
+            return
+        v = fields(t, y)
+        for key, mode in modes.items():
+            cp = v["cps"][key]
+            rec["step"].append(k)
+            rec["name"].append(cp.name)
+            rec["n"].append(np.asarray(cp.normal_world, dtype=float))
+            rec["pn"].append(v["N"][key])
+            rec["pt"].append(v["ft"][key])
+            rec["slip"].append(v["vt"][key])
+            rec["mode"].append(mode.kind)
+
+    t, k_next = 0.0, 0
+    y = np.concatenate([q, u])
+    while True:
+        funcs, meaning = _event_functions(problem, modes, fields, options.slip_tolerance)
+        calls[0] = 0
+        sol = solve_ivp(rhs, (t, float(grid[-1])), y, method="DOP853", rtol=events.rtol, atol=events.atol,
+                        events=funcs, dense_output=True, max_step=events.max_step)
+        if sol.status < 0:
+            raise KaneError(f"event-driven contact: the integrator failed at t = {sol.t[-1]:.12g} s: "
+                            f"{sol.message}")
+        t_stop = float(sol.t[-1])
+        while k_next <= n and (grid[k_next] < t_stop or (sol.status == 0 and k_next <= n)):
+            sample(k_next, float(grid[k_next]), sol.sol(grid[k_next]))
+            k_next += 1
+        iterations[min(max(k_next - 1, 0), iterations.size - 1)] += calls[0]
+        if sol.status == 0:
+            break
+        if len(log) >= events.max_events:
+            raise KaneError(f"event-driven contact: more than {events.max_events} events by t = {t_stop:.12g} s "
+                            f"(a Zeno run?); raise EventOptions.max_events or use ContactScheme.TIME_STEPPING")
+        which = min((float(te[0]), i) for i, te in enumerate(sol.t_events) if len(te))[1]
+        kind, key = meaning[which]
+        t = t_stop
+        qe = bodies.normalize(sol.y[:n_q, -1])
+        ue = sol.y[n_q:, -1].copy()
+        exclude, rest = {}, set()
+        if kind == "impact":
+            pts = problem.points(qe)
+            touching = [kk for kk, cp in pts.items() if cp.distance <= events.gap_tolerance or kk in modes]
+            key = min((kk for kk in pts if kk not in modes), key=lambda kk: pts[kk].distance)
+            J = _rows(qe, [pts[key]], bodies, problem.n_u)
+            if J[0] @ ue < -events.velocity_tolerance:
+                ue = problem.impact(t, qe, ue, touching)
+            else:
+                kind = "touch"
+        elif kind in ("open", "stick->slip"):  # every closed contact at the same boundary (a symmetric box)
+            v = fields(t_stop, np.concatenate([qe, ue]))
+            scale = events.force_tolerance * (1.0 + float(np.abs(v["f"]).max()))
+            for kk, mode in modes.items():
+                cp = v["cps"][kk]
+                if abs(v["N"][kk]) <= scale:
+                    exclude[kk] = (STICK, SLIP)
+                elif kind == "stick->slip" and mode.kind == STICK and abs(
+                        cp.material.mu_static * v["N"][kk] - np.linalg.norm(v["ft"][kk])) <= scale:
+                    exclude[kk] = (STICK,)
+            exclude[key] = (STICK, SLIP) if kind == "open" else (STICK,)
+        else:
+            rest.add(key)
+        previous = dict(modes)
+        modes, data = problem.choose(t, qe, ue, previous, exclude, rest)
+        ue = problem.project(data, modes, ue)
+        cache.clear()
+        if kind == "slip->stick" and key in modes and modes[key].kind == SLIP:
+            kind = "slip->slip"
+        log.append(ContactEvent(t, kind, f"{key[0]}#{key[1]}",
+                                tuple((f"{kk[0]}#{kk[1]}", MODES[m.kind]) for kk, m in modes.items())))
+        y = np.concatenate([qe, ue])
+    has_energy = dynamics.capabilities.energy
+    energy = np.array([dynamics.energy(tk, Q[k], U[k], params) for k, tk in enumerate(grid)]) if has_energy \
+        else None
+    records = ContactRecords(np.array(rec["step"], dtype=np.int64), tuple(rec["name"]),
+                             np.array(rec["pn"], dtype=float), np.array(rec["pt"], dtype=float).reshape(-1, 2),
+                             np.array(rec["n"], dtype=float).reshape(-1, 3),
+                             np.array(rec["slip"], dtype=float).reshape(-1, 2),
+                             np.array(rec["mode"], dtype=np.int8))
+    return EventContactRun(grid, Q, U, energy, records, iterations[:n], np.ones(n, dtype=bool), float(h),
+                           options.scheme, tuple(log))
+
+
+def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: float,
+                      options: ContactOptions = ContactOptions(), bodies=None, params=None) -> ContactRun:
+    """``kane.switching.simulate_contacts``: the run of ``options.scheme`` with the arguments of
+    :func:`.contact_stepping.simulate_contacts`: velocity-level time stepping in steps of h [s], or the
+    event-driven embedding (:func:`simulate_events`, default :class:`EventOptions`) sampled every h [s]."""
+    if options.scheme is ContactScheme.EVENT_DRIVEN:
+        return simulate_events(dynamics, contacts, q0, u0, h, t_end, options, bodies, params)
+    return simulate_time_stepping(dynamics, contacts, q0, u0, h, t_end, options, bodies, params)
