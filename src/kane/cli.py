@@ -235,9 +235,12 @@ def _cell(a: str) -> str:
 @click.option("--loop", type=click.Choice(["auto", "compiled", "python"], case_sensitive=False), default="auto",
               show_default=True, help="auto: the compiled loop where the run allows it (the closing table says which "
               "ran and why); compiled: that or an error; python: step in Python.")
+@click.option("--contact-scheme", type=click.Choice(["time-stepping", "event-driven"], case_sensitive=False),
+              default="time-stepping", show_default=True, help="Models with [[collision]] shapes: velocity-level "
+              "time stepping in steps of --dt (default 1 ms), or event-driven stick/slip sampled every --dt.")
 @_errors
 def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent, project, max_steps,
-             max_wall_time, loop):
+             max_wall_time, loop, contact_scheme):
     """Derive, compile and simulate MODEL from its initial conditions; write the run to an HDF5 file.
 
     Settings come from the model's [simulation] table, overridden by the options. The run is saved while it
@@ -258,7 +261,7 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
     with claim(path), interrupt_signals() as signals:  # one run per output path: a second one refuses here
         try:
             lm, dyn, job, writer, s = _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent,
-                                             project, max_steps, max_wall_time, loop, err)
+                                             project, max_steps, max_wall_time, loop, err, contact_scheme)
         except KeyboardInterrupt:
             err.print(f"interrupted during start-up of {model}; nothing was simulated or saved", markup=False,
                       soft_wrap=True)
@@ -268,7 +271,7 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
 
 
 def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, project, max_steps, max_wall_time,
-           loop, err):
+           loop, err, contact_scheme="time-stepping"):
     """Load, derive and compile MODEL and check its initial state; (model, dynamics, the run (a
     :class:`kane.simulate.RunRequest`), its writer to ``path``, the settings)."""
     from .io.trajectory import TrajectoryWriter
@@ -283,6 +286,12 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
     s = replace(lm.simulation, **overrides)
     if not s.t_end > s.t_start:
         raise ModelError(f"--t-end: expected an end time after the start t = {s.t_start:g} s, got {s.t_end:g}")
+    if lm.tables.get("collision") or getattr(lm.system, "_collisions", None):  # collision shapes: a contact scheme runs it
+        from .switching.contact_run import contact_simulation
+
+        with err.status("deriving the equations of motion and the contact geometry"):
+            dyn, job, writer = contact_simulation(lm, s, path, contact_scheme, f"{lm.name} ({model})")
+        return lm, dyn, job, writer, s
     if not Method.parse(s.method).adaptive and s.dt is None:
         raise ModelError(f"method {s.method!r} is fixed-step: give --dt [s] (or dt in [simulation])")
     if lm.tables.get("contacts"):  # rolling contacts: absolute coordinates, written in joint coordinates
