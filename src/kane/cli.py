@@ -104,9 +104,11 @@ def _checked(lm: LoadedModel, command: str, what: str) -> LoadedModel:
     """``lm``, refused when it has [[contacts]] (``command`` would leave them out), with a note on stderr when it
     has [[switching]] rules (``what`` holds in the free mode)."""
     from .io.model_surfaces import refuse_contacts
+    from .switching.contact_run import refuse_collisions
     from .switching.model_table import switching_note
 
     refuse_contacts(lm, command)
+    refuse_collisions(lm, command)
     if note := switching_note(lm, what):
         _console(stderr=True).print(note, markup=False, soft_wrap=True)
     return lm
