@@ -111,9 +111,10 @@ def test_box_pile_energy_never_increases_and_forces_stay_in_their_cones(tmp_path
 
 
 def test_commands_that_cannot_run_collisions_refuse_them_by_name(tmp_path):
-    done = CliRunner().invoke(main, ["linearize", str(EXAMPLES / "box_on_incline.toml")])
-    assert done.exit_code == 2
-    assert "[[collision]]" in done.output and "kane linearize" in done.output
+    for command in (["linearize"], ["view", "--live"]):
+        done = CliRunner().invoke(main, [*command, str(EXAMPLES / "box_on_incline.toml")])
+        assert done.exit_code == 2, done.output
+        assert "[[collision]]" in done.output and f"kane {' '.join(command)}" in done.output
 
 
 def test_bad_contact_run_options_are_named():
