@@ -250,7 +250,9 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
     Ctrl-C or SIGTERM closes the file (status "interrupted: ...") and exits with status 130. A closing table
     gives evaluations, steps, the relative energy drift, the largest constraint residual and the wall time.
     A model with [[switching]] tables runs under its rules: the table adds the mode changes. A
-    model with [[contacts]] rolls them in absolute coordinates and is written in its joint coordinates.
+    model with [[contacts]] rolls them in absolute coordinates and is written in its joint coordinates. A model
+    with [[collision]] shapes runs by --contact-scheme in steps of --dt (default 1 ms; --method, --rtol, --atol
+    and --output-dt do not apply), each pair's contact forces and mode recorded in the file.
     """
     from .io.output_path import claim
     from .io.trajectory import check_output_path, load_trajectory
