@@ -290,9 +290,9 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
     s = replace(lm.simulation, **overrides)
     if not s.t_end > s.t_start:
         raise ModelError(f"--t-end: expected an end time after the start t = {s.t_start:g} s, got {s.t_end:g}")
-    if lm.tables.get("collision") or getattr(lm.system, "_collisions", None):  # collision shapes: a contact scheme runs it
-        from .switching.contact_run import contact_simulation
+    from .switching.contact_run import contact_simulation, has_collisions
 
+    if has_collisions(lm):  # [[collision]] shapes: a contact scheme runs it
         with err.status("deriving the equations of motion and the contact geometry"):
             dyn, job, writer = contact_simulation(lm, s, path, contact_scheme, f"{lm.name} ({model})")
         return lm, dyn, job, writer, s

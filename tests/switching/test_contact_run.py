@@ -125,3 +125,35 @@ def test_bad_contact_run_options_are_named():
     lm = load_model(EXAMPLES / "box_on_incline.toml")
     with pytest.raises(ArgumentError, match="whole number"):
         run_contacts(lm, ContactRunOptions(dt=0.003, t_end=0.01))
+
+
+SCRIPT = '''
+import kane
+from kane import joints as J
+from kane.model.collision import Box, HalfSpace
+from kane.model.contact import ContactMaterial
+
+simulation = {"t_end": 0.02, "dt": 0.002}
+
+
+def build():
+    s = kane.System("resting", gravity=(0, 0, -9.81))
+    s.add_body("box", mass=3.0, inertia=(0.01, 0.01, 0.01))
+    s.add_joint("ground", "box", J.Free(), q0=[0.0, 0.0, 0.05, 1.0, 0.0, 0.0, 0.0])
+    s.add_collision("box", Box((0.1, 0.1, 0.05)), name="block", material=ContactMaterial(0.5))
+    s.add_collision("ground", HalfSpace((0.0, 0.0, 1.0), 0.0), name="floor")
+    return s
+'''
+
+
+def test_a_script_with_add_collision_runs_by_contact_time_stepping(tmp_path):
+    script = tmp_path / "resting.py"
+    script.write_text(SCRIPT)
+    traj = _simulate(tmp_path, script)
+    assert traj.stats.method.startswith("contact time-stepping") and traj.n_samples == 11
+    c = contact_series(traj)
+    assert c.pairs == ("block|floor",)
+    # at rest on the floor: the floor carries the weight (3 kg x g) and no friction; the box does not move
+    np.testing.assert_allclose(c["normal_force"][1:, 0], 3.0 * G, rtol=1e-12)
+    assert np.abs(np.hypot(c["friction_t1"][1:, 0], c["friction_t2"][1:, 0])).max() < 1e-9
+    assert np.all(c.mode[1:, 0] == 1) and np.abs(traj.q - traj.q[0]).max() < 1e-12

@@ -104,14 +104,19 @@ class ContactSeries:
 
 
 def has_collisions(model) -> bool:
-    """True when ``model`` (a LoadedModel, System, Model or Equations) has collision shapes."""
-    tables = getattr(model, "tables", None)
-    if tables is not None and tables.get("collision"):
-        return True
-    for holder in (model, getattr(model, "system", None), getattr(model, "model", None)):
-        if holder is not None and (getattr(holder, "collisions", None) or getattr(holder, "_collisions", None)):
+    """True when ``model`` has collision shapes that kane's contact schemes run: a LoadedModel with
+    ``[[collision]]`` tables or (a script's) ``System.add_collision`` shapes, or a System, Model or Equations with
+    collision shapes. An imported URDF's ``<collision>`` geometry does not count (it is drawn and queried, and the
+    robot runs as before, without contact)."""
+    if getattr(model, "tables", None) is not None:  # a LoadedModel
+        if model.tables.get("collision"):
             return True
-    return False
+        path = getattr(model, "path", None)
+        if path is not None and Path(path).suffix.lower() in (".urdf", ".xml"):
+            return False
+        return bool(getattr(model.system, "_collisions", None))
+    holder = getattr(model, "model", model)
+    return bool(getattr(holder, "collisions", None) or getattr(holder, "_collisions", None))
 
 
 def refuse_collisions(loaded, command: str) -> None:
