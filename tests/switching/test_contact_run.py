@@ -157,3 +157,30 @@ def test_a_script_with_add_collision_runs_by_contact_time_stepping(tmp_path):
     np.testing.assert_allclose(c["normal_force"][1:, 0], 3.0 * G, rtol=1e-12)
     assert np.abs(np.hypot(c["friction_t1"][1:, 0], c["friction_t2"][1:, 0])).max() < 1e-9
     assert np.all(c.mode[1:, 0] == 1) and np.abs(traj.q - traj.q[0]).max() < 1e-12
+
+
+def test_ctrl_c_stops_a_contact_run_with_its_file_closed_as_interrupted(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "pile.h5"
+    proc = subprocess.Popen([sys.executable, "-m", "kane.cli", "simulate", str(EXAMPLES / "box_pile.toml"), "-o",
+                             str(out), "--t-end", "100"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env={**os.environ}, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "pile.h5.partial").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(1.0)  # stepping
+        proc.send_signal(signal.SIGINT)
+        output, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, output
+    traj = kane.load_trajectory(out)
+    assert traj.status == "interrupted: SIGINT" and traj.n_samples == 0
+    assert traj.stats.n_steps > 0 and traj.stats.method == "contact time-stepping"

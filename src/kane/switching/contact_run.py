@@ -221,10 +221,12 @@ def _points_of_records(run: ContactRun, bodies, contact_points) -> np.ndarray:
     return out
 
 
-def run_contacts(loaded, options: ContactRunOptions = ContactRunOptions(), dynamics=None) -> ContactRunResult:
+def run_contacts(loaded, options: ContactRunOptions = ContactRunOptions(), dynamics=None,
+                 watch=None) -> ContactRunResult:
     """Run ``loaded`` (a :class:`kane.io.LoadedModel` with collision shapes) from its initial state by the contact
     scheme of ``options`` to ``options.t_end`` (default: the model's) in steps of ``options.dt`` [s];
-    ``dynamics``: the model's compiled dynamics when already built (default: derived and compiled here)."""
+    ``dynamics``: the model's compiled dynamics when already built (default: derived and compiled here);
+    ``watch()``: called before every contact query (once per step in time stepping), e.g. to take signals."""
     from dataclasses import replace
 
     from .contact_events import simulate_contacts
@@ -248,8 +250,12 @@ def run_contacts(loaded, options: ContactRunOptions = ContactRunOptions(), dynam
     q0, u0 = loaded.initial_state(dyn)
     contact = replace(options.contact, scheme=options.scheme)
     start = time.perf_counter()
-    run = simulate_contacts(dyn, contact_points, q0, u0, options.dt, steps * options.dt, contact, bodies=bodies,
-                            params=params)
+    def watched(q):
+        watch()
+        return contact_points(q)
+
+    run = simulate_contacts(dyn, contact_points if watch is None else watched, q0, u0, options.dt,
+                            steps * options.dt, contact, bodies=bodies, params=params)
     wall = time.perf_counter() - start
     pairs = collision_pairs(dyn.equations.model)
     rec = run.contacts
@@ -286,9 +292,10 @@ def write_contact_run(result: ContactRunResult, writer, description: str = ""):
     if not isinstance(writer, TrajectoryWriter):
         writer = TrajectoryWriter(Path(writer), flush_every=max(run.t.shape[0], 1))
     method = f"contact {run.scheme.value}"
-    writer.open(q_names=result.q_names, u_names=result.u_names, residual_names=tuple(result.outputs),
-                has_energy=run.energy is not None, description=description or f"contact run ({method})",
-                params=result.params, method=method)
+    if not writer.is_open:
+        writer.open(q_names=result.q_names, u_names=result.u_names, residual_names=tuple(result.outputs),
+                    has_energy=run.energy is not None, description=description or f"contact run ({method})",
+                    params=result.params, method=method)
     for ev in getattr(run, "events", ()) or ():
         writer.add_event(EventRecord(float(ev.t), f"{ev.kind} {ev.contact}", "contact",
                                      {"contact": ev.contact, "modes": dict(ev.modes)}))
@@ -319,18 +326,48 @@ def contact_series(traj) -> ContactSeries | None:
 
 
 class ContactJob:
-    """``kane simulate``'s run of a model with collision shapes: ``start(writer, progress)`` runs
-    :func:`run_contacts` and writes the run file through ``writer`` (the run is not stepped in pieces, so the
-    progress display is not updated); returns None (the CLI reads the file back)."""
+    """``kane simulate``'s run of a model with collision shapes: ``start(writer, progress)`` opens the run file
+    (its layout known from the model), runs :func:`run_contacts` and writes the samples when it ends; returns None
+    (the CLI reads the file back). ``progress(state)`` (the CLI's :class:`kane.run_command.RunProgress`) is called
+    before each contact query with ``state.t`` [s] (the steps so far x dt in time stepping) and ``state.stats``;
+    it takes Ctrl-C, which stops the run with the file closed as interrupted (the samples are written at the
+    end, so an interrupted contact run keeps none)."""
 
     def __init__(self, loaded, options: ContactRunOptions, description: str = "", dynamics=None):
         self.loaded, self.options, self.description, self.dynamics = loaded, options, description, dynamics
         self.result: ContactRunResult | None = None
 
     def start(self, writer, progress=None):
-        self.result = run_contacts(self.loaded, self.options, self.dynamics)
+        from ..io.trajectory import Stats
+
+        dyn = self.dynamics if self.dynamics is not None else self.loaded.derive().compile()
+        method = f"contact {self.options.scheme.value}"
+        names = tuple(f"{p}.{f}" for p in collision_pairs(dyn.equations.model) for f in PAIR_FIELDS)
+        writer.open(q_names=tuple(str(s) for s in dyn.equations.model.q),
+                    u_names=tuple(str(s) for s in dyn.equations.u_independent), residual_names=names,
+                    has_energy=dyn.capabilities.energy, description=self.description or f"contact run ({method})",
+                    params=dict(self.loaded.parameters), method=method)
+        state = _Progress(0.0, Stats(method=method))
+        stepping = self.options.scheme is ContactScheme.TIME_STEPPING
+
+        def watch():
+            if stepping:
+                state.t = state.stats.n_steps * self.options.dt
+                state.stats = Stats(n_steps=state.stats.n_steps + 1, method=method)
+            if progress is not None:
+                progress(state)
+
+        self.result = run_contacts(self.loaded, self.options, dyn, watch)
         write_contact_run(self.result, writer, self.description)
         return None
+
+
+@dataclass
+class _Progress:
+    """What :class:`ContactJob` shows the CLI's progress: ``t`` [s] and ``stats`` (a Stats, steps so far)."""
+
+    t: float
+    stats: object
 
 
 def contact_simulation(loaded, settings, path, scheme="time-stepping", description: str = ""):
