@@ -106,6 +106,10 @@ def test_box_pile_energy_never_increases_and_forces_stay_in_their_cones(tmp_path
     f_t = np.hypot(c["friction_t1"][touching], c["friction_t2"][touching])
     assert N.min() > 0 and np.all(f_t <= 0.6 * N * (1 + 1e-9) + 1e-12)
     assert np.all(np.isnan(c["normal_force"][~touching]))
+    # a box pressing on the floor does so on the floor (the floor's witness points, z = 0)
+    floor = [k for k, p in enumerate(c.pairs) if p.endswith("|floor")]
+    z = c["point_z"][:, floor][touching[:, floor]]
+    assert z.size > 50 and np.abs(z).max() < 1e-12
     names = {f"{p}.{f}" for p in c.pairs for f in PAIR_FIELDS}
     assert names == set(traj.residuals)
 

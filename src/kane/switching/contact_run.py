@@ -159,16 +159,16 @@ def model_contact_problem(equations, params=None):
     return bodies, contact_points
 
 
-def _pair_outputs(run: ContactRun, pairs: tuple[str, ...]) -> dict:
-    """``"<pair>.<field>"`` -> (N+1,) from the run's per-contact records (module docstring)."""
+def _pair_outputs(run: ContactRun, pairs: tuple[str, ...], points: np.ndarray) -> dict:
+    """``"<pair>.<field>"`` -> (N+1,) from the run's per-contact records and their points of application
+    ``points`` (K, 3) [m] (module docstring)."""
     n = run.t.shape[0]
     rec = run.contacts
     index = {p: k for k, p in enumerate(pairs)}
     sums = {f: np.zeros((n, len(pairs))) for f in ("pn", "ft1", "ft2", "s1", "s2", "count", "px", "py", "pz")}
     mode = np.zeros((n, len(pairs)))
     normal = np.full((n, len(pairs), 3), np.nan)
-    shift = 0 if getattr(run, "events", None) is not None else 1  # time stepping: a step's forces end at k+1
-    points = getattr(rec, "point_world", None)
+    shift = 1 if run.scheme is ContactScheme.TIME_STEPPING else 0  # time stepping: a step's forces end at k+1
     for r in range(rec.step.shape[0]):
         k, p = int(rec.step[r]) + shift, index.get(rec.name[r])
         if p is None or k >= n:
@@ -182,9 +182,8 @@ def _pair_outputs(run: ContactRun, pairs: tuple[str, ...]) -> dict:
         sums["s1"][k, p] += rec.slip_velocity[r, 0]
         sums["s2"][k, p] += rec.slip_velocity[r, 1]
         sums["count"][k, p] += 1
-        if points is not None:
-            for axis, key in enumerate(("px", "py", "pz")):
-                sums[key][k, p] += pn * points[r, axis]
+        for axis, key in enumerate(("px", "py", "pz")):
+            sums[key][k, p] += pn * points[r, axis]
         normal[k, p] = rec.normal_world[r]
         mode[k, p] = max(mode[k, p], float(rec.mode[r]))
     closed = mode > 0
@@ -194,30 +193,35 @@ def _pair_outputs(run: ContactRun, pairs: tuple[str, ...]) -> dict:
     cols = {"normal_force": sums["pn"] * nan, "friction_t1": sums["ft1"] * nan, "friction_t2": sums["ft2"] * nan,
             "slip_t1": sums["s1"] / count * nan, "slip_t2": sums["s2"] / count * nan, "mode": mode}
     for axis, key in zip("xyz", ("px", "py", "pz")):
-        cols[f"point_{axis}"] = (sums[key] / pn * nan) if points is not None else np.full((n, len(pairs)), np.nan)
+        cols[f"point_{axis}"] = sums[key] / pn * nan
     for axis, c in zip("xyz", range(3)):
         cols[f"normal_{axis}"] = normal[:, :, c] * nan
     return {f"{pair}.{f}": np.ascontiguousarray(cols[f][:, p]) for p, pair in enumerate(pairs) for f in PAIR_FIELDS}
 
 
-def _points_of_records(run: ContactRun, bodies, contact_points) -> np.ndarray:
-    """(K, 3): the witness point on shape b of every record, recomputed from the configuration of its step."""
+def _points_of_records(run: ContactRun, contact_points) -> np.ndarray:
+    """(K, 3): the witness point on shape b of every record, from the contact points of the configuration the
+    record's step found them at. A pair whose m records are fewer than its points there (some were apart, not
+    taking part in the step) takes its m deepest points (smallest signed distance), in the order they were found
+    (the order of the records)."""
     rec = run.contacts
     out = np.full((rec.step.shape[0], 3), np.nan)
-    cache: dict = {}
+    rows: dict = {}
     for r in range(rec.step.shape[0]):
-        k = int(rec.step[r])  # the configuration the record's contact points were found at
-        if k not in cache:
+        rows.setdefault((int(rec.step[r]), rec.name[r]), []).append(r)
+    found: dict = {}
+    for (k, name), records in rows.items():
+        if k not in found:
             by_pair: dict = {}
             for cp in contact_points(run.q[k]):
-                by_pair.setdefault(cp.name, []).append(np.asarray(cp.point_b_world, dtype=float))
-            cache[k] = (by_pair, {})
-        by_pair, used = cache[k]
-        pts = by_pair.get(rec.name[r], [])
-        j = used.get(rec.name[r], 0)
-        used[rec.name[r]] = j + 1
-        if j < len(pts):
-            out[r] = pts[j]
+                by_pair.setdefault(cp.name, []).append(cp)
+            found = {k: by_pair}  # records come step by step: one configuration at a time
+        cps = found[k].get(name, [])
+        if len(cps) > len(records):
+            keep = sorted(np.argsort([cp.distance for cp in cps], kind="stable")[:len(records)])
+            cps = [cps[i] for i in keep]
+        for r, cp in zip(records, cps):
+            out[r] = cp.point_b_world
     return out
 
 
@@ -250,6 +254,7 @@ def run_contacts(loaded, options: ContactRunOptions = ContactRunOptions(), dynam
     q0, u0 = loaded.initial_state(dyn)
     contact = replace(options.contact, scheme=options.scheme)
     start = time.perf_counter()
+
     def watched(q):
         watch()
         return contact_points(q)
@@ -258,28 +263,10 @@ def run_contacts(loaded, options: ContactRunOptions = ContactRunOptions(), dynam
                             steps * options.dt, contact, bodies=bodies, params=params)
     wall = time.perf_counter() - start
     pairs = collision_pairs(dyn.equations.model)
-    rec = run.contacts
-    points = _points_of_records(run, bodies, contact_points) if rec.step.size else np.zeros((0, 3))
-    outputs = _pair_outputs(_WithPoints(run, points), pairs)
+    outputs = _pair_outputs(run, pairs, _points_of_records(run, contact_points))
     q_names = tuple(str(s) for s in dyn.equations.model.q)
     u_names = tuple(str(s) for s in dyn.equations.u_independent)
     return ContactRunResult(run, pairs, outputs, q_names, u_names, params, dyn, wall)
-
-
-class _WithPoints:
-    """``run`` whose ``contacts`` records carry ``point_world`` (K, 3) as well."""
-
-    def __init__(self, run: ContactRun, points: np.ndarray):
-        self.t, self.events = run.t, getattr(run, "events", None)
-        self.contacts = _RecordsWithPoints(run.contacts, points)
-
-
-class _RecordsWithPoints:
-    def __init__(self, records, points):
-        self._records, self.point_world = records, points
-
-    def __getattr__(self, name):
-        return getattr(self._records, name)
 
 
 def write_contact_run(result: ContactRunResult, writer, description: str = ""):
