@@ -104,9 +104,11 @@ def _checked(lm: LoadedModel, command: str, what: str) -> LoadedModel:
     """``lm``, refused when it has [[contacts]] (``command`` would leave them out), with a note on stderr when it
     has [[switching]] rules (``what`` holds in the free mode)."""
     from .io.model_surfaces import refuse_contacts
+    from .switching.contact_run import refuse_collisions
     from .switching.model_table import switching_note
 
     refuse_contacts(lm, command)
+    refuse_collisions(lm, command)
     if note := switching_note(lm, what):
         _console(stderr=True).print(note, markup=False, soft_wrap=True)
     return lm
@@ -235,9 +237,12 @@ def _cell(a: str) -> str:
 @click.option("--loop", type=click.Choice(["auto", "compiled", "python"], case_sensitive=False), default="auto",
               show_default=True, help="auto: the compiled loop where the run allows it (the closing table says which "
               "ran and why); compiled: that or an error; python: step in Python.")
+@click.option("--contact-scheme", type=click.Choice(["time-stepping", "event-driven"], case_sensitive=False),
+              default="time-stepping", show_default=True, help="Models with [[collision]] shapes: velocity-level "
+              "time stepping in steps of --dt (default 1 ms), or event-driven stick/slip sampled every --dt.")
 @_errors
 def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent, project, max_steps,
-             max_wall_time, loop):
+             max_wall_time, loop, contact_scheme):
     """Derive, compile and simulate MODEL from its initial conditions; write the run to an HDF5 file.
 
     Settings come from the model's [simulation] table, overridden by the options. The run is saved while it
@@ -245,7 +250,9 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
     Ctrl-C or SIGTERM closes the file (status "interrupted: ...") and exits with status 130. A closing table
     gives evaluations, steps, the relative energy drift, the largest constraint residual and the wall time.
     A model with [[switching]] tables runs under its rules: the table adds the mode changes. A
-    model with [[contacts]] rolls them in absolute coordinates and is written in its joint coordinates.
+    model with [[contacts]] rolls them in absolute coordinates and is written in its joint coordinates. A model
+    with [[collision]] shapes runs by --contact-scheme in steps of --dt (default 1 ms; --method, --rtol, --atol
+    and --output-dt do not apply), each pair's contact forces and mode recorded in the file.
     """
     from .io.output_path import claim
     from .io.trajectory import check_output_path, load_trajectory
@@ -258,7 +265,7 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
     with claim(path), interrupt_signals() as signals:  # one run per output path: a second one refuses here
         try:
             lm, dyn, job, writer, s = _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent,
-                                             project, max_steps, max_wall_time, loop, err)
+                                             project, max_steps, max_wall_time, loop, err, contact_scheme)
         except KeyboardInterrupt:
             err.print(f"interrupted during start-up of {model}; nothing was simulated or saved", markup=False,
                       soft_wrap=True)
@@ -268,7 +275,7 @@ def simulate(model, output, t_end, method, rtol, atol, dt, output_dt, dependent,
 
 
 def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, project, max_steps, max_wall_time,
-           loop, err):
+           loop, err, contact_scheme="time-stepping"):
     """Load, derive and compile MODEL and check its initial state; (model, dynamics, the run (a
     :class:`kane.simulate.RunRequest`), its writer to ``path``, the settings)."""
     from .io.trajectory import TrajectoryWriter
@@ -283,6 +290,12 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
     s = replace(lm.simulation, **overrides)
     if not s.t_end > s.t_start:
         raise ModelError(f"--t-end: expected an end time after the start t = {s.t_start:g} s, got {s.t_end:g}")
+    from .switching.contact_run import contact_simulation, has_collisions
+
+    if has_collisions(lm):  # [[collision]] shapes: a contact scheme runs it
+        with err.status("deriving the equations of motion and the contact geometry"):
+            dyn, job, writer = contact_simulation(lm, s, path, contact_scheme, f"{lm.name} ({model})")
+        return lm, dyn, job, writer, s
     if not Method.parse(s.method).adaptive and s.dt is None:
         raise ModelError(f"method {s.method!r} is fixed-step: give --dt [s] (or dt in [simulation])")
     if lm.tables.get("contacts"):  # rolling contacts: absolute coordinates, written in joint coordinates

@@ -15,7 +15,8 @@ inside the period: ``SwitchingDynamics(equations, rules)`` in place of the compi
 :class:`SwitchingPlant`; the mode and the events go into the log); multi-rate: ``LoopOptions(substeps=N)`` or
 ``LoopOptions(dynamics_every=k)`` (:class:`SlowDynamics`; with ``dynamics_process=True`` in a worker process, a step
 behind: :class:`AsyncDynamics`). Rolling contacts (a model file's ``[[contacts]]``):
-``RollingRealtime(joint_dynamics, rolling_model)`` in place of the compiled dynamics. Scheduled inputs:
+``RollingRealtime(joint_dynamics, rolling_model)`` in place of the compiled dynamics; collision shapes
+(``[[collision]]``): ``ContactRealtime(dynamics)``, contact time stepping at the dynamics' step. Scheduled inputs:
 ``RealtimeLoop(..., inputs=inputs(t, q, u))``, held over each period. The gains' stable region on the coupled
 point's effective mass, for each of these schemes: :func:`coupler_stability`. A log read back:
 :func:`load_realtime_log`; plotted: :func:`kane.viz.realtime_plot.plot_realtime_log` (``kane plot LOG.h5``).
@@ -45,6 +46,7 @@ from .log_reader import LogEvent, RealtimeRecord, load_realtime_log
 from .loop import ClockMode, Engine, LoopOptions, LoopPath, LoopResult, RealtimeLoop
 from .model_table import RealtimeSettings, realtime_settings
 from .async_dynamics import AsyncDynamics
+from .contact_plant import ContactPlant, ContactRealtime
 from .multirate import SlowDynamics
 from .rolling_plant import RollingPlant, RollingRealtime
 from .stats import JITTER_EDGES_S, DeadlineStats, DeadlineSummary
@@ -59,5 +61,5 @@ __all__ = [
     "ClockMode", "Engine", "LoopOptions", "LoopPath", "LoopResult", "RealtimeLoop", "JITTER_EDGES_S", "DeadlineStats",
     "DeadlineSummary", "RealtimeSettings", "realtime_settings", "AsyncDynamics", "UdpDevice", "FORCE_SIZE",
     "STATE_SIZE", "pack_state", "unpack_force", "SlowDynamics", "SwitchingDynamics", "SwitchingOptions",
-    "SwitchingPlant", "RollingRealtime", "RollingPlant", "LogEvent", "RealtimeRecord", "load_realtime_log",
+    "SwitchingPlant", "RollingRealtime", "RollingPlant", "ContactRealtime", "ContactPlant", "LogEvent", "RealtimeRecord", "load_realtime_log",
 ]

@@ -19,7 +19,9 @@ from ..errors import ArgumentError
 from ..io.model_surfaces import rolling_dynamics
 from ..io.trajectory import PARTIAL_SUFFIX
 from ..spatial import rotation_axis_angle
+from ..switching.contact_run import has_collisions
 from ..switching.model_table import switching_rules
+from .contact_plant import ContactRealtime
 from .coupler import CouplerGains, VirtualCoupler, add_coupler
 from .devices import Replay, SimulatedHand, Workspace
 from .loop import ClockMode, LoopOptions, LoopPath, LoopResult, RealtimeLoop
@@ -150,6 +152,8 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     rolling = rolling_dynamics(loaded) if loaded.tables.get("contacts") else None  # (with the coupler's inputs)
     if rolling is not None:  # [[contacts]]: stepped in absolute coordinates, seen in joint coordinates
         dyn = RollingRealtime(loaded.derive().compile(), rolling)
+    elif has_collisions(loaded):  # [[collision]] shapes: contact time stepping at the dynamics' step
+        dyn = ContactRealtime(loaded.derive().compile(), dict(loaded.parameters))
     else:
         dyn = SwitchingDynamics(loaded.derive(), rules, system=loaded.system) if rules else loaded.derive().compile()
     rate, stiffness, max_force, device = o["rate"], o["stiffness"], o["max_force"], o["device"]

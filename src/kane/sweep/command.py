@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..errors import ArgumentError
 from ..io.model_surfaces import refuse_contacts
+from ..switching.contact_run import refuse_collisions
 from ..options import Method
 from .table import printable
 from .execute import Backend, Execution, run_sweep
@@ -60,6 +61,7 @@ def sweep_command(lm, output, grids=(), randoms=(), n=100, seed=0, t_end=None, s
     path of a CSV file of points (one more axis); ``trajectories``: keep each run's samples in the file;
     ``max_points``: the most points the sweep may have (checked before anything is allocated)."""
     refuse_contacts(lm, "kane sweep")
+    refuse_collisions(lm, "kane sweep")
     axes = [parse_grid(g) for g in grids]
     if randoms:
         axes.append(Draws(tuple(parse_random(r) for r in randoms), n, seed))

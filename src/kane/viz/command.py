@@ -14,6 +14,7 @@ import warnings
 
 from ..errors import ArgumentError
 from ..realtime.command import parse_couple
+from ..switching.contact_run import refuse_collisions
 from .assemble_view import AssembleSession, AssembleViewer
 from .gif import write_gif
 from .guard import is_loopback
@@ -102,7 +103,9 @@ def view_command(load_model, errors):
         elif live:
             with warnings.catch_warnings(record=True) as caught:  # the coupler's gains outside their bounds
                 warnings.simplefilter("always")
-                simulation = LiveSimulation(load_model(run), LiveOptions(couple))
+                loaded = load_model(run)
+                refuse_collisions(loaded, "kane view --live")  # its live loop has no contact scheme
+                simulation = LiveSimulation(loaded, LiveOptions(couple))
             for w in caught:
                 click.echo(f"warning: {w.message}", err=True)
             viewer = LiveViewer(simulation, ViewOptions(host, port, traces=traces), record)

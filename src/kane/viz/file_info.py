@@ -106,7 +106,11 @@ def describe_file(path) -> FileInfo:
         return FileInfo(kind, _sweep_rows(path))
     if kind is FileKind.REALTIME_LOG:
         return FileInfo(kind, tuple(load_realtime_log(path).summary_rows()))
+    from ..switching.contact_run import contact_series
+    from .contact_plot import contact_info_rows, is_contact_series
+
     traj = load_trajectory(path)
+    contact = contact_series(traj)  # a contact run: its pair outputs summarized, not listed as residuals
     st = traj.stats
     span = f"{traj.t[0]:g} to {traj.t[-1]:g} s" if traj.n_samples else "(none)"
     rows = (("file", traj.source), ("model", traj.description or "(unnamed)"),
@@ -118,8 +122,9 @@ def describe_file(path) -> FileInfo:
             (f"coordinates ({len(traj.q_names)})", ", ".join(traj.q_names)),
             (f"speeds ({len(traj.u_names)})", ", ".join(traj.u_names)),
             ("energy", "recorded" if traj.energy is not None else "not recorded"),
-            ("residuals", ", ".join(traj.residuals) or "(none)"),
-            ("events", str(len(traj.events))), ("modes", ", ".join(m for _, _, m in traj.modes) or "(none)"))
+            ("residuals", ", ".join(n for n in traj.residuals if not is_contact_series(n, contact)) or "(none)"),
+            ("events", str(len(traj.events))), ("modes", ", ".join(m for _, _, m in traj.modes) or "(none)")) + \
+        contact_info_rows(traj)
     params = tuple((k, f"{v:g}" if math.isfinite(v) else str(v)) for k, v in traj.params.items())
     return FileInfo(kind, rows, params)
 

@@ -13,6 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..io.trajectory import Trajectory, load_trajectory
+from .contact_plot import CONTACT_PANELS, draw_contact_panel, is_contact_series
 from .readable import monitor_panels, spread_formatter
 
 __all__ = ["plot_trajectory", "trajectory_figure"]
@@ -44,7 +45,12 @@ def plot_trajectory(traj: Trajectory | str | os.PathLike, path: str | os.PathLik
 
 def trajectory_figure(traj: Trajectory, title: str | None = None) -> Figure:
     """The off-screen matplotlib Figure that :func:`plot_trajectory` saves, one Axes per panel, top to bottom."""
-    panels = ["q", "u"] + (["energy"] if traj.energy is not None else []) + list(monitor_panels(traj.residuals))
+    from ..switching.contact_run import contact_series
+
+    contact = contact_series(traj)  # a contact run's pair outputs: their own panels, not monitors
+    monitors = [name for name in traj.residuals if not is_contact_series(name, contact)]
+    panels = ["q", "u"] + (["energy"] if traj.energy is not None else []) + list(monitor_panels(monitors)) + \
+        (list(CONTACT_PANELS) if contact is not None else [])
     fig = Figure(figsize=(9.0, 2.3 * len(panels) + 0.8), layout="constrained")
     axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
     t = traj.t
@@ -59,6 +65,8 @@ def trajectory_figure(traj: Trajectory, title: str | None = None) -> Figure:
                 ax.plot(t, traj.u[:, k], lw=1.0, label=name)
             ax.set_ylabel("speeds u [m/s, rad/s]")
             _legend(ax, len(traj.u_names))
+        elif panel in CONTACT_PANELS:
+            draw_contact_panel(ax, panel, contact)
         elif panel == "energy":
             ax.plot(t, traj.energy, lw=1.0, color="k", label="total energy")
             ax.set_ylabel("energy [J]")
@@ -75,7 +83,7 @@ def trajectory_figure(traj: Trajectory, title: str | None = None) -> Figure:
                 ax.plot(t, traj.residuals[name], lw=1.0, label=name)
             ax.set_ylabel(panel.ylabel)
             _legend(ax, len(panel.names))
-        if isinstance(panel, str) or not panel.log:
+        if panel != "contact_mode" and (isinstance(panel, str) or not panel.log):  # the modes keep their names
             ax.yaxis.set_major_formatter(spread_formatter())
         ax.grid(True, lw=0.3, alpha=0.6)
         for ev in traj.events:

@@ -21,6 +21,7 @@ from ..analysis.kinematic_outputs import kinematic_outputs
 from ..errors import ArgumentError
 from ..model.model import float_value
 from ..spatial import quaternion_to_rotation, rotation_to_quaternion
+from .contact_plot import contact_arrows, merge_arrows
 from .forces import ForceArrows, constraint_arrows, equations_of
 
 __all__ = ["PALETTE", "ShapeKind", "BodyShape", "JointFrame", "Scene", "equivalent_box", "default_shapes",
@@ -196,7 +197,8 @@ def build_scene(equations, trajectory, shapes=None, inputs=None, dynamics=None) 
     scene = _scene(equations.model, params or None, np.array(trajectory.t), position, wxyz,
                    None if trajectory.energy is None else np.array(trajectory.energy), shapes,
                    {k: np.array(v) for k, v in trajectory.residuals.items()})
-    forces = constraint_arrows(equations, trajectory, position, wxyz, inputs, dynamics)
+    forces = merge_arrows(constraint_arrows(equations, trajectory, position, wxyz, inputs, dynamics),
+                          contact_arrows(trajectory, {c.name: c.body for c in equations.model.collisions}))
     return scene if forces is None else replace(scene, forces=forces)
 
 

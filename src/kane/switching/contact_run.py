@@ -1,0 +1,369 @@
+"""Contact runs of a model with collision shapes (``[[collision]]`` tables, ``System.add_collision``): the dynamics,
+point Jacobians and contact points built from the model, the run by either contact scheme, and its per-pair outputs
+written to a kane run file (``kane simulate MODEL.toml -o run.h5``).
+
+:func:`run_contacts` derives the model's equations (:class:`kane.KaneDynamics` of the compiled model), its point
+Jacobians and body poses (:class:`.system_bodies.SystemBodies`) and the contact points of its shapes at each
+configuration (:func:`kane.mechanics.collision.contacts`), then runs :func:`.contact_events.simulate_contacts`
+with the scheme of :class:`ContactRunOptions` (velocity-level time stepping by default, or the event-driven
+embedding) in steps of ``dt`` [s], and returns a :class:`ContactRunResult`.
+
+Outputs: every allowed pair of collision shapes (:func:`collision_pairs`, named ``"<shape_a>|<shape_b>"`` as
+:attr:`kane.model.contact.ContactPoint.name`) has the same columns at every sample (:data:`PAIR_FIELDS`):
+``normal_force`` [N] (sum over the pair's points), ``friction_t1``, ``friction_t2`` [N] (sum, along the pair's
+tangents :meth:`~kane.model.contact.ContactPoint.tangents_world`), ``slip_t1``, ``slip_t2`` [m/s] (mean over the
+points), ``mode`` (0 open, 1 stick, 2 slip: slip when a point slips, else stick when one presses), the world
+position of the force's point of application ``point_x/y/z`` [m] (the normal-force-weighted mean of the points on
+shape b) and the unit normal ``normal_x/y/z`` (from a to b). A pair that does not press (mode open) has NaN in
+every column but ``mode``. They are stored as the run file's monitor series ``"<pair>.<field>"`` (as
+:class:`kane.io.trajectory.TrajectoryWriter` stores monitors), read back with :func:`kane.load_trajectory` and
+sorted by :func:`contact_series`. In time stepping a step's forces act over [t_k, t_k+1] and are recorded at the
+sample t_k+1 that ends it (sample 0 is open); the event-driven scheme records the forces at each sample's instant.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ArgumentError, ModelError
+from .contact_stepping import ContactOptions, ContactRun, ContactScheme
+
+__all__ = ["PAIR_FIELDS", "ContactRunOptions", "ContactRunResult", "ContactSeries", "collision_pairs",
+           "contact_series", "has_collisions", "model_contact_problem", "refuse_collisions", "run_contacts",
+           "write_contact_run", "ContactJob", "contact_simulation"]
+
+PAIR_FIELDS = ("normal_force", "friction_t1", "friction_t2", "slip_t1", "slip_t2", "mode", "point_x", "point_y",
+               "point_z", "normal_x", "normal_y", "normal_z")
+"""The output columns of every collision pair, stored as ``"<pair>.<field>"``."""
+
+
+@dataclass(frozen=True)
+class ContactRunOptions:
+    """``scheme`` (:class:`ContactScheme` or its value), ``dt`` [s] the contact step (time stepping) or sampling
+    interval (event-driven), ``t_end`` [s] (None: the model's ``[simulation] t_end``), ``contact`` the
+    :class:`ContactOptions` of the scheme (its ``scheme`` is replaced by ``scheme``)."""
+
+    scheme: ContactScheme = ContactScheme.TIME_STEPPING
+    dt: float = 1e-3
+    t_end: float | None = None
+    contact: ContactOptions = field(default_factory=ContactOptions)
+
+    def __post_init__(self):
+        if not isinstance(self.scheme, ContactScheme):
+            try:
+                object.__setattr__(self, "scheme", ContactScheme(self.scheme))
+            except ValueError:
+                raise ArgumentError(f"contact run: scheme: expected one of "
+                                    f"{', '.join(s.value for s in ContactScheme)}, got {self.scheme!r}") from None
+        if not (np.isfinite(float(self.dt)) and float(self.dt) > 0):
+            raise ArgumentError(f"contact run: dt: expected a step > 0 [s], got {self.dt!r}")
+        if self.t_end is not None and not float(self.t_end) > 0:
+            raise ArgumentError(f"contact run: t_end: expected an end time > 0 [s], got {self.t_end!r}")
+
+
+@dataclass(frozen=True)
+class ContactRunResult:
+    """A contact run of a model: ``run`` (the scheme's :class:`ContactRun`), ``pairs`` (the collision pairs'
+    names), ``outputs`` (``"<pair>.<field>"`` -> (N+1,) at the samples ``run.t``), ``q_names``, ``u_names``,
+    ``params`` (name -> value), ``dynamics`` (the model's compiled dynamics), ``wall_time_s`` [s]."""
+
+    run: ContactRun
+    pairs: tuple[str, ...]
+    outputs: dict
+    q_names: tuple[str, ...]
+    u_names: tuple[str, ...]
+    params: dict
+    dynamics: object = field(repr=False)
+    wall_time_s: float = 0.0
+
+    @property
+    def scheme(self) -> ContactScheme:
+        """The scheme that ran."""
+        return self.run.scheme
+
+
+@dataclass(frozen=True)
+class ContactSeries:
+    """The contact outputs of a run file, by field: ``pairs`` (P names), ``t`` (N,) [s], and per field of
+    :data:`PAIR_FIELDS` an (N, P) array in ``fields``; ``mode`` (N, P) int (0 open, 1 stick, 2 slip)."""
+
+    pairs: tuple[str, ...]
+    t: np.ndarray
+    fields: dict
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.fields[name]
+
+    @property
+    def mode(self) -> np.ndarray:
+        return np.nan_to_num(self.fields["mode"]).astype(int)
+
+
+def has_collisions(model) -> bool:
+    """True when ``model`` has collision shapes that kane's contact schemes run: a LoadedModel with
+    ``[[collision]]`` tables or (a script's) ``System.add_collision`` shapes, or a System, Model or Equations with
+    collision shapes. An imported URDF's ``<collision>`` geometry does not count (it is drawn and queried, and the
+    robot runs as before, without contact)."""
+    if getattr(model, "tables", None) is not None:  # a LoadedModel
+        if model.tables.get("collision"):
+            return True
+        path = getattr(model, "path", None)
+        if path is not None and Path(path).suffix.lower() in (".urdf", ".xml"):
+            return False
+        return bool(getattr(model.system, "_collisions", None))
+    holder = getattr(model, "model", model)
+    return bool(getattr(holder, "collisions", None) or getattr(holder, "_collisions", None))
+
+
+def refuse_collisions(loaded, command: str) -> None:
+    """Raise :class:`kane.ModelError` when ``loaded`` has ``[[collision]]`` shapes, which ``command`` does not
+    handle (its bodies would pass through each other)."""
+    if has_collisions(loaded):
+        raise ModelError(f"{getattr(loaded, 'path', None) or loaded.name}: {command} does not handle the "
+                         f"[[collision]] shapes of this model (without them its bodies would pass through each "
+                         f"other); run it with kane simulate (contact time stepping or --contact-scheme "
+                         f"event-driven)")
+
+
+def collision_pairs(model) -> tuple[str, ...]:
+    """The names ``"<shape_a>|<shape_b>"`` of every pair of ``model``'s collision shapes that may touch (the pair
+    filter of :func:`kane.mechanics.collision.collision_model`), in collision order."""
+    from ..mechanics.collision import collision_model
+
+    cm = collision_model(model)
+    n = len(cm.collisions)
+    return tuple(f"{cm.collisions[i].name}|{cm.collisions[j].name}" for i in range(n) for j in range(i + 1, n)
+                 if cm.allowed[i, j])
+
+
+def model_contact_problem(equations, params=None):
+    """(bodies, contacts): the :class:`.system_bodies.SystemBodies` of ``equations`` (a :class:`kane.Equations`)
+    and the callable q -> contact points of the model's collision shapes at q."""
+    from ..mechanics.collision import CollisionData, contacts
+    from .system_bodies import SystemBodies
+
+    model = equations.model
+    if not model.collisions:
+        raise ModelError(f"model {model.name!r}: no collision shapes (add [[collision]] tables or "
+                         f"System.add_collision)")
+    bodies = SystemBodies(equations, params)
+    data = CollisionData(model)
+
+    def contact_points(q):
+        return contacts(model, data, bodies.poses(q))
+
+    return bodies, contact_points
+
+
+def _pair_outputs(run: ContactRun, pairs: tuple[str, ...], points: np.ndarray) -> dict:
+    """``"<pair>.<field>"`` -> (N+1,) from the run's per-contact records and their points of application
+    ``points`` (K, 3) [m] (module docstring)."""
+    n = run.t.shape[0]
+    rec = run.contacts
+    index = {p: k for k, p in enumerate(pairs)}
+    sums = {f: np.zeros((n, len(pairs))) for f in ("pn", "ft1", "ft2", "s1", "s2", "count", "px", "py", "pz")}
+    mode = np.zeros((n, len(pairs)))
+    normal = np.full((n, len(pairs), 3), np.nan)
+    shift = 1 if run.scheme is ContactScheme.TIME_STEPPING else 0  # time stepping: a step's forces end at k+1
+    for r in range(rec.step.shape[0]):
+        k, p = int(rec.step[r]) + shift, index.get(rec.name[r])
+        if p is None or k >= n:
+            continue
+        pn = float(rec.normal_force[r])
+        if int(rec.mode[r]) == 0 or not pn > 0:
+            continue
+        sums["pn"][k, p] += pn
+        sums["ft1"][k, p] += rec.friction_force[r, 0]
+        sums["ft2"][k, p] += rec.friction_force[r, 1]
+        sums["s1"][k, p] += rec.slip_velocity[r, 0]
+        sums["s2"][k, p] += rec.slip_velocity[r, 1]
+        sums["count"][k, p] += 1
+        for axis, key in enumerate(("px", "py", "pz")):
+            sums[key][k, p] += pn * points[r, axis]
+        normal[k, p] = rec.normal_world[r]
+        mode[k, p] = max(mode[k, p], float(rec.mode[r]))
+    closed = mode > 0
+    nan = np.where(closed, 1.0, np.nan)
+    count = np.where(closed, sums["count"], 1.0)
+    pn = np.where(closed, sums["pn"], 1.0)
+    cols = {"normal_force": sums["pn"] * nan, "friction_t1": sums["ft1"] * nan, "friction_t2": sums["ft2"] * nan,
+            "slip_t1": sums["s1"] / count * nan, "slip_t2": sums["s2"] / count * nan, "mode": mode}
+    for axis, key in zip("xyz", ("px", "py", "pz")):
+        cols[f"point_{axis}"] = sums[key] / pn * nan
+    for axis, c in zip("xyz", range(3)):
+        cols[f"normal_{axis}"] = normal[:, :, c] * nan
+    return {f"{pair}.{f}": np.ascontiguousarray(cols[f][:, p]) for p, pair in enumerate(pairs) for f in PAIR_FIELDS}
+
+
+def _points_of_records(run: ContactRun, contact_points) -> np.ndarray:
+    """(K, 3): the witness point on shape b of every record, from the contact points of the configuration the
+    record's step found them at. A pair whose m records are fewer than its points there (some were apart, not
+    taking part in the step) takes its m deepest points (smallest signed distance), in the order they were found
+    (the order of the records)."""
+    rec = run.contacts
+    out = np.full((rec.step.shape[0], 3), np.nan)
+    rows: dict = {}
+    for r in range(rec.step.shape[0]):
+        rows.setdefault((int(rec.step[r]), rec.name[r]), []).append(r)
+    found: dict = {}
+    for (k, name), records in rows.items():
+        if k not in found:
+            by_pair: dict = {}
+            for cp in contact_points(run.q[k]):
+                by_pair.setdefault(cp.name, []).append(cp)
+            found = {k: by_pair}  # records come step by step: one configuration at a time
+        cps = found[k].get(name, [])
+        if len(cps) > len(records):
+            keep = sorted(np.argsort([cp.distance for cp in cps], kind="stable")[:len(records)])
+            cps = [cps[i] for i in keep]
+        for r, cp in zip(records, cps):
+            out[r] = cp.point_b_world
+    return out
+
+
+def run_contacts(loaded, options: ContactRunOptions = ContactRunOptions(), dynamics=None,
+                 watch=None) -> ContactRunResult:
+    """Run ``loaded`` (a :class:`kane.io.LoadedModel` with collision shapes) from its initial state by the contact
+    scheme of ``options`` to ``options.t_end`` (default: the model's) in steps of ``options.dt`` [s];
+    ``dynamics``: the model's compiled dynamics when already built (default: derived and compiled here);
+    ``watch()``: called before every contact query (once per step in time stepping), e.g. to take signals."""
+    from dataclasses import replace
+
+    from .contact_events import simulate_contacts
+
+    if not isinstance(options, ContactRunOptions):
+        raise ArgumentError(f"run_contacts: options: expected a ContactRunOptions, got {type(options).__name__}")
+    t_end = float(options.t_end if options.t_end is not None else loaded.simulation.t_end)
+    t_start = float(loaded.simulation.t_start)
+    if t_start != 0.0:
+        raise ModelError(f"{loaded.path or loaded.name}: [simulation] t_start: a contact run starts at t = 0, got "
+                         f"{t_start:g}")
+    steps = round(t_end / options.dt)
+    if steps < 1 or abs(steps * options.dt - t_end) > 1e-9 * max(1.0, t_end):
+        raise ArgumentError(f"{loaded.path or loaded.name}: t_end = {t_end:g} s is not a whole number of contact "
+                            f"steps dt = {options.dt:g} s")
+    if getattr(loaded, "input_laws", None) or getattr(loaded, "tables", {}).get("inputs"):
+        raise ModelError(f"{loaded.path or loaded.name}: a contact run does not take [inputs] schedules yet")
+    params = dict(loaded.parameters)
+    dyn = loaded.derive().compile() if dynamics is None else dynamics
+    bodies, contact_points = model_contact_problem(dyn.equations, params)
+    q0, u0 = loaded.initial_state(dyn)
+    contact = replace(options.contact, scheme=options.scheme)
+    start = time.perf_counter()
+
+    def watched(q):
+        watch()
+        return contact_points(q)
+
+    run = simulate_contacts(dyn, contact_points if watch is None else watched, q0, u0, options.dt,
+                            steps * options.dt, contact, bodies=bodies, params=params)
+    wall = time.perf_counter() - start
+    pairs = collision_pairs(dyn.equations.model)
+    outputs = _pair_outputs(run, pairs, _points_of_records(run, contact_points))
+    q_names = tuple(str(s) for s in dyn.equations.model.q)
+    u_names = tuple(str(s) for s in dyn.equations.u_independent)
+    return ContactRunResult(run, pairs, outputs, q_names, u_names, params, dyn, wall)
+
+
+def write_contact_run(result: ContactRunResult, writer, description: str = ""):
+    """Write ``result`` to ``writer`` (a :class:`kane.io.trajectory.TrajectoryWriter`, or a path): the samples,
+    energy, the per-pair outputs as monitor series, the method ``"contact <scheme>"`` (the scheme that ran), the
+    events of the event-driven scheme, and its statistics; returns the file's path."""
+    from ..io.trajectory import EventRecord, Stats, TrajectoryWriter
+
+    run = result.run
+    if not isinstance(writer, TrajectoryWriter):
+        writer = TrajectoryWriter(Path(writer), flush_every=max(run.t.shape[0], 1))
+    method = f"contact {run.scheme.value}"
+    if not writer.is_open:
+        writer.open(q_names=result.q_names, u_names=result.u_names, residual_names=tuple(result.outputs),
+                    has_energy=run.energy is not None, description=description or f"contact run ({method})",
+                    params=result.params, method=method)
+    for ev in getattr(run, "events", ()) or ():
+        writer.add_event(EventRecord(float(ev.t), f"{ev.kind} {ev.contact}", "contact",
+                                     {"contact": ev.contact, "modes": dict(ev.modes)}))
+    writer.append_block(run.t, run.q, run.u, run.energy, result.outputs)
+    n = run.t.shape[0] - 1
+    evaluations = int(np.sum(run.iterations)) if run.scheme is ContactScheme.EVENT_DRIVEN else n
+    stats = Stats(n_fev=evaluations, n_steps=n, n_accepted=n, n_rejected=None,
+                  wall_time_s=result.wall_time_s, method=f"{method}, h = {run.h:g} s", loop="python",
+                  loop_reason=f"contact {run.scheme.value} loop")
+    return writer.close("completed", stats)
+
+
+def contact_series(traj) -> ContactSeries | None:
+    """The contact outputs of ``traj`` (a :class:`kane.io.trajectory.Trajectory`) by field, or None when it has
+    none. A pair is listed when all of its :data:`PAIR_FIELDS` columns are present."""
+    names = tuple(traj.residuals)
+    pairs = []
+    for name in names:
+        if name.endswith(".mode"):
+            pair = name[:-len(".mode")]
+            if all(f"{pair}.{f}" in traj.residuals for f in PAIR_FIELDS) and pair not in pairs:
+                pairs.append(pair)
+    if not pairs:
+        return None
+    fields = {f: np.column_stack([np.asarray(traj.residuals[f"{p}.{f}"], dtype=float) for p in pairs])
+              for f in PAIR_FIELDS}
+    return ContactSeries(tuple(pairs), np.asarray(traj.t, dtype=float), fields)
+
+
+class ContactJob:
+    """``kane simulate``'s run of a model with collision shapes: ``start(writer, progress)`` opens the run file
+    (its layout known from the model), runs :func:`run_contacts` and writes the samples when it ends; returns None
+    (the CLI reads the file back). ``progress(state)`` (the CLI's :class:`kane.run_command.RunProgress`) is called
+    before each contact query with ``state.t`` [s] (the steps so far x dt in time stepping) and ``state.stats``;
+    it takes Ctrl-C, which stops the run with the file closed as interrupted (the samples are written at the
+    end, so an interrupted contact run keeps none)."""
+
+    def __init__(self, loaded, options: ContactRunOptions, description: str = "", dynamics=None):
+        self.loaded, self.options, self.description, self.dynamics = loaded, options, description, dynamics
+        self.result: ContactRunResult | None = None
+
+    def start(self, writer, progress=None):
+        from ..io.trajectory import Stats
+
+        dyn = self.dynamics if self.dynamics is not None else self.loaded.derive().compile()
+        method = f"contact {self.options.scheme.value}"
+        names = tuple(f"{p}.{f}" for p in collision_pairs(dyn.equations.model) for f in PAIR_FIELDS)
+        writer.open(q_names=tuple(str(s) for s in dyn.equations.model.q),
+                    u_names=tuple(str(s) for s in dyn.equations.u_independent), residual_names=names,
+                    has_energy=dyn.capabilities.energy, description=self.description or f"contact run ({method})",
+                    params=dict(self.loaded.parameters), method=method)
+        state = _Progress(0.0, Stats(method=method))
+        stepping = self.options.scheme is ContactScheme.TIME_STEPPING
+
+        def watch():
+            if stepping:
+                state.t = state.stats.n_steps * self.options.dt
+                state.stats = Stats(n_steps=state.stats.n_steps + 1, method=method)
+            if progress is not None:
+                progress(state)
+
+        self.result = run_contacts(self.loaded, self.options, dyn, watch)
+        write_contact_run(self.result, writer, self.description)
+        return None
+
+
+@dataclass
+class _Progress:
+    """What :class:`ContactJob` shows the CLI's progress: ``t`` [s] and ``stats`` (a Stats, steps so far)."""
+
+    t: float
+    stats: object
+
+
+def contact_simulation(loaded, settings, path, scheme="time-stepping", description: str = ""):
+    """``kane simulate`` of a model with collision shapes: (the model's compiled dynamics, a :class:`ContactJob`
+    of ``settings`` (a :class:`kane.io.SimulationSettings`: ``t_end``, ``dt`` the contact step, default 1 ms) by
+    ``scheme``, its :class:`kane.io.trajectory.TrajectoryWriter` to ``path``)."""
+    from ..io.trajectory import TrajectoryWriter
+
+    options = ContactRunOptions(scheme=scheme, dt=settings.dt or 1e-3, t_end=settings.t_end)
+    dyn = loaded.derive().compile()
+    n = round(settings.t_end / options.dt) + 1
+    return dyn, ContactJob(loaded, options, description, dyn), TrajectoryWriter(path, flush_every=max(n, 1))
