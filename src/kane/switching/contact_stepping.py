@@ -30,6 +30,11 @@ Outputs per active contact and step (:class:`ContactRecords`): normal force p_n 
 (2,) [N] along (t1, t2), slip velocity v_t+ (2,) [m/s], mode open / stick / slip. :func:`simulate_contacts` is the
 loop (a later session wires it into :func:`kane.simulate.run`); :class:`ContactScheme` selects the scheme and the
 run records it.
+
+Fast path: when ``contacts(q)`` returns a :class:`kane.mechanics.collision_batch.ContactBatch` (e.g.
+:func:`kane.mechanics.collision_batch.contacts_batch` of kane's coal geometry) and the dynamics is a
+:class:`.contact_bodies.FreeBodies`, the step runs in :mod:`.contact_fast` (compiled rows, W and sweeps, no
+scipy.sparse, no object per contact) with the same results; any other dynamics gets the batch's ContactPoints.
 """
 
 from __future__ import annotations
@@ -88,7 +93,7 @@ class ContactOptions:
 @dataclass(frozen=True)
 class ContactStep:
     """One step's result: ``q`` (n_q,), ``u`` (n_u,) after the step; per active contact (m of them): ``points``
-    (their ContactPoints), ``impulse`` (m, 3) [N s] in (n, t1, t2), ``velocity`` (m, 3) [m/s] = J u+, ``mode``
+    (their ContactPoints; on the compiled path, the active :class:`kane.mechanics.collision_batch.ContactBatch`), ``impulse`` (m, 3) [N s] in (n, t1, t2), ``velocity`` (m, 3) [m/s] = J u+, ``mode``
     (m,) indices into :data:`MODES`; ``iterations`` and ``converged`` of the cone solver."""
 
     q: np.ndarray
@@ -208,7 +213,9 @@ class _MassSolve:
 def contact_step(dynamics, contacts: Callable, t: float, q, u, h: float, options: ContactOptions = ContactOptions(),
                  bodies=None, params=None, warm_start: dict | None = None) -> ContactStep:
     """One step of size h [s] from (t, q (n_q,), u (n_u,)) (module docstring). ``warm_start`` maps a contact
-    pair's name to the impulses (k, 3) of its contacts in the previous step (used when the count matches)."""
+    pair's name to the impulses (k, 3) of its contacts in the previous step (used when the count matches), or is
+    a :class:`.contact_fast.WarmStart`. When ``contacts(q)`` returns a ContactBatch and the dynamics is a
+    :class:`.contact_bodies.FreeBodies`, the step runs compiled (:mod:`.contact_fast`: the same step, arrays)."""
     if options.scheme is ContactScheme.EVENT_DRIVEN:
         raise NotSupportedError("event-driven contact: not yet (ContactScheme.EVENT_DRIVEN); use "
                                 "ContactScheme.TIME_STEPPING")
