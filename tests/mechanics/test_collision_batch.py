@@ -72,3 +72,29 @@ def test_no_contacts_gives_an_empty_batch():
     m = scene([Sphere(0.1)])
     batch = contacts_batch(m, None, (np.eye(3)[None], np.array([[0.0, 0.0, 1.0]])))
     assert len(batch) == 0 and batch.points() == [] and batch.point_a.shape == (0, 3)
+
+
+def test_separating_axis_filter_only_skips_pairs_coal_finds_apart():
+    from kane.mechanics.collision import pair_distance
+    from kane.mechanics.collision_batch import _separated
+
+    rng = np.random.default_rng(5)
+    m = scene([Box((0.1, 0.05, 0.02)), Box((0.03, 0.08, 0.06))])
+    skipped = near = 0
+    for _ in range(300):
+        R = Rotation.random(2, random_state=rng).as_matrix()
+        r = rng.uniform([-0.15, -0.15, 0.0], [0.15, 0.15, 0.15], size=(2, 3))
+        halves = np.array([[0.1, 0.05, 0.02], [0.03, 0.08, 0.06]])
+        out = np.zeros(2, dtype=bool)  # the box-box pair and box 1 against the floor (plane z <= 0)
+        _separated(np.array([True, True]), np.array([True, False]), np.array([R[0], R[1]]), np.array([r[0], r[1]]),
+                   np.array([R[1], np.eye(3)]), np.array([r[1], np.zeros(3)]), np.array([halves[0], halves[1]]),
+                   np.array([halves[1], np.zeros(3)]), np.array([[0, 0, 1.0], [0, 0, 1.0]]), np.zeros(2), 0.01, out)
+        d_boxes = pair_distance(m, None, (R, r), "s0", "s1").distance
+        d_floor = pair_distance(m, None, (R, r), "s1", "floor").distance
+        for sep, d in zip(out, (d_boxes, d_floor)):
+            if sep:
+                assert d > 0.01
+                skipped += 1
+            else:
+                near += d <= 0.01  # left to coal: the ones within the margin among them
+    assert skipped > 100 and near > 20

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ArgumentError
-from ..model.collision import HalfSpace, Sphere
+from ..model.collision import Box, HalfSpace, Sphere
 from ..model.contact import ContactMaterial, ContactPoint
 from .collision import CollisionData, body_poses, candidate_pairs, collision_model
 
@@ -123,21 +123,69 @@ def _closed_forms(kind_a, kind_b, R_a, r_a, R_b, r_b, radius_a, radius_b, plane_
             out[k, 7], out[k, 8], out[k, 9] = w0, w1, w2
 
 
+def _separated(box_a, box_b, R_a, r_a, R_b, r_b, half_a, half_b, plane_n, plane_d, bound, out):
+    """out[k] True when pair k (box-box or box-plane) is provably farther apart than ``bound``: a separating axis
+    (the 15 of two boxes, the plane's normal) with a gap > bound. A gap along an axis is a lower bound of the
+    distance, so a pair marked here is one coal reports apart too; the others go to coal."""
+    for k in range(box_a.shape[0]):
+        out[k] = False
+        if box_a[k] and box_b[k]:
+            t0, t1, t2 = r_b[k, 0] - r_a[k, 0], r_b[k, 1] - r_a[k, 1], r_b[k, 2] - r_a[k, 2]
+            for axis in range(15):
+                if axis < 3:
+                    l0, l1, l2 = R_a[k, 0, axis], R_a[k, 1, axis], R_a[k, 2, axis]
+                elif axis < 6:
+                    l0, l1, l2 = R_b[k, 0, axis - 3], R_b[k, 1, axis - 3], R_b[k, 2, axis - 3]
+                else:
+                    i, j = (axis - 6) // 3, (axis - 6) % 3
+                    a0, a1, a2 = R_a[k, 0, i], R_a[k, 1, i], R_a[k, 2, i]
+                    b0, b1, b2 = R_b[k, 0, j], R_b[k, 1, j], R_b[k, 2, j]
+                    l0, l1, l2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+                    norm = np.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
+                    if norm < 1e-6:  # parallel edges: the face axes cover them
+                        continue
+                    l0, l1, l2 = l0 / norm, l1 / norm, l2 / norm
+                extent = 0.0
+                for c in range(3):
+                    extent += half_a[k, c] * abs(R_a[k, 0, c] * l0 + R_a[k, 1, c] * l1 + R_a[k, 2, c] * l2)
+                    extent += half_b[k, c] * abs(R_b[k, 0, c] * l0 + R_b[k, 1, c] * l1 + R_b[k, 2, c] * l2)
+                if abs(t0 * l0 + t1 * l1 + t2 * l2) - extent > bound:
+                    out[k] = True
+                    break
+        else:  # a box and a plane (n . x <= d in the plane's frame)
+            if box_a[k]:
+                R_x, r_x, half, R_p, r_p = R_a[k], r_a[k], half_a[k], R_b[k], r_b[k]
+            else:
+                R_x, r_x, half, R_p, r_p = R_b[k], r_b[k], half_b[k], R_a[k], r_a[k]
+            w0 = R_p[0, 0] * plane_n[k, 0] + R_p[0, 1] * plane_n[k, 1] + R_p[0, 2] * plane_n[k, 2]
+            w1 = R_p[1, 0] * plane_n[k, 0] + R_p[1, 1] * plane_n[k, 1] + R_p[1, 2] * plane_n[k, 2]
+            w2 = R_p[2, 0] * plane_n[k, 0] + R_p[2, 1] * plane_n[k, 1] + R_p[2, 2] * plane_n[k, 2]
+            height = w0 * (r_x[0] - r_p[0]) + w1 * (r_x[1] - r_p[1]) + w2 * (r_x[2] - r_p[2]) - plane_d[k]
+            for c in range(3):
+                height -= half[c] * abs(R_x[0, c] * w0 + R_x[1, c] * w1 + R_x[2, c] * w2)
+            out[k] = height > bound
+
+
 _COMPILED: dict = {}
 
 
-def _kernel():
-    """:func:`_closed_forms` compiled by numba (once per process), or the Python function without numba."""
-    kernel = _COMPILED.get("closed")
+def _compiled(name, function):
+    """``function`` compiled by numba (once per process), or the Python function without numba."""
+    kernel = _COMPILED.get(name)
     if kernel is None:
         try:
             import numba
         except ImportError:
-            kernel = _closed_forms
+            kernel = function
         else:
-            kernel = numba.njit(cache=False, nogil=True)(_closed_forms)
-        kernel = _COMPILED.setdefault("closed", kernel)
+            kernel = numba.njit(cache=False, nogil=True)(function)
+        kernel = _COMPILED.setdefault(name, kernel)
     return kernel
+
+
+def _kernel():
+    """:func:`_closed_forms` compiled."""
+    return _compiled("closed", _closed_forms)
 
 
 class _Shapes:
@@ -147,8 +195,11 @@ class _Shapes:
         n = len(cm.collisions)
         self.kind = np.full(n, _OTHER, dtype=np.int64)
         self.radius, self.normal, self.offset = np.zeros(n), np.zeros((n, 3)), np.zeros(n)
+        self.box, self.half = np.zeros(n, dtype=np.bool_), np.zeros((n, 3))
         for k, c in enumerate(cm.collisions):
-            if isinstance(c.shape, Sphere):
+            if isinstance(c.shape, Box):
+                self.box[k], self.half[k] = True, c.shape.half_extents
+            elif isinstance(c.shape, Sphere):
                 self.kind[k], self.radius[k] = _SPHERE, c.shape.radius
             elif isinstance(c.shape, HalfSpace):
                 n_k = np.asarray(c.shape.normal, dtype=float)
@@ -210,6 +261,17 @@ def contacts_batch(model, data: CollisionData | None, poses) -> ContactBatch:
                   shapes.radius[jc], shapes.normal[plane], shapes.offset[plane], margin, rows)
     work = data.work()
     others = np.flatnonzero(~closed)
+    box_a, box_b = shapes.box[i_all[others]], shapes.box[j_all[others]]
+    test = (box_a & box_b) | (box_a & (shapes.kind[j_all[others]] == _PLANE)) | (
+        box_b & (shapes.kind[i_all[others]] == _PLANE))
+    if test.any():  # box pairs that a separating axis shows apart by more than the margin skip coal
+        ic, jc = i_all[others[test]], j_all[others[test]]
+        plane = np.where(shapes.kind[ic] == _PLANE, ic, jc)
+        apart = np.zeros(ic.size, dtype=np.bool_)
+        _compiled("separated", _separated)(shapes.box[ic], shapes.box[jc], R_s[ic], r_s[ic], R_s[jc], r_s[jc],
+                                           shapes.half[ic], shapes.half[jc], shapes.normal[plane],
+                                           shapes.offset[plane], margin * (1.0 + 1e-9) + 1e-9, apart)
+        others = np.r_[others[~test], others[test][~apart]]
     for k in np.unique(pairs[others]).tolist():
         T = work.transforms[k]
         T.setTransform(R_s[k], r_s[k])
