@@ -135,3 +135,27 @@ def test_warm_start_round_trip_and_foreign_bodies_are_named():
     other = FreeBodies(["z"], [1.0], [np.eye(3)])
     with pytest.raises(ArgumentError, match="'a' are not among the free bodies"):
         contact_step(other, lambda q: batch, 0.0, np.r_[0, 0, 0.1, 1, 0, 0, 0], np.zeros(6), 1e-3, bodies=other)
+
+
+class Wrapped:
+    """A dynamics that is not a FreeBodies (delegates to one): the batch falls back to its ContactPoints."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_other_dynamics_take_the_general_path_with_the_batch_points():
+    half = np.array([0.2, 0.1, 0.05])
+    bodies = FreeBodies(["block"], [2.0], [box_inertia(2.0, half)])
+    general = plane_contacts(bodies, boxes={"block": half}, material=ContactMaterial(0.6, 0.4))
+    q, u = state(((0.0, 0.0, half[2] - 1e-4), (1.0, 0.0, 0.0, 0.0), (0.3, 0.0, 0.0), (0.5, 0.0, -0.2)))
+    ref = contact_step(bodies, general, 0.0, q, u, 1e-3, bodies=bodies)
+    other = contact_step(Wrapped(bodies), lambda q: as_batch(general(q), bodies.names), 0.0, q, u, 1e-3,
+                         bodies=bodies, warm_start=WarmStart([], np.zeros((0, 3)), ("block", "plane")))
+    assert isinstance(other.points, tuple) and [cp.name for cp in other.points] == [cp.name for cp in ref.points]
+    np.testing.assert_array_equal(other.u, ref.u)
+    np.testing.assert_array_equal(other.impulse, ref.impulse)
+    assert len(ref.points) == 4 and ref.impulse[:, 0].sum() > 0
