@@ -185,7 +185,8 @@ def pile_model(names):
     """kane's model of the pile: one free body and one box collision per box, a ground half-space; all MU."""
     s = System("pile")
     for name in names:
-        s.add_body(name, MASS, inertia=tuple(MASS / 3 * np.array([HALF[1] ** 2 + HALF[2] ** 2, HALF[0] ** 2 + HALF[2] ** 2,
+        s.add_body(name, MASS, inertia=tuple(MASS / 3 * np.array([HALF[1] ** 2 + HALF[2] ** 2,
+                                                                 HALF[0] ** 2 + HALF[2] ** 2,
                                                                  HALF[0] ** 2 + HALF[1] ** 2])))
         s.add_joint("ground", name, J.Free(), name=f"j_{name}")
         s.add_collision(name, Box(tuple(HALF)), name=name, material=ContactMaterial(MU))

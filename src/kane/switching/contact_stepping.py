@@ -93,8 +93,9 @@ class ContactOptions:
 @dataclass(frozen=True)
 class ContactStep:
     """One step's result: ``q`` (n_q,), ``u`` (n_u,) after the step; per active contact (m of them): ``points``
-    (their ContactPoints; on the compiled path, the active :class:`kane.mechanics.collision_batch.ContactBatch`), ``impulse`` (m, 3) [N s] in (n, t1, t2), ``velocity`` (m, 3) [m/s] = J u+, ``mode``
-    (m,) indices into :data:`MODES`; ``iterations`` and ``converged`` of the cone solver."""
+    (their ContactPoints; on the compiled path, the active :class:`kane.mechanics.collision_batch.ContactBatch`),
+    ``impulse`` (m, 3) [N s] in (n, t1, t2), ``velocity`` (m, 3) [m/s] = J u+, ``mode`` (m,) indices into
+    :data:`MODES`; ``iterations`` and ``converged`` of the cone solver."""
 
     q: np.ndarray
     u: np.ndarray
