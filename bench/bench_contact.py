@@ -1,31 +1,40 @@
-"""Contact time stepping: 20 boxes falling onto a plane (dt = 1 ms, elliptic cones), kane's
-:func:`kane.switching.contact_stepping.contact_step` against MuJoCo's ``mj_step`` on the same scene.
+"""Contact time stepping: 20 boxes falling into a pile (dt = 1 ms, elliptic cones), kane's
+:func:`kane.switching.contact_stepping.simulate_contacts` against MuJoCo's ``mj_step`` on the same scene.
 
-The boxes (0.1 x 0.08 x 0.06 m half extents, 1 kg) start in a 4 x 5 grid 0.5 m apart, at heights 0.1-0.6 m, tilted
-about a random axis by up to 0.4 rad (seed 0), so they land at different times, tumble and settle on faces. They
-never touch each other: the grid keeps them apart, and box-box contact needs the collision geometry that the
-contactgeom work (coal) brings, so only box-plane contacts are modelled here (a box's corners within 5 cm of the
-plane: the same contact set for kane's analytic callable and for MuJoCo's box-plane collider, up to 4 contacts a
-box at rest). Both start from the same state; MuJoCo runs with cone="elliptic", its default Newton solver
-(tolerance 1e-8) and the Euler integrator; kane with its PGS at the default velocity tolerance (1e-12 of the free
-velocity). The script prints the cost per step of each (best of ``repeat`` whole runs / steps), the contacts per
-step (mean and at the end), kane's solver sweeps, and the resting heights (both must have settled: the
-comparison is of the same physics).
+The boxes (0.1 x 0.08 x 0.06 m half extents, 1 kg) start above 2 x 2 columns (0.12 m pitch: each box overlaps
+its neighbours' footprints, so they land on each other), one box per height, 0.17 m apart (none touches another at
+the start), tilted about a random axis by up to 0.4 rad and spinning (seed 0): they fall into a heap of box-box
+and box-plane contacts; the last lands at ~0.8 s, the run is 1.5 s.
+kane finds the contacts through its coal geometry, the batched path (:func:`kane.mechanics.collision_batch.
+contacts_batch`, margin 5 mm, coal's contact patches) and steps them on the compiled free-body path
+(:mod:`kane.switching.contact_fast`); MuJoCo gets the same scene as MJCF (cone="elliptic", its Newton solver at
+tolerance 1e-8, the Euler integrator, its box-box and box-plane colliders). Both start from the same state. The
+script prints the cost per step of each (best of ``repeat`` whole runs), the contacts per step (mean and at the
+end), kane's solver sweeps, the resting heights (both must have settled), and kane's time split (a profile of
+one run: collision, step, the rest). :func:`run_plane` keeps the earlier scene (the boxes onto the plane apart, an
+analytic corner callable).
 """
 
 from __future__ import annotations
 
+import cProfile
 import math
+import pstats
 import time
 
 import numpy as np
 
+from kane import System
+from kane import joints as J
+from kane.mechanics.collision import CollisionData, CollisionOptions
+from kane.mechanics.collision_batch import contacts_batch
+from kane.model.collision import Box, HalfSpace
 from kane.model.contact import ContactMaterial, ContactPoint
 from kane.switching.contact_bodies import FreeBodies
 from kane.switching.cone_solver import ConeSolverOptions
-from kane.switching.contact_stepping import ContactOptions, contact_step
+from kane.switching.contact_stepping import ContactOptions, contact_step, simulate_contacts
 
-__all__ = ["run", "scene"]
+__all__ = ["pile_scene", "run", "run_plane", "scene"]
 
 HALF = np.array([0.1, 0.08, 0.06])
 MASS, MU, DT = 1.0, 0.6, 1e-3
@@ -118,7 +127,8 @@ def run_mujoco(names, q0, u0, steps: int):
     return (time.perf_counter() - start) / steps, data.qpos.copy(), counts
 
 
-def run(t_end: float = 1.5, repeat: int = 2) -> dict:
+def run_plane(t_end: float = 1.5, repeat: int = 2) -> dict:
+    """The earlier scene: 20 boxes onto a plane, apart (box-plane contacts only, an analytic corner callable)."""
     names, q0, u0 = scene()
     steps = int(round(t_end / DT))
     run_kane(names, q0, u0, 400)  # numba compiles the solver's sweeps once (the first contacts come at ~0.2 s)
@@ -154,6 +164,113 @@ def run(t_end: float = 1.5, repeat: int = 2) -> dict:
           f"MuJoCo mean {out['mujoco_contacts_mean']:.1f}, at the end {out['mujoco_contacts_end']}")
     for key in ("tight", "loose", "mujoco"):
         print(f"  resting heights [mm] {key:6s}: min {z[key].min():.3f}, max {z[key].max():.3f}")
+    return out
+
+
+def pile_scene(seed: int = 0):
+    """(names, q0 (7 N,), u0 (6 N,)) of the pile: 2 x 2 columns, one box per height (module docstring)."""
+    rng = np.random.default_rng(seed)
+    names, q, u = [], [], []
+    for k in range(20):
+        axis = rng.normal(size=3)
+        angle = rng.uniform(0.0, 0.4)
+        e = np.r_[math.cos(angle / 2), math.sin(angle / 2) * axis / np.linalg.norm(axis)]
+        names.append(f"box{k}")
+        q.append(np.r_[0.12 * (k % 2) + rng.uniform(-0.01, 0.01), 0.12 * (k // 2 % 2) + rng.uniform(-0.01, 0.01),
+                       HALF.max() + 0.05 + 0.17 * k, e])
+        u.append(np.r_[rng.normal(scale=1.0, size=3), 0.0, 0.0, 0.0])
+    return names, np.concatenate(q), np.concatenate(u)
+
+
+def pile_model(names):
+    """kane's model of the pile: one free body and one box collision per box, a ground half-space; all MU."""
+    s = System("pile")
+    for name in names:
+        s.add_body(name, MASS, inertia=tuple(MASS / 3 * np.array([HALF[1] ** 2 + HALF[2] ** 2,
+                                                                 HALF[0] ** 2 + HALF[2] ** 2,
+                                                                 HALF[0] ** 2 + HALF[1] ** 2])))
+        s.add_joint("ground", name, J.Free(), name=f"j_{name}")
+        s.add_collision(name, Box(tuple(HALF)), name=name, material=ContactMaterial(MU))
+    s.add_collision("ground", HalfSpace(), name="plane", material=ContactMaterial(MU))
+    return s.compile()
+
+
+def box_bodies(names) -> FreeBodies:
+    inertia = np.diag(MASS / 3 * np.array([HALF[1] ** 2 + HALF[2] ** 2, HALF[0] ** 2 + HALF[2] ** 2,
+                                           HALF[0] ** 2 + HALF[1] ** 2]))
+    return FreeBodies(names, [MASS] * len(names), [inertia] * len(names), (0.0, 0.0, -9.81))
+
+
+def run_kane_pile(names, q0, u0, steps: int, options: ContactOptions = TIGHT, margin: float = 5e-3):
+    """(seconds per step, q at the end, active contacts per step (steps,), PGS sweeps per step (steps,))."""
+    model, bodies = pile_model(names), box_bodies(names)
+    data = CollisionData(model, CollisionOptions(margin=margin))
+
+    def contacts(q):
+        qb = q.reshape(-1, 7)
+        return contacts_batch(model, data, (qb[:, 0:3], qb[:, 3:7]))
+
+    start = time.perf_counter()
+    out = simulate_contacts(bodies, contacts, q0, u0, DT, steps * DT, options)
+    cost = (time.perf_counter() - start) / steps
+    return cost, out.q[-1], np.bincount(out.contacts.step, minlength=steps), out.iterations
+
+
+def profile_kane_pile(names, q0, u0, steps: int) -> dict:
+    """Seconds per step (loose solver) inside contacts_batch (collision: candidate_pairs the broad phase, _coal_pair
+    coal's narrow phase), batch_step (the step: _delassus the W assembly, pgs the sweeps) and in all."""
+    profile = cProfile.Profile()
+    profile.enable()
+    run_kane_pile(names, q0, u0, steps, LOOSE)
+    profile.disable()
+    stats = pstats.Stats(profile).stats
+    total = max(v[3] for v in stats.values())
+    part = {name: sum(v[3] for k, v in stats.items() if k[2] == name) / steps
+            for name in ("contacts_batch", "batch_step", "candidate_pairs", "_coal_pair", "_delassus", "pgs")}
+    part["total"] = total / steps
+    return part
+
+
+def run(t_end: float = 1.5, repeat: int = 1, tight_steps: int | None = None) -> dict:
+    """The pile: kane with the loose and the tight solver (the tight one over the first ``tight_steps``, default
+    all), MuJoCo, each over t_end [s]."""
+    names, q0, u0 = pile_scene()
+    steps = int(round(t_end / DT))
+    tight_steps = steps if tight_steps is None else tight_steps
+    run_kane_pile(names, q0, u0, 300, LOOSE)  # numba compiles the kernels once (the first box lands at ~0.1 s)
+    best = {"tight": math.inf, "loose": math.inf, "mujoco": math.inf}
+    for _ in range(repeat):
+        for key, options, n in (("tight", TIGHT, tight_steps), ("loose", LOOSE, steps)):
+            cost, q, n_kane, sweeps = run_kane_pile(names, q0, u0, n, options)
+            best[key] = min(best[key], cost)
+            if key == "tight":
+                q_kane, sweeps_tight = q, sweeps
+            else:
+                q_loose, sweeps_loose = q, sweeps
+        cost, q_mj, n_mj = run_mujoco(names, q0, u0, steps)
+        best["mujoco"] = min(best["mujoco"], cost)
+    z = {k: 1e3 * np.sort(v.reshape(-1, 7)[:, 2]) for k, v in (("loose", q_loose), ("mujoco", q_mj))}
+    part = profile_kane_pile(names, q0, u0, steps)
+    out = {"kane_us_per_step": 1e6 * best["tight"], "kane_loose_us_per_step": 1e6 * best["loose"],
+           "mujoco_us_per_step": 1e6 * best["mujoco"], "ratio": best["tight"] / best["mujoco"],
+           "ratio_loose": best["loose"] / best["mujoco"], "kane_contacts_mean": n_kane.mean(),
+           "kane_contacts_end": int(n_kane[-1]), "mujoco_contacts_mean": n_mj.mean(),
+           "mujoco_contacts_end": int(n_mj[-1]), "sweeps_tight": sweeps_tight, "sweeps_loose": sweeps_loose,
+           "resting_height_mm": z, "profile_us_per_step": {k: 1e6 * v for k, v in part.items()}}
+    print(f"20 boxes falling into a pile, dt = 1 ms, {steps} steps ({t_end} s), elliptic cones, box-box and "
+          f"box-plane contacts (2-core shared VM)")
+    for key, label, sw in (("tight", f"tol 1e-12, <= 20000 sweeps, first {tight_steps} steps", sweeps_tight),
+                           ("loose", "tol 1e-6, <= 100 sweeps", sweeps_loose)):
+        print(f"  kane batched path ({label}): {1e6 * best[key]:9.1f} us/step, PGS sweeps median "
+              f"{np.median(sw):.0f}, p95 {np.percentile(sw, 95):.0f}, max {sw.max()}; ratio to MuJoCo "
+              f"{best[key] / best['mujoco']:.1f}")
+    print(f"  MuJoCo mj_step: {out['mujoco_us_per_step']:9.1f} us/step")
+    print(f"  contacts per step: kane mean {out['kane_contacts_mean']:.1f}, at the end {out['kane_contacts_end']}; "
+          f"MuJoCo mean {out['mujoco_contacts_mean']:.1f}, at the end {out['mujoco_contacts_end']}")
+    for key in ("loose", "mujoco"):
+        print(f"  heights at the end [mm] {key:6s}: " + " ".join(f"{x:.0f}" for x in z[key]))
+    print("  kane profile (loose, us/step, cProfile inflates): " + ", ".join(
+        f"{k} {v:.0f}" for k, v in out["profile_us_per_step"].items()))
     return out
 
 

@@ -32,7 +32,7 @@ SECTIONS = [
     ("surfaces", "NURBS evaluation against geomdl", "bench_surfaces", {}),
     ("assembly", "a drag-assembly frame of a 10-body linkage with a surface contact vs scipy", "bench_assembly", {}),
     ("terrain", "rolling on NURBS terrain: embedded Kane against the Cartesian rolling joint", "bench_terrain", {}),
-    ("contact", "contact time stepping: 20 boxes onto a plane against MuJoCo's mj_step (elliptic cones)",
+    ("contact", "contact time stepping: 20 boxes falling into a pile against MuJoCo's mj_step (elliptic cones)",
      "bench_contact", {}),
 ]
 

@@ -30,6 +30,11 @@ Outputs per active contact and step (:class:`ContactRecords`): normal force p_n 
 (2,) [N] along (t1, t2), slip velocity v_t+ (2,) [m/s], mode open / stick / slip. :func:`simulate_contacts` is the
 loop (a later session wires it into :func:`kane.simulate.run`); :class:`ContactScheme` selects the scheme and the
 run records it.
+
+Fast path: when ``contacts(q)`` returns a :class:`kane.mechanics.collision_batch.ContactBatch` (e.g.
+:func:`kane.mechanics.collision_batch.contacts_batch` of kane's coal geometry) and the dynamics is a
+:class:`.contact_bodies.FreeBodies`, the step runs in :mod:`.contact_fast` (compiled rows, W and sweeps, no
+scipy.sparse, no object per contact) with the same results; any other dynamics gets the batch's ContactPoints.
 """
 
 from __future__ import annotations
@@ -45,7 +50,9 @@ from scipy.linalg import cho_factor, cho_solve
 from ..errors import ArgumentError, NotSupportedError
 from ..model.contact import ContactPoint
 from ..model.model import GROUND
+from ..mechanics.collision_batch import ContactBatch
 from .cone_solver import ConeSolverOptions, solve_cones
+from .contact_fast import WarmStart, batch_step, free_bodies_of
 
 __all__ = ["ContactOptions", "ContactRecords", "ContactRun", "ContactScheme", "ContactStep", "MODES",
            "contact_step", "simulate_contacts"]
@@ -86,8 +93,9 @@ class ContactOptions:
 @dataclass(frozen=True)
 class ContactStep:
     """One step's result: ``q`` (n_q,), ``u`` (n_u,) after the step; per active contact (m of them): ``points``
-    (their ContactPoints), ``impulse`` (m, 3) [N s] in (n, t1, t2), ``velocity`` (m, 3) [m/s] = J u+, ``mode``
-    (m,) indices into :data:`MODES`; ``iterations`` and ``converged`` of the cone solver."""
+    (their ContactPoints; on the compiled path, the active :class:`kane.mechanics.collision_batch.ContactBatch`),
+    ``impulse`` (m, 3) [N s] in (n, t1, t2), ``velocity`` (m, 3) [m/s] = J u+, ``mode`` (m,) indices into
+    :data:`MODES`; ``iterations`` and ``converged`` of the cone solver."""
 
     q: np.ndarray
     u: np.ndarray
@@ -206,15 +214,27 @@ class _MassSolve:
 def contact_step(dynamics, contacts: Callable, t: float, q, u, h: float, options: ContactOptions = ContactOptions(),
                  bodies=None, params=None, warm_start: dict | None = None) -> ContactStep:
     """One step of size h [s] from (t, q (n_q,), u (n_u,)) (module docstring). ``warm_start`` maps a contact
-    pair's name to the impulses (k, 3) of its contacts in the previous step (used when the count matches)."""
+    pair's name to the impulses (k, 3) of its contacts in the previous step (used when the count matches), or is
+    a :class:`.contact_fast.WarmStart`. When ``contacts(q)`` returns a ContactBatch and the dynamics is a
+    :class:`.contact_bodies.FreeBodies`, the step runs compiled (:mod:`.contact_fast`: the same step, arrays)."""
     if options.scheme is ContactScheme.EVENT_DRIVEN:
         raise NotSupportedError("ContactScheme.EVENT_DRIVEN: this is the time-stepping scheme; run event-driven "
                                 "contact with kane.switching.simulate_contacts (kane.switching.contact_events)")
     bodies = _bodies_of(dynamics, bodies)
     q, u = np.asarray(q, dtype=float), np.asarray(u, dtype=float)
+    found = contacts(q)
+    if isinstance(found, ContactBatch):  # the compiled path (contact_fast) for free bodies, else the records
+        free = free_bodies_of(dynamics, bodies)
+        if free is not None:
+            if warm_start is not None and not isinstance(warm_start, WarmStart):
+                warm_start = WarmStart.from_names(found, warm_start) if warm_start else None
+            return ContactStep(*batch_step(free, found, t, q, u, h, options, warm_start))
+        found = found.points()
+        if isinstance(warm_start, WarmStart):
+            warm_start = warm_start.names()
     solve = _MassSolve(dynamics, bodies, t, q, params)
     u_free = u + h * solve(np.asarray(dynamics.forcing(t, q, u, params), dtype=float))
-    found = list(contacts(q))
+    found = list(found)
     for cp in found:
         if not isinstance(cp, ContactPoint):
             raise ArgumentError(f"contacts(q): expected a list of kane.model.contact.ContactPoint, got "
@@ -267,6 +287,11 @@ def contact_step(dynamics, contacts: Callable, t: float, q, u, h: float, options
     return ContactStep(q_next, u_next, points, sol.impulse, velocity, mode, sol.iterations, sol.converged)
 
 
+def _pair_names(warm: WarmStart) -> tuple[str, ...]:
+    n, names = len(warm.shape_names), warm.shape_names
+    return tuple(f"{names[c // n]}|{names[c % n]}" for c in warm.pair.tolist())
+
+
 def _check_state(dynamics, q0, u0):
     q0, u0 = np.array(q0, dtype=float).reshape(-1), np.array(u0, dtype=float).reshape(-1)
     if q0.shape != (dynamics.n_q,) or u0.shape != (dynamics.n_u,):
@@ -312,17 +337,24 @@ def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: flo
         iterations[k], converged[k] = s.iterations, s.converged
         if has_energy:
             energy[k + 1] = dynamics.energy(t[k + 1], s.q, s.u, params)
-        warm = {}
-        for i, cp in enumerate(s.points):
-            warm.setdefault(cp.name, []).append(s.impulse[i])
-            rec["step"].append(k)
-            rec["name"].append(cp.name)
-            rec["n"].append(np.asarray(cp.normal_world, dtype=float))
+        if isinstance(s.points, ContactBatch):  # the compiled path: arrays, names made once at the end
+            warm = WarmStart(s.points.pair, s.impulse, s.points.shape_names)
+            rec["step"].extend([k] * len(s.points))
+            rec["name"].append(warm)
+            rec["n"].extend(s.points.normal)
+        else:
+            warm = {}
+            for i, cp in enumerate(s.points):
+                warm.setdefault(cp.name, []).append(s.impulse[i])
+                rec["step"].append(k)
+                rec["n"].append(np.asarray(cp.normal_world, dtype=float))
+            rec["name"].append(tuple(cp.name for cp in s.points))
         rec["pn"].extend(s.impulse[:, 0] / h)
         rec["pt"].extend(s.impulse[:, 1:] / h)
         rec["slip"].extend(s.velocity[:, 1:])
         rec["mode"].extend(s.mode)
-    records = ContactRecords(np.array(rec["step"], dtype=np.int64), tuple(rec["name"]),
+    names = tuple(x for chunk in rec["name"] for x in (_pair_names(chunk) if isinstance(chunk, WarmStart) else chunk))
+    records = ContactRecords(np.array(rec["step"], dtype=np.int64), names,
                              np.array(rec["pn"], dtype=float), np.array(rec["pt"], dtype=float).reshape(-1, 2),
                              np.array(rec["n"], dtype=float).reshape(-1, 3),
                              np.array(rec["slip"], dtype=float).reshape(-1, 2),
