@@ -58,6 +58,10 @@ def why_not_c(loop, inputs) -> str | None:
         return (f"the device ({type(loop.device).__name__}) is neither sampled ahead (a Replay is) nor read in C (a "
                 "UdpDevice is)")
     base = plant.plant if isinstance(plant, SlowDynamics) else plant
+    from .c_switching import SWITCHING_PLANTS, switch_plan
+
+    if isinstance(base, SWITCHING_PLANTS):  # which of its switches C could run, and why it does not
+        return switch_plan(base, float(base.state()[0])).reason
     if not isinstance(base, CompiledPlant):
         return f"the plant ({getattr(plant, 'kind', type(plant).__name__)}) is not the compiled engine"
     if opts.dynamics_process:
