@@ -32,11 +32,12 @@ def _cart_file(tmp_path, on):
     return path
 
 
-def _loop(model_path, loop_path, log, duration=0.15, rules=None):
+def _loop(model_path, loop_path, log, duration=0.15, rules=None, compiled=True):
     """The cart pushed by a replayed hand (a recorded line with a sideways swing) through the coupler."""
     loaded = load_model(model_path)
     port = rt.add_coupler(loaded.system, "B", POINT)
-    dyn = rt.SwitchingDynamics(loaded.derive(), rules or switching_rules(loaded), system=loaded.system)
+    dyn = rt.SwitchingDynamics(loaded.derive(), rules or switching_rules(loaded),
+                               system=loaded.system if compiled else None)
     q0 = np.array([loaded.q0.get(n, 0.0) for n in dyn.q_names])
     params = dict(loaded.parameters)
     cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(500.0, 5.0), max_force=40.0, params=params)
@@ -99,3 +100,11 @@ def test_what_the_plan_refuses_is_named(tmp_path, on, reason):
     assert loop.path_reason == reason
     if not callable(on):  # started locked: the one switch is the unlock at 0.0505 s, the identity on (q, u)
         assert plan.switches == (ScheduledSwitch(0.0505, "caster_lock", "unlock", True, 0.0),)
+
+
+def test_a_switching_plant_without_compiled_modes_is_refused_by_name(tmp_path):
+    loop = _loop(_cart_file(tmp_path, "[[0.0505, 0.1003]]"), rt.LoopPath.C, None, duration=0.01, compiled=False)
+    assert not isinstance(loop.plant, ModePlant)
+    assert loop.path_reason == ("the switching plant's modes are not compiled (SwitchingDynamics without its system "
+                                "embeds the constraints on line)")
+    assert loop.run().loop_path == "python"
