@@ -203,7 +203,8 @@ def test_box_dropped_flat_bounces_to_e_squared_h_on_four_simultaneous_corners(e)
         flight = after & (run.t < t_hit + 2 * e * math.sqrt(2 * G * h) / G)
         apex = run.q[flight, 2] - half_z + run.u[flight, 5] ** 2 / (2 * G)
         assert np.abs(apex - e * e * h).max() < 1e-8
-        assert np.abs(run.u[flight][:, [0, 1, 2, 3, 4]]).max() < 1e-12  # no spin, no drift
+        # no spin, no drift: the impact's impulses come from the cone solver, iterated to its residual tolerance
+        assert np.abs(run.u[flight][:, [0, 1, 2, 3, 4]]).max() < 1e-10
     else:
         assert np.abs(run.q[after, 2] - half_z).max() < 1e-10 and np.abs(run.u[after]).max() < 1e-10
         assert len(run.events) == 1 and all(m == "stick" for _, m in run.events[0].modes)

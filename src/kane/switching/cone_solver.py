@@ -61,12 +61,19 @@ class ConeSolution:
 
 
 def _disc_minimum(a, d, c, g1, g2, radius):
-    """argmin over |x| <= radius of x^T T x / 2 + g . x, T = [[a, c], [c, d]] positive definite: the exact
+    """argmin over |x| <= radius of x^T T x / 2 + g . x, T = [[a, c], [c, d]] positive semidefinite: the exact
     tangential update (a 2-D trust-region problem). On the rim (T + lam 1) x = -g with lam >= 0, so the velocity
     T x + g = -lam x opposes the friction: Coulomb's maximal dissipation holds at every update."""
     if radius <= 0.0:
         return 0.0, 0.0
+    scale = a + d
+    if scale <= 0.0:  # no tangential mobility: the friction only has to oppose g, on the rim
+        gn = np.sqrt(g1 * g1 + g2 * g2)
+        return (0.0, 0.0) if gn == 0.0 else (-radius * g1 / gn, -radius * g2 / gn)
     det = a * d - c * c
+    if det <= 1e-14 * scale * scale:  # semidefinite T (a jointed body that cannot slide one way): regularized
+        a, d = a + 1e-12 * scale, d + 1e-12 * scale
+        det = a * d - c * c
     x1 = -(d * g1 - c * g2) / det
     x2 = -(a * g2 - c * g1) / det
     if x1 * x1 + x2 * x2 <= radius * radius:

@@ -3,7 +3,7 @@ each event, integrate the mode's equations in between) for a few contacts betwee
 
 Per contact (a :class:`kane.model.contact.ContactPoint` of ``contacts(q)``, keyed by its pair's name and its rank
 among that pair's points, so a pair lists its points in a stable order while they touch), with J_i (3, n_u) the
-(n, t1, t2) rows of the relative velocity of the witness points (:func:`.contact_stepping._rows`):
+(n, t1, t2) rows of the relative velocity of the witness points (:func:`.contact_stepping.dense_rows`):
 
 * open: no rows, no force;
 * stick: the 3 rows J_i u = 0 embedded; their multipliers are the normal force N [N] and the friction force
@@ -43,7 +43,7 @@ from scipy.linalg import cho_factor, cho_solve
 from ..errors import ArgumentError, KaneError
 from .cone_solver import solve_cones
 from .contact_stepping import (MODES, ContactOptions, ContactRecords, ContactRun, ContactScheme, _bodies_of,
-                               _check_state, _rows)
+                               _check_state, dense_rows, step_count)
 from .contact_stepping import simulate_contacts as simulate_time_stepping
 
 __all__ = ["ContactEvent", "ContactInconsistencyError", "EventContactRun", "EventOptions", "simulate_contacts",
@@ -139,7 +139,7 @@ class _Problem:
             raise KaneError(f"contacts(q) at t = {t:.12g} s lists no point {missing[0][1]} of pair "
                             f"{missing[0][0]!r}, which touches; list a pair's touching points in a stable order")
         cps = [pts[k] for k in keys]
-        J = _rows(q, cps, self.bodies, self.n_u)
+        J = dense_rows(q, cps, self.bodies, self.n_u)
         rate = np.zeros(3 * len(keys))
         qd = np.asarray(d.qdot(t, q, u, self.params), dtype=float)
         speed = float(np.linalg.norm(qd))
@@ -152,7 +152,7 @@ class _Problem:
                 if any(k not in ps for k in keys):
                     raise KaneError(f"contacts(q) near t = {t:.12g} s drops a touching point; list a pair's "
                                     f"touching points in a stable order")
-                vals.append(_rows(qs, [ps[k] for k in keys], self.bodies, self.n_u) @ u)
+                vals.append(dense_rows(qs, [ps[k] for k in keys], self.bodies, self.n_u) @ u)
             rate = (vals[0] - vals[1]) / (2 * delta)
         M = np.asarray(d.mass_matrix(t, q, self.params), dtype=float)
         f = np.asarray(d.forcing(t, q, u, self.params), dtype=float)
@@ -344,14 +344,9 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
     """The event-driven run (module docstring) from t = 0, (q0 (n_q,), u0 (n_u,)) to t_end [s], sampled every h
     [s] (the outputs of :func:`.contact_stepping.simulate_contacts`, forces at the samples' instants), with the
     events. Reached by :func:`simulate_contacts` with ``ContactOptions(scheme=ContactScheme.EVENT_DRIVEN)``."""
-    if not (float(h) > 0 and float(t_end) >= 0):
-        raise ArgumentError(f"simulate_contacts: expected h > 0 [s] and t_end >= 0 [s], got h = {h!r}, "
-                            f"t_end = {t_end!r}")
+    n = step_count(h, t_end)
     bodies = _bodies_of(dynamics, bodies)
     q, u = _check_state(dynamics, q0, u0)
-    n = int(round(float(t_end) / float(h)))
-    if abs(n * h - t_end) > 1e-9 * max(1.0, t_end):
-        raise ArgumentError(f"simulate_contacts: t_end = {t_end!r} is not a whole number of steps h = {h!r}")
     problem = _Problem(dynamics, contacts, bodies, params, events)
     grid = np.arange(n + 1) * float(h)
     n_q = problem.n_q
@@ -429,7 +424,7 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
             pts = problem.points(qe)
             touching = [kk for kk, cp in pts.items() if cp.distance <= events.gap_tolerance or kk in modes]
             key = min((kk for kk in pts if kk not in modes), key=lambda kk: pts[kk].distance)
-            J = _rows(qe, [pts[key]], bodies, problem.n_u)
+            J = dense_rows(qe, [pts[key]], bodies, problem.n_u)
             if J[0] @ ue < -events.velocity_tolerance:
                 ue = problem.impact(t, qe, ue, touching)
             else:
@@ -445,7 +440,7 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
                         cp.material.mu_static * v["N"][kk] - np.linalg.norm(v["ft"][kk])) <= scale:
                     exclude[kk] = (STICK,)
             exclude[key] = (STICK, SLIP) if kind == "open" else (STICK,)
-        elif np.linalg.norm(_rows(qe, [problem.points(qe)[key]], bodies, problem.n_u)[1:3] @ ue) > 1e3 * _MOVING:
+        elif np.linalg.norm(dense_rows(qe, [problem.points(qe)[key]], bodies, problem.n_u)[1:3] @ ue) > 1e3 * _MOVING:
             kind = "slip turned"  # the slip velocity turned across its starting direction: slip on along the new one
         else:
             rest.add(key)

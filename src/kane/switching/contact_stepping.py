@@ -54,8 +54,8 @@ from ..mechanics.collision_batch import ContactBatch
 from .cone_solver import ConeSolverOptions, solve_cones
 from .contact_fast import WarmStart, batch_step, free_bodies_of
 
-__all__ = ["ContactOptions", "ContactRecords", "ContactRun", "ContactScheme", "ContactStep", "MODES",
-           "contact_step", "simulate_contacts"]
+__all__ = ["ContactOptions", "ContactRecords", "ContactRun", "ContactScheme", "ContactStep", "MODES", "dense_rows",
+           "step_count", "contact_step", "simulate_contacts"]
 
 MODES = ("open", "stick", "slip")
 """Contact mode names; :class:`ContactRecords` ``mode`` holds their indices."""
@@ -195,6 +195,12 @@ def _rows(q, points: Sequence[ContactPoint], bodies, n_u: int):
                              shape=(3 * m, n_u))
 
 
+def dense_rows(q, points: Sequence[ContactPoint], bodies, n_u: int) -> np.ndarray:
+    """:func:`_rows` as a dense array (3m, n_u), whichever Jacobians ``bodies`` gives."""
+    J = _rows(q, points, bodies, n_u)
+    return J.toarray() if sparse.issparse(J) else np.asarray(J)
+
+
 class _MassSolve:
     """x -> M^-1 x at one configuration: ``bodies.inverse_mass_matrix(t, q)`` when it is given (block diagonal,
     sparse), else a Cholesky factorization of ``dynamics.mass_matrix``."""
@@ -292,6 +298,18 @@ def _pair_names(warm: WarmStart) -> tuple[str, ...]:
     return tuple(f"{names[c // n]}|{names[c % n]}" for c in warm.pair.tolist())
 
 
+def step_count(h: float, t_end: float) -> int:
+    """The number of steps of size h [s] from 0 to t_end [s]; an ArgumentError unless h > 0, t_end >= 0 and t_end
+    is a whole number of steps (to 1e-9 relative)."""
+    if not (float(h) > 0 and float(t_end) >= 0):
+        raise ArgumentError(f"simulate_contacts: expected h > 0 [s] and t_end >= 0 [s], got h = {h!r}, "
+                            f"t_end = {t_end!r}")
+    n = int(round(float(t_end) / float(h)))
+    if abs(n * h - t_end) > 1e-9 * max(1.0, t_end):
+        raise ArgumentError(f"simulate_contacts: t_end = {t_end!r} is not a whole number of steps h = {h!r}")
+    return n
+
+
 def _check_state(dynamics, q0, u0):
     q0, u0 = np.array(q0, dtype=float).reshape(-1), np.array(u0, dtype=float).reshape(-1)
     if q0.shape != (dynamics.n_q,) or u0.shape != (dynamics.n_u,):
@@ -312,14 +330,9 @@ def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: flo
     if options.scheme is ContactScheme.EVENT_DRIVEN:
         raise NotSupportedError("ContactScheme.EVENT_DRIVEN: this is the time-stepping scheme; run event-driven "
                                 "contact with kane.switching.simulate_contacts (kane.switching.contact_events)")
-    if not (float(h) > 0 and float(t_end) >= 0):
-        raise ArgumentError(f"simulate_contacts: expected h > 0 [s] and t_end >= 0 [s], got h = {h!r}, "
-                            f"t_end = {t_end!r}")
+    n = step_count(h, t_end)
     bodies = _bodies_of(dynamics, bodies)
     q, u = _check_state(dynamics, q0, u0)
-    n = int(round(float(t_end) / float(h)))
-    if abs(n * h - t_end) > 1e-9 * max(1.0, t_end):
-        raise ArgumentError(f"simulate_contacts: t_end = {t_end!r} is not a whole number of steps h = {h!r}")
     t = np.arange(n + 1) * float(h)
     Q, U = np.empty((n + 1, q.size)), np.empty((n + 1, u.size))
     Q[0], U[0] = q, u
