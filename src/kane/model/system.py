@@ -311,6 +311,11 @@ class System:
                                     transient)
 
     # ---- compile -------------------------------------------------------------------------------------------
+    @property
+    def collisions(self) -> tuple:
+        """The collision shapes added so far (:class:`kane.model.collision.Collision` records), in order."""
+        return tuple(self._collisions)
+
     def compile(self) -> Model:
         """Check the description and return the frozen :class:`Model` (raises :class:`kane.ModelError`)."""
 

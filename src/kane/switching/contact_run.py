@@ -103,20 +103,15 @@ class ContactSeries:
         return np.nan_to_num(self.fields["mode"]).astype(int)
 
 
-def has_collisions(model) -> bool:
-    """True when ``model`` has collision shapes that kane's contact schemes run: a LoadedModel with
-    ``[[collision]]`` tables or (a script's) ``System.add_collision`` shapes, or a System, Model or Equations with
-    collision shapes. An imported URDF's ``<collision>`` geometry does not count (it is drawn and queried, and the
-    robot runs as before, without contact)."""
-    if getattr(model, "tables", None) is not None:  # a LoadedModel
-        if model.tables.get("collision"):
-            return True
-        path = getattr(model, "path", None)
-        if path is not None and Path(path).suffix.lower() in (".urdf", ".xml"):
-            return False
-        return bool(getattr(model.system, "_collisions", None))
-    holder = getattr(model, "model", model)
-    return bool(getattr(holder, "collisions", None) or getattr(holder, "_collisions", None))
+def has_collisions(loaded) -> bool:
+    """True when ``loaded`` (a :class:`kane.io.LoadedModel`) has collision shapes that kane's contact schemes run:
+    ``[[collision]]`` tables, or a script's ``System.add_collision`` shapes. An imported URDF's or MJCF's collision
+    geometry does not count (it is drawn and queried, and the robot runs as before, without contact)."""
+    if loaded.tables.get("collision"):
+        return True
+    if loaded.path is not None and Path(loaded.path).suffix.lower() in (".urdf", ".xml"):
+        return False
+    return bool(loaded.system.collisions)
 
 
 def refuse_collisions(loaded, command: str) -> None:

@@ -170,15 +170,7 @@ def _rows(q, points: Sequence[ContactPoint], bodies, n_u: int):
         return np.zeros((0, n_u))
     basis = _bases(points)
     if not callable(getattr(bodies, "point_jacobians", None)):
-        J = np.zeros((3 * m, n_u))
-        for i, cp in enumerate(points):
-            rel = np.zeros((3, n_u))
-            if cp.body_b != GROUND:
-                rel += bodies.point_jacobian(q, cp.body_b, cp.point_b_world)
-            if cp.body_a != GROUND:
-                rel -= bodies.point_jacobian(q, cp.body_a, cp.point_a_world)
-            J[3 * i:3 * i + 3] = basis[i] @ rel
-        return J
+        return _dense(q, points, bodies, n_u, basis)
     rows, cols, vals = [], [], []
     for sign, side in ((1.0, "b"), (-1.0, "a")):
         index = [i for i, cp in enumerate(points) if getattr(cp, f"body_{side}") != GROUND]
@@ -195,10 +187,22 @@ def _rows(q, points: Sequence[ContactPoint], bodies, n_u: int):
                              shape=(3 * m, n_u))
 
 
+def _dense(q, points: Sequence[ContactPoint], bodies, n_u: int, basis: np.ndarray) -> np.ndarray:
+    J = np.zeros((3 * len(points), n_u))
+    for i, cp in enumerate(points):
+        rel = np.zeros((3, n_u))
+        if cp.body_b != GROUND:
+            rel += bodies.point_jacobian(q, cp.body_b, cp.point_b_world)
+        if cp.body_a != GROUND:
+            rel -= bodies.point_jacobian(q, cp.body_a, cp.point_a_world)
+        J[3 * i:3 * i + 3] = basis[i] @ rel
+    return J
+
+
 def dense_rows(q, points: Sequence[ContactPoint], bodies, n_u: int) -> np.ndarray:
-    """:func:`_rows` as a dense array (3m, n_u), whichever Jacobians ``bodies`` gives."""
-    J = _rows(q, points, bodies, n_u)
-    return J.toarray() if sparse.issparse(J) else np.asarray(J)
+    """The rows of :func:`_rows` as a dense array (3m, n_u), from ``bodies.point_jacobian`` one point at a time
+    (for the few contacts of the event-driven scheme, cheaper than assembling sparse rows)."""
+    return _dense(q, points, bodies, n_u, _bases(points)) if points else np.zeros((0, n_u))
 
 
 class _MassSolve:
