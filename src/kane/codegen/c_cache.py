@@ -24,7 +24,7 @@ import tempfile
 from ..errors import KaneError
 from .cache import private_dir, read_sealed, write_sealed
 
-__all__ = ["CCompileError", "CFLAGS", "find_compiler", "library_key", "build_library"]
+__all__ = ["CCompileError", "CFLAGS", "find_compiler", "library_key", "build_library", "run_compiler"]
 
 #: flags of every build: optimized, IEEE semantics kept (no -ffast-math, no contraction into FMA)
 CFLAGS = ("-std=c99", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno", "-pthread")
@@ -65,6 +65,19 @@ def library_key(ident: bytes, compiler: tuple) -> str:
     return h.hexdigest()
 
 
+def run_compiler(args: list, cwd, what: str = "C compiler") -> None:
+    """Run the compiler command ``args`` in ``cwd``; a :class:`CCompileError` starting with ``what`` that names the
+    compiler and the first error line when it cannot run or fails."""
+    try:
+        res = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CCompileError(f"{what} {shlex.join(args[:1])} could not run: {exc}") from None
+    if res.returncode != 0:
+        lines = [ln for ln in (res.stderr or res.stdout or "").splitlines() if ln.strip()]
+        first = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "(no message)")
+        raise CCompileError(f"{what} failed ({shlex.join(args[:1])}, exit {res.returncode}): {first.strip()}")
+
+
 def build_library(source_for, key: str, compiler: tuple) -> tuple[pathlib.Path, bool]:
     """The path of the cached library ``kane_<key>.so``, built from ``source_for(key)`` (the C source, which may
     embed the key) when missing or not verified (its bytes do not match the sealed digest ``kane_<key>.mac``);
@@ -77,15 +90,7 @@ def build_library(source_for, key: str, compiler: tuple) -> tuple[pathlib.Path, 
     with tempfile.TemporaryDirectory(prefix="kane-build-", dir=root) as tmp:
         src = pathlib.Path(tmp) / "kane.c"
         src.write_text(source_for(key))
-        cmd = list(compiler) + list(CFLAGS) + ["-o", "kane.so", "kane.c"] + list(LIBS)
-        try:
-            res = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise CCompileError(f"C compiler {shlex.join(cmd[:1])} could not run: {exc}") from None
-        if res.returncode != 0:
-            lines = [ln for ln in (res.stderr or res.stdout or "").splitlines() if ln.strip()]
-            first = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "(no message)")
-            raise CCompileError(f"C compiler failed ({shlex.join(cmd[:1])}, exit {res.returncode}): {first.strip()}")
+        run_compiler(list(compiler) + list(CFLAGS) + ["-o", "kane.so", "kane.c"] + list(LIBS), tmp)
         built = pathlib.Path(tmp) / "kane.so"
         os.chmod(built, 0o600)
         write_sealed(lib, check, built.read_bytes(), staged=built)

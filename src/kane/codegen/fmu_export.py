@@ -21,8 +21,6 @@ import math
 import os
 import pathlib
 import platform
-import shlex
-import subprocess
 import tempfile
 import uuid
 import zipfile
@@ -30,7 +28,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..errors import ArgumentError, KaneError
-from .c_cache import CFLAGS, LIBS, CCompileError, find_compiler
+from .c_cache import CFLAGS, LIBS, CCompileError, find_compiler, run_compiler
 from .c_export import _C_KEYWORDS, _IDENT, CExportOptions, _state, _units, export_c
 from .fmu_text import WRAPPER
 
@@ -320,15 +318,7 @@ def export_fmu(equations_or_model, path, options: FmuOptions = FmuOptions(), *, 
 def _compile(cmd, build: pathlib.Path, out_name: str) -> bytes:
     flags = [f for f in CFLAGS if f != "-pthread"] + ["-fvisibility=hidden"]
     args = list(cmd) + flags + ["-o", out_name, "fmu.c", "model.c"] + list(LIBS)
-    try:
-        done = subprocess.run(args, cwd=build, capture_output=True, text=True, timeout=600)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CCompileError(f"export-fmu: the C compiler {shlex.join(args[:1])} could not run: {exc}") from None
-    if done.returncode != 0:
-        lines = [ln for ln in (done.stderr or done.stdout or "").splitlines() if ln.strip()]
-        first = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "(no message)")
-        raise CCompileError(f"export-fmu: the C compiler failed ({shlex.join(args[:1])}, exit {done.returncode}): "
-                            f"{first.strip()}")
+    run_compiler(args, build, "export-fmu: the C compiler")
     return (build / out_name).read_bytes()
 
 

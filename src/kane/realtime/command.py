@@ -30,8 +30,8 @@ from .rolling_plant import RollingRealtime
 from .switching_plant import SwitchingDynamics
 from .udp import UdpDevice, parse_peer
 
-__all__ = ["parse_couple", "unused_output_path", "RealtimeRun", "run_realtime", "circle_path", "line_path", "turning_path",
-           "realtime_command"]
+__all__ = ["parse_couple", "realtime_choices", "unused_output_path", "RealtimeRun", "run_realtime", "circle_path",
+           "line_path", "turning_path", "realtime_command"]
 
 
 def parse_couple(text: str) -> tuple[str, tuple]:
@@ -119,6 +119,20 @@ _DEFAULTS = {"device": "sim", "rate": 1000.0, "duration": 10.0, "stiffness": 100
              "hand_turn": (0.0, 0.0, 0.5)}
 
 
+def realtime_choices(table, options: dict, couple: str | None, missing: str) -> tuple[dict, str, tuple]:
+    """(settings, body, point): each key of :class:`RealtimeSettings` from ``options`` (when not None), else the
+    model file's ``[realtime]`` ``table``, else the defaults; the coupled body and point from ``couple``
+    (BODY:X,Y,Z) or the table. An :class:`ArgumentError` saying ``missing`` when neither names a body."""
+    o = {k: options.get(k) if options.get(k) is not None else
+         getattr(table, k) if getattr(table, k) is not None else _DEFAULTS.get(k)
+         for k in RealtimeSettings.__dataclass_fields__}
+    if couple is not None:
+        return o, *parse_couple(couple)
+    if table.body is None:
+        raise ArgumentError(missing)
+    return o, table.body, table.point or (0.0, 0.0, 0.0)
+
+
 def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clock: bool = False, status=None,
                  priority: int = 0, notice=None, loop_path: LoopPath = LoopPath.PYTHON, **options) -> RealtimeRun:
     """Run ``loaded`` (a :class:`kane.io.model_file.LoadedModel`) coupled at ``couple`` (BODY:X,Y,Z; None: the
@@ -136,16 +150,8 @@ def run_realtime(loaded, couple: str | None, output, *, replay=None, virtual_clo
     unknown = set(options) - set(RealtimeSettings.__dataclass_fields__)
     if unknown:
         raise ArgumentError(f"run_realtime: unknown options {', '.join(sorted(unknown))}")
-    o = {k: options.get(k) if options.get(k) is not None else
-         getattr(table, k) if getattr(table, k) is not None else _DEFAULTS.get(k)
-         for k in RealtimeSettings.__dataclass_fields__}
-    if couple is not None:
-        body, point = parse_couple(couple)
-    elif table.body is not None:
-        body, point = table.body, table.point or (0.0, 0.0, 0.0)
-    else:
-        raise ArgumentError("kane realtime: give --couple BODY:X,Y,Z, or body (and point) in the model file's "
-                            "[realtime] table")
+    o, body, point = realtime_choices(table, options, couple, "kane realtime: give --couple BODY:X,Y,Z, or body "
+                                                               "(and point) in the model file's [realtime] table")
     rules = switching_rules(loaded)  # [[switching]] tables: the loop runs the switched system (compiled modes)
     pose = o["rotational_stiffness"] is not None  # a full pose coupled: a torque on the body too
     port = add_coupler(loaded.system, body, point, rotational=pose)

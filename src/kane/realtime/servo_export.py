@@ -46,7 +46,7 @@ from ..io.model_surfaces import refuse_contacts
 from ..mechanics.kinematics import TreeKinematics
 from ..switching.model_table import switching_rules
 from .c_period_text import PERIOD_CDEF, PERIOD_SOURCE, ROW_POINT, ROW_POSE
-from .command import _DEFAULTS, parse_couple
+from .command import realtime_choices
 from .coupler import CouplerGains, VirtualCoupler, add_coupler
 from .devices import Workspace
 from .log import _WIDTH, POSE_FIELDS, ROW_FIELDS
@@ -104,15 +104,8 @@ def servo_plan(loaded, couple: str | None = None) -> ServoPlan:
         raise NotSupportedError(f"{where}: kane export-c --servo does not run the [inputs] schedules "
                                 f"({', '.join(loaded.input_laws)}); the servo program holds inputs at their defaults")
     table = realtime_settings(loaded)
-    o = {k: getattr(table, k) if getattr(table, k) is not None else _DEFAULTS.get(k)
-         for k in table.__dataclass_fields__}
-    if couple is not None:
-        body, point = parse_couple(couple)
-    elif table.body is not None:
-        body, point = table.body, table.point or (0.0, 0.0, 0.0)
-    else:
-        raise KaneError(f"{where}: kane export-c --servo needs the coupled body: give body (and point) in the "
-                        f"model file's [realtime] table")
+    o, body, point = realtime_choices(table, {}, couple, f"{where}: kane export-c --servo needs the coupled body: "
+                                                         f"give body (and point) in the model file's [realtime] table")
     pose = o["rotational_stiffness"] is not None
     port = add_coupler(loaded.system, body, point, rotational=pose)
     eqs = loaded.derive()

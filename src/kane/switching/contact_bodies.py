@@ -68,6 +68,10 @@ class FreeBodies:
             M[6 * i + 3:6 * i + 6, 6 * i + 3:6 * i + 6] = self.masses[i] * np.eye(3)
         self._M = M
         self._M.setflags(write=False)
+        Iinv = np.linalg.inv(self.inertias)
+        # the inverse mass blocks, as the compiled contact step takes them (contact_fast): (N, 3, 3) symmetrized, (N,)
+        self.inertias_inv = np.ascontiguousarray(0.5 * (Iinv + np.swapaxes(Iinv, 1, 2)))
+        self.masses_inv = 1.0 / self.masses
         self._Minv = sparse.block_diag([np.linalg.inv(B) for i in range(nb)
                                         for B in (self.inertias[i], self.masses[i] * np.eye(3))], format="csr")
 

@@ -177,28 +177,6 @@ def _kernels():
         return _COMPILED["k"]
 
 
-class _Inverse:
-    """The inverse mass blocks of a FreeBodies: Iinv (N, 3, 3) (symmetrized) and 1/m (N,)."""
-
-    def __init__(self, bodies):
-        Iinv = np.linalg.inv(bodies.inertias)
-        self.Iinv = np.ascontiguousarray(0.5 * (Iinv + np.swapaxes(Iinv, 1, 2)))
-        self.minv = 1.0 / bodies.masses
-
-
-_INVERSES: dict = {}
-
-
-def _inverse(bodies) -> _Inverse:
-    entry = _INVERSES.get(id(bodies))
-    if entry is None or entry[0] is not bodies:
-        entry = (bodies, _Inverse(bodies))
-        if len(_INVERSES) > 64:
-            _INVERSES.clear()
-        _INVERSES[id(bodies)] = entry
-    return entry[1]
-
-
 def free_bodies_of(dynamics, bodies):
     """The FreeBodies this path steps (``bodies`` or ``dynamics``, when it is the dynamics too), or None."""
     from .contact_bodies import FreeBodies
@@ -263,7 +241,6 @@ def batch_step(bodies, batch, t, q, u, h, options, warm: WarmStart | None):
     ContactBatch ``batch`` of q (module docstring). Returns (q+, u+, active batch, impulse (m, 3), velocity
     (m, 3), mode (m,), iterations, converged)."""
     rows, delassus, response = _kernels()
-    inv = _inverse(bodies)
     lookup = np.array([bodies.index.get(name, -2) for name in batch.body_names] + [-1], dtype=np.int64)
     ia, ib = lookup[batch.body_a], lookup[batch.body_b]
     if np.any(ia == -2) or np.any(ib == -2):
@@ -271,8 +248,8 @@ def batch_step(bodies, batch, t, q, u, h, options, warm: WarmStart | None):
         raise ArgumentError(f"contact batch: bodies {', '.join(map(repr, bad))} are not among the free bodies "
                             f"({', '.join(bodies.names)})")
     f = bodies.forcing(t, q, u).reshape(-1, 6)
-    u_free = u + h * np.concatenate([np.einsum("bij,bj->bi", inv.Iinv, f[:, 0:3]), f[:, 3:6] * inv.minv[:, None]],
-                                    axis=1).reshape(-1)
+    u_free = u + h * np.concatenate([np.einsum("bij,bj->bi", bodies.inertias_inv, f[:, 0:3]),
+                                     f[:, 3:6] * bodies.masses_inv[:, None]], axis=1).reshape(-1)
     m_all = len(batch)
     qb = np.ascontiguousarray(q.reshape(-1, 7))
     basis, JA, JB = np.empty((m_all, 3, 3)), np.empty((m_all, 3, 6)), np.empty((m_all, 3, 6))
@@ -291,7 +268,7 @@ def batch_step(bodies, batch, t, q, u, h, options, warm: WarmStart | None):
     target = np.where(e > 0, -e * np.minimum(v_start[:, 0], 0.0), -np.maximum(gap, 0.0) / h)
     mu = np.where(np.hypot(v_start[:, 1], v_start[:, 2]) <= options.slip_tolerance, mu_s, mu_k)
     W, ptr, nbr = np.empty((3 * m, 3 * m)), np.empty(m + 1, np.int64), np.empty(m * m, np.int64)
-    count = delassus(ia, ib, JA, JB, inv.Iinv, inv.minv, W, ptr, nbr)
+    count = delassus(ia, ib, JA, JB, bodies.inertias_inv, bodies.masses_inv, W, ptr, nbr)
     nbr = nbr[:count]
     b = v_free[active].copy()
     b[:, 0] -= target
@@ -310,7 +287,7 @@ def batch_step(bodies, batch, t, q, u, h, options, warm: WarmStart | None):
             scale = np.where(norm > mu * pn, mu * pn / np.where(norm > 0, norm, 1.0), 1.0)
             p = np.column_stack([pn, start[:, 1:] * scale[:, None]]).reshape(-1)
         _, iterations, residual = pgs(W, b, mu, p, ptr, nbr, int(solver.max_iterations), float(solver.tolerance))
-        response(p, ia, ib, JA, JB, inv.Iinv, inv.minv, u_free, u_next, velocity)
+        response(p, ia, ib, JA, JB, bodies.inertias_inv, bodies.masses_inv, u_free, u_next, velocity)
         slip = np.hypot(velocity[:, 1], velocity[:, 2])
         demote = (slip > options.slip_tolerance) & (mu != mu_k)
         if not demote.any():
