@@ -55,3 +55,18 @@ def test_the_commands_refuse_a_file_whose_probe_hangs(run, monkeypatch, command)
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert "run.h5: file structure: the HDF5 library did not get through the file's structure in 1 s" in \
         " ".join(result.output.split())
+
+
+def test_a_file_that_passed_is_not_probed_again_until_it_changes(run, monkeypatch):
+    children = []
+    real = h5_probe.subprocess.run
+    monkeypatch.setattr(h5_probe.subprocess, "run", lambda *a, **k: children.append(a) or real(*a, **k))
+    h5_probe.probe(run)
+    describe_file(run)
+    h5_probe.probe(run)
+    assert len(children) == 1  # the unchanged file: its first verdict stands
+    Trajectory(t=[0.0, 1.0], q=[[0.0], [0.3]], u=[[0.3], [0.3]]).save(run)  # written again: probed again
+    monkeypatch.setattr(h5_probe, "_CHILD", "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    with pytest.raises(HDF5LayoutError, match="crashed"):
+        h5_probe.probe(run)
+    assert len(children) == 2

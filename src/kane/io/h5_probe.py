@@ -11,7 +11,10 @@ lets the caller go on: the caller's own checked readers then name what is wrong 
 
 The commands that read a file a user was given (``kane info``, ``kane plot``, ``kane view RUN.h5``, through
 :mod:`kane.viz.file_info`) probe first; the library's readers do not (a file kane wrote itself needs no probe, and
-a probe costs a process start, about 0.3 s).
+a probe costs a process start, about 0.3 s). A file that got through is remembered for the process by its
+identity and state (device, inode, size, modification and status-change times, in nanoseconds): reading it again
+unchanged (``kane info`` after ``describe_file``, a plot after the info) starts no second child, and any write
+to the file (which moves its status-change time, which no user tool can set back) probes it again.
 
     >>> probe("results.h5")          # returns, or raises HDF5LayoutError naming the file
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 
 from .h5_read import HDF5LayoutError
 
@@ -28,6 +32,9 @@ __all__ = ["MAX_OBJECTS", "PROBE_LIMIT_S", "probe"]
 
 MAX_OBJECTS = 20_000  # objects whose metadata the child reads (a sweep file holds one group per stored run)
 PROBE_LIMIT_S = 15.0  # [s] of wall time for the child: a few tenths of a second for an intact file
+_PASSED_MAX = 4096  # files remembered as probed (the oldest forgotten first)
+_passed: dict[tuple, None] = {}  # the identities of the files that got through, in the order probed
+_passed_lock = threading.Lock()
 
 # The child's whole program: h5py only, the path as its argument; reading attributes and metadata, no data.
 _CHILD = f"""
@@ -55,6 +62,10 @@ def probe(path, limit_s: float = PROBE_LIMIT_S) -> None:
     ``limit_s`` [s] or crashed. A file that is missing or not HDF5 is left to the caller's reader to name."""
     if not os.path.isfile(path):
         return
+    identity = _identity(path)
+    with _passed_lock:
+        if identity in _passed:
+            return
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HDF5_USE_FILE_LOCKING")}
     try:
         child = subprocess.run([sys.executable, "-I", "-c", _CHILD, os.fspath(path)], env=env,
@@ -67,3 +78,13 @@ def probe(path, limit_s: float = PROBE_LIMIT_S) -> None:
         raise HDF5LayoutError(path, "file structure", f"the HDF5 library crashed reading the file's structure "
                                                       f"(signal {-child.returncode}: a damaged file); nothing was "
                                                       "read")
+    with _passed_lock:
+        _passed[identity] = None
+        while len(_passed) > _PASSED_MAX:
+            del _passed[next(iter(_passed))]
+
+
+def _identity(path) -> tuple:
+    """What makes a probe's verdict stand: the file (device, inode) as it is (size, mtime and ctime in ns)."""
+    st = os.stat(path)
+    return (os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
