@@ -61,8 +61,12 @@ def why_not_c(loop, inputs) -> str | None:
     from .c_switching import SWITCHING_PLANTS, switch_plan
 
     if isinstance(base, SWITCHING_PLANTS):  # which of its switches C could run, and why it does not
-        return switch_plan(base, float(base.state()[0])).reason
-    if not isinstance(base, CompiledPlant):
+        if base is not plant:
+            return "the slow-rate scheme over a switching plant is not run in C"
+        reason = switch_plan(base, float(base.state()[0])).reason
+        if reason is not None:
+            return reason
+    elif not isinstance(base, CompiledPlant):
         return f"the plant ({getattr(plant, 'kind', type(plant).__name__)}) is not the compiled engine"
     if opts.dynamics_process:
         return "the dynamics step in a worker process"
@@ -74,6 +78,10 @@ def why_not_c(loop, inputs) -> str | None:
         from .c_period import period_library
 
         period_library()
+        if isinstance(base, SWITCHING_PLANTS):
+            from .c_switching import switching_library
+
+            switching_library()
     except KaneError as exc:
         return f"the C period did not build: {exc}"
     return None
@@ -93,8 +101,12 @@ def run_c(loop) -> tuple:
     rot = cpl.rotational
     t_start, q_start, u_start = base.state()
     nq, nu = q_start.shape[0], u_start.shape[0]
+    from .c_switching import SWITCHING_PLANTS, SwitchContext
+
+    sw = SwitchContext(base) if isinstance(base, SWITCHING_PLANTS) else None  # a ModePlant's period in C
+    modes = {}  # mode name -> its index in the log (a switching plant's, in the order they appear)
     ctx = PeriodContext(
-        stepper=base.stepper, coupler=cpl, index=base.index, t0=float(t_start), period=period, n_periods=n_periods,
+        stepper=None if sw else base.stepper, switching=sw, coupler=cpl, index=base.index, t0=float(t_start), period=period, n_periods=n_periods,
         substeps=int(opts.substeps), every=int(opts.dynamics_every), virtual=virtual, spin=float(opts.spin),
         timeout_periods=max(1, int(math.ceil(opts.device_timeout * rate - 1e-9))), priority=int(opts.priority),
         dev_cap=max(1024, int(min(rate, 1e5) / 2)), row_cap=max(4096, int(min(rate, 1e5))),
@@ -107,6 +119,8 @@ def run_c(loop) -> tuple:
     def sink(rows):
         k0 = taken[0]
         shown.append((rows[:, 0].copy(), rows[:, 13:16].copy(), rows[:, 23:26].copy() if rot else None))
+        if sw is not None:  # C's mode index (a bit per Lock) -> the log's
+            rows[:, 20] = [modes.setdefault(sw.names[int(m)], len(modes)) for m in rows[:, 20].tolist()]
         for j, row in enumerate(rows if log is not None or every > 1 else ()):
             if every > 1 and (k0 + j) % every == 0 and k0 + j > 0:  # the plant's own state after a slow step
                 steps.append((float(row[0]), np.array(row[a:a + nq]), np.array(row[a + nq:a + nq + nu])))
@@ -132,12 +146,16 @@ def run_c(loop) -> tuple:
                     ctx.stop()
                 ctx.fill(dev, rot, float(t_start), period, ahead)
                 ctx.drain(sink)
+                if sw is not None:
+                    sw.drain()
                 if not virtual or ctx.produced >= ahead:
                     time.sleep(_POLL)
         finally:
             ctx.stop()
             ctx.lib.kane_period_join(ctx.c)
             ctx.drain(sink)
+            if sw is not None:
+                sw.finish()
     finally:
         zero3 = (0.0, 0.0, 0.0)
         if udp:
@@ -167,6 +185,8 @@ def run_c(loop) -> tuple:
     elif c.status == 3:
         status = (f"failed: step: the state is not finite after the step from t = {c.status_t:.9g}; q, u hold the "
                   "last finite state")
+    elif c.status >= 5:
+        status = f"failed: {sw.failure(c.status)}"
     summary, stats = c_summary(ctx, period)
     loop.stats = stats
     t_end, q_end, u_end = base.state()
@@ -183,7 +203,8 @@ def run_c(loop) -> tuple:
               "log_ring_waits": int(c.log_waits)}
     path = None
     if log is not None:
-        path = log.close(status, summary.as_dict(), counts, modes=["single"], events=(),
+        path = log.close(status, summary.as_dict(), counts, modes=list(modes) if sw else ["single"],
+                         events=base.events if sw else (),
                          steps=steps if every > 1 else None)
         if log.writer_failure is not None:
             status = f"{status}; {log.writer_failure}"
