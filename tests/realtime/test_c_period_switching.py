@@ -36,12 +36,28 @@ def _cart_file(tmp_path, on):
     return path
 
 
+_BUILT: dict = {}  # (model text, rules, options, compiled) -> (loaded, port, dynamics): derived and compiled once
+
+
+def _cart(model_path, rules, compiled, options):
+    """(loaded model, coupler port, SwitchingDynamics) of a cart file, built once for the same arguments (a rule
+    with a Python function is built each time)."""
+    plain = rules is None or not any(callable(r.on) for r in rules)
+    key = (Path(model_path).read_text(), tuple(rules or ()), compiled, options) if plain else None
+    if key not in _BUILT:
+        loaded = load_model(model_path)
+        port = rt.add_coupler(loaded.system, "B", POINT)
+        dyn = rt.SwitchingDynamics(loaded.derive(), rules or switching_rules(loaded), options,
+                                   system=loaded.system if compiled else None)
+        if key is None:
+            return loaded, port, dyn
+        _BUILT[key] = loaded, port, dyn
+    return _BUILT[key]
+
+
 def _loop(model_path, loop_path, log, duration=0.15, rules=None, compiled=True, options=rt.SwitchingOptions()):
     """The cart pushed by a replayed hand (a recorded line with a sideways swing) through the coupler."""
-    loaded = load_model(model_path)
-    port = rt.add_coupler(loaded.system, "B", POINT)
-    dyn = rt.SwitchingDynamics(loaded.derive(), rules or switching_rules(loaded), options,
-                               system=loaded.system if compiled else None)
+    loaded, port, dyn = _cart(model_path, rules, compiled, options)
     q0 = np.array([loaded.q0.get(n, 0.0) for n in dyn.q_names])
     params = dict(loaded.parameters)
     cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(500.0, 5.0), max_force=40.0, params=params)

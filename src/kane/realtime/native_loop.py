@@ -8,10 +8,12 @@ the C counters.
 What runs in C: a device read by ``read(t)`` that depends on t only (a :class:`kane.realtime.Replay` of a recorded
 log: sampled ahead into the ring, each sample checked by :func:`kane.realtime.check_sample` as it is written), the
 point or pose coupler, the compiled RK4 step of a plain model (single rate, or the dynamics every k periods in the
-loop's thread as :class:`kane.realtime.multirate.SlowDynamics`). Anything else (a device that reacts to the forces,
-such as the simulated hand, or that answers over the network; switched or rolling plants; scheduled inputs; the
-dynamics in a worker process; the Python engine) runs on the Python path, and the log's ``counts`` attribute says
-which path ran (``loop_path``) and why (``loop_path_reason``).
+loop's thread as :class:`kane.realtime.multirate.SlowDynamics`), and the compiled modes of a switching plant whose
+switches are Locks on time intervals (:mod:`kane.realtime.c_switching`: the modes, the lock impulses, the event
+records). Anything else (a device that reacts to the forces, such as the simulated hand; switching on state events
+or with modes run on line; rolling plants; scheduled inputs; the dynamics in a worker process; the Python engine)
+runs on the Python path, and the log's ``counts`` attribute says which path ran (``loop_path``) and why
+(``loop_path_reason``).
 """
 
 from __future__ import annotations
