@@ -55,7 +55,8 @@ def _cart(model_path, rules, compiled, options):
     return _BUILT[key]
 
 
-def _loop(model_path, loop_path, log, duration=0.15, rules=None, compiled=True, options=rt.SwitchingOptions()):
+def _loop(model_path, loop_path, log, duration=0.15, rules=None, compiled=True, options=rt.SwitchingOptions(),
+          **loop_kw):
     """The cart pushed by a replayed hand (a recorded line with a sideways swing) through the coupler."""
     loaded, port, dyn = _cart(model_path, rules, compiled, options)
     q0 = np.array([loaded.q0.get(n, 0.0) for n in dyn.q_names])
@@ -67,7 +68,7 @@ def _loop(model_path, loop_path, log, duration=0.15, rules=None, compiled=True, 
     pos = x0 + np.stack([0.3 * t, 0.02 * np.sin(w * t), 0 * t], 1)
     vel = np.stack([0.3 + 0 * t, 0.02 * w * np.cos(w * t), 0 * t], 1)
     dev = rt.Replay(t, pos, vel, max_force=40.0, workspace=rt.Workspace(tuple(x0 - 2), tuple(x0 + 2)))
-    opts = rt.LoopOptions(rate=1 / T, duration=duration, clock=rt.ClockMode.VIRTUAL, loop_path=loop_path)
+    opts = rt.LoopOptions(rate=1 / T, duration=duration, clock=rt.ClockMode.VIRTUAL, loop_path=loop_path, **loop_kw)
     return rt.RealtimeLoop(cp, dev, q0, np.zeros(dyn.n_u), params=params, options=opts, log=log)
 
 
@@ -147,8 +148,8 @@ def test_the_c_period_runs_the_switching_cart_as_the_python_period(tmp_path, e):
 
 
 def test_a_cart_that_starts_locked_unlocks_in_c(tmp_path):
-    model = _cart_file(tmp_path, "[[2.0, 4.0]]")
-    a, b = _both(tmp_path, model, 0.12, rules=[Lock("caster_lock", on=((-1.0, 0.0505),))])
+    model = _cart_file(tmp_path, "[[2.0, 4.0]]")  # 3 RK4 steps a period: the unlock after the first of its period
+    a, b = _both(tmp_path, model, 0.12, rules=[Lock("caster_lock", on=((-1.0, 0.0505),))], substeps=3)
     _same_runs(a, b)
     assert [(x.kind, round(x.t, 12)) for x in b[1]] == [("unlock", 0.0505)]
     assert json.loads(b[2].attrs["modes"]) == ["caster_lock", "free"]
@@ -185,6 +186,12 @@ def test_a_lock_switched_by_a_function_runs_on_python_with_the_reason_logged(tmp
     with h5py.File(tmp_path / "log.h5", "r") as f:
         counts = json.loads(f.attrs["counts"])
     assert (counts["loop_path"], counts["loop_path_reason"]) == ("python", reason)
+
+
+def test_the_slow_rate_scheme_over_a_switching_plant_stays_on_python(tmp_path):
+    loop = _loop(_cart_file(tmp_path, "[[0.0505, 0.1003]]"), rt.LoopPath.C, None, duration=0.01, dynamics_every=2)
+    assert loop.path_reason == "the slow-rate scheme over a switching plant is not run in C"
+    assert loop.run().loop_path == "python"
 
 
 def test_a_switching_plant_without_compiled_modes_is_refused_by_name(tmp_path):
