@@ -175,6 +175,21 @@ def test_the_guard_fires_at_the_same_period_on_both_paths(tmp_path):
     np.testing.assert_allclose(fb["q"][()], fa["q"][:8], rtol=0, atol=1e-12)
 
 
+def test_too_many_switches_fail_alike(tmp_path):
+    # max_switches 1: the unlock at 0.1003 s is the second switch; both paths fail there, the plant left at the
+    # start of that period (t = 0.1 s) with the lock the only event
+    model = _cart_file(tmp_path, "[[0.0505, 0.1003]]")
+    a, b = _both(tmp_path, model, 0.15, options=rt.SwitchingOptions(max_switches=1))
+    (ra, ea, fa, _), (rb, eb, fb, _) = a, b
+    first = ("failed: switching simulation failed at t = 0.1003 s in mode 'caster_lock': more than 1 mode changes "
+             "(Zeno behaviour?)")
+    assert ra.status.splitlines()[0] == rb.status == first and rb.loop_path == "c"
+    assert [e.kind for e in ea] == [e.kind for e in eb] == ["lock"]
+    assert rb.t == ra.t == pytest.approx(0.1, abs=1e-12)
+    np.testing.assert_allclose(rb.u, ra.u, rtol=0, atol=1e-12)
+    assert fb["t"].shape == fa["t"].shape == (101,)
+
+
 def test_a_lock_switched_by_a_function_runs_on_python_with_the_reason_logged(tmp_path):
     model = _cart_file(tmp_path, "[[2.0, 4.0]]")
     reason = "the Lock on 'caster_lock' is switched by a Python function on(t, q, u), not by time intervals"

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..codegen.c_backend import CFunction, load_library
 from ..switching import Lock
+from .c_period import _address
 from .c_switching_text import MAX_BLOCKS, MAX_N, MAX_RULES, SWITCHING_CDEF, SWITCHING_SOURCE
 from .mode_plant import _GUARD_EVERY, ModePlant
 from .switching_plant import SwitchingPlant
@@ -123,10 +124,6 @@ def switching_library():
         return _loaded[0]
 
 
-def _address(ffi, cdata) -> int:
-    return int(ffi.cast("uintptr_t", cdata))
-
-
 class SwitchContext:
     """The C side of a :class:`ModePlant` with time-scheduled locks for one run (``switch_plan(plant).reason`` must
     be None): ``state`` [t, q (n_q,), u (n_u,) all speeds, 0] the plant's state C advances, ``names`` the mode name of
@@ -145,7 +142,7 @@ class SwitchContext:
         t, q, u = plant.state()
         self.state = np.concatenate([[float(t)], q, u, [0.0]])
         s.nq, s.nu, s.nw, s.n_rules = nq, nu, nw, len(rules)
-        s.state, s.x1 = self._ptr(self.state), self._ptr(np.zeros(nq + nu + 2))
+        s.state, s.x1, s.scratch = self._ptr(self.state), self._ptr(np.zeros(nq + nu + 2)), self._ptr(self.state.copy())
         s.w, s.w0 = self._ptr(np.array(plant.w, dtype=float)), self._ptr(np.array(plant._w0, dtype=float))
         s.dt, s.cond_max, s.guard_every = plant.dt, plant.cond_max, _GUARD_EVERY
         s.checks, s.switches_left = plant._checks, runner.max_switches - runner.n_switches
@@ -239,7 +236,8 @@ class SwitchContext:
                     "from there, the C period cannot (run with --loop python)")
         if code == 6:
             return f"the lock impulse at t = {s.fail_t:.9g} s: M or A M^-1 A^T is not positive definite"
-        return f"more than {self.plant.runner.max_switches} mode changes at t = {s.fail_t:.9g} s (Zeno behaviour?)"
+        return (f"switching simulation failed at t = {s.fail_t:.6g} s in mode {self.names[int(s.active)]!r}: more "
+                f"than {self.plant.runner.max_switches} mode changes (Zeno behaviour?)")
 
     def finish(self) -> None:
         """After the C loop ended (joined) and :meth:`drain`: C's state, guard count and last event into the

@@ -236,8 +236,9 @@ static int conditioned(kane_switching *s, long md, double t, const double *q) {
 }
 
 /* ModePlant.advance over one period with the force held: n on success, 0 when a step is not finite, -1 when the
-   guard fires, -2 when the impulse's factorization fails, -3 beyond the most switches */
-long kane_switching_period(kane_switching *s, const double *force, long nf, const long *idx, double period, long n) {
+   guard fires, -2 when the impulse's factorization fails, -3 beyond the most switches (the state then back at the
+   period's start, as the Python path leaves it) */
+static long one_period(kane_switching *s, const double *force, long nf, const long *idx, double period, long n) {
     const long nq = s->nq, nu = s->nu;
     double *st = s->state, *q = st + 1, *u = st + 1 + nq, *x1 = s->x1, g0[4];
     long i, r, handled = -1;
@@ -294,5 +295,13 @@ long kane_switching_period(kane_switching *s, const double *force, long nf, cons
     s->skip_t = handled_t;
     s->mode_now = (double)s->active;
     return n;
+}
+
+long kane_switching_period(kane_switching *s, const double *force, long nf, const long *idx, double T, long n) {
+    const size_t size = sizeof(double) * (1 + s->nq + s->nu);
+    memcpy(s->scratch, s->state, size);
+    long done = one_period(s, force, nf, idx, T, n);
+    if (done != n) memcpy(s->state, s->scratch, size);
+    return done;
 }
 """
