@@ -39,14 +39,14 @@ def _cart_file(tmp_path, on):
 _BUILT: dict = {}  # (model text, rules, options, compiled) -> (loaded, port, dynamics): derived and compiled once
 
 
-def _cart(model_path, rules, compiled, options):
+def _cart(model_path, rules, compiled, options, rotational=False):
     """(loaded model, coupler port, SwitchingDynamics) of a cart file, built once for the same arguments (a rule
-    with a Python function is built each time)."""
+    with a Python function is built each time); ``rotational``: the coupler couples the cart's pose."""
     plain = rules is None or not any(callable(r.on) for r in rules)
-    key = (Path(model_path).read_text(), tuple(rules or ()), compiled, options) if plain else None
+    key = (Path(model_path).read_text(), tuple(rules or ()), compiled, options, rotational) if plain else None
     if key not in _BUILT:
         loaded = load_model(model_path)
-        port = rt.add_coupler(loaded.system, "B", POINT)
+        port = rt.add_coupler(loaded.system, "B", POINT, rotational=rotational)
         dyn = rt.SwitchingDynamics(loaded.derive(), rules or switching_rules(loaded), options,
                                    system=loaded.system if compiled else None)
         if key is None:
@@ -56,18 +56,29 @@ def _cart(model_path, rules, compiled, options):
 
 
 def _loop(model_path, loop_path, log, duration=0.15, rules=None, compiled=True, options=rt.SwitchingOptions(),
-          **loop_kw):
-    """The cart pushed by a replayed hand (a recorded line with a sideways swing) through the coupler."""
-    loaded, port, dyn = _cart(model_path, rules, compiled, options)
+          rotational=False, **loop_kw):
+    """The cart pushed by a replayed hand (a recorded line with a sideways swing) through the coupler; with
+    ``rotational`` the hand also turns about the vertical (0.2 rad at 2 Hz) and the coupler holds the cart's yaw."""
+    loaded, port, dyn = _cart(model_path, rules, compiled, options, rotational)
     q0 = np.array([loaded.q0.get(n, 0.0) for n in dyn.q_names])
     params = dict(loaded.parameters)
-    cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(500.0, 5.0), max_force=40.0, params=params)
+    gains = rt.CouplerGains(500.0, 5.0, rotational_stiffness=5.0, rotational_damping=0.1) if rotational else \
+        rt.CouplerGains(500.0, 5.0)
+    cp = rt.VirtualCoupler(dyn, port, gains, max_force=40.0, params=params)
     x0, _ = cp.point_state(0.0, q0, np.zeros(dyn.n_u))
     t = np.arange(int(round(duration / T))) * T
     w = 2 * np.pi * 3.0
     pos = x0 + np.stack([0.3 * t, 0.02 * np.sin(w * t), 0 * t], 1)
     vel = np.stack([0.3 + 0 * t, 0.02 * w * np.cos(w * t), 0 * t], 1)
-    dev = rt.Replay(t, pos, vel, max_force=40.0, workspace=rt.Workspace(tuple(x0 - 2), tuple(x0 + 2)))
+    pose = {}
+    if rotational:
+        R0, _ = cp.pose_state(0.0, q0, np.zeros(dyn.n_u))
+        yaw, rate = 0.2 * np.sin(4 * np.pi * t), 0.8 * np.pi * np.cos(4 * np.pi * t)
+        c, s = np.cos(yaw), np.sin(yaw)
+        Rz = np.zeros((len(t), 3, 3))
+        Rz[:, 0, 0], Rz[:, 0, 1], Rz[:, 1, 0], Rz[:, 1, 1], Rz[:, 2, 2] = c, -s, s, c, 1.0
+        pose = {"orientation": Rz @ R0, "angular_velocity": np.stack([0 * t, 0 * t, rate], 1)}
+    dev = rt.Replay(t, pos, vel, max_force=40.0, workspace=rt.Workspace(tuple(x0 - 2), tuple(x0 + 2)), **pose)
     opts = rt.LoopOptions(rate=1 / T, duration=duration, clock=rt.ClockMode.VIRTUAL, loop_path=loop_path, **loop_kw)
     return rt.RealtimeLoop(cp, dev, q0, np.zeros(dyn.n_u), params=params, options=opts, log=log)
 
@@ -153,6 +164,14 @@ def test_a_cart_that_starts_locked_unlocks_in_c(tmp_path):
     _same_runs(a, b)
     assert [(x.kind, round(x.t, 12)) for x in b[1]] == [("unlock", 0.0505)]
     assert json.loads(b[2].attrs["modes"]) == ["caster_lock", "free"]
+
+
+def test_the_pose_coupled_cart_runs_in_c_as_on_python(tmp_path):
+    model = _cart_file(tmp_path, "[[0.0505, 0.1003]]")
+    a, b = _both(tmp_path, model, 0.15, rotational=True)
+    _same_runs(a, b)
+    assert [(x.kind, round(x.t, 12)) for x in b[1]] == [("lock", 0.0505), ("unlock", 0.1003)]
+    assert np.max(np.abs(b[2]["torque"][()])) > 0.1 and "body_orientation" in b[2]
 
 
 def test_the_guard_fires_at_the_same_period_on_both_paths(tmp_path):
