@@ -32,19 +32,25 @@ STATUS = {0: "completed", 1: "stopped", 2: "device stopped answering", 3: "faile
           5: "guard", 6: "impulse", 7: "switches"}  # 5-7: a switching plant's period (kane.realtime.c_switching)
 
 _lib_lock = threading.Lock()
-_loaded: list = []
+_loaded: dict = {}
+
+
+def model_free_library(name: str, source: str, cdef: str):
+    """(ffi, lib) of a model-independent C text (the period's, the switching period's), built once per compiler
+    and cached (CCompileError when no compiler works)."""
+    with _lib_lock:
+        if name not in _loaded:
+            ident = hashlib.sha256((source + "\0" + cdef).encode()).digest()
+            lib, _ = load_library(name.encode() + b"\0" + ident, lambda: source, cdef)
+            from ..codegen.c_backend import _cffi
+
+            _loaded[name] = (_cffi(cdef), lib)
+        return _loaded[name]
 
 
 def period_library():
     """(ffi, lib) of the C period, built once per compiler and cached (CCompileError when no compiler works)."""
-    with _lib_lock:
-        if not _loaded:
-            ident = hashlib.sha256((PERIOD_SOURCE + "\0" + PERIOD_CDEF).encode()).digest()
-            lib, _ = load_library(b"kane.realtime.c_period\0" + ident, lambda: PERIOD_SOURCE, PERIOD_CDEF)
-            from ..codegen.c_backend import _cffi
-
-            _loaded.append((_cffi(PERIOD_CDEF), lib))
-        return _loaded[0]
+    return model_free_library("kane.realtime.c_period", PERIOD_SOURCE, PERIOD_CDEF)
 
 
 def _address(fn_ffi, cdata) -> int:

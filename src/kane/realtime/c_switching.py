@@ -18,16 +18,14 @@ cannot: the C loop stops there (status "failed", naming the time and the conditi
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..codegen.c_backend import CFunction, load_library
+from ..codegen.c_backend import CFunction
 from ..switching import Lock
-from .c_period import _address
+from .c_period import _address, model_free_library
 from .c_switching_text import MAX_BLOCKS, MAX_N, MAX_RULES, SWITCHING_CDEF, SWITCHING_SOURCE
 from .mode_plant import _GUARD_EVERY, ModePlant
 from .switching_plant import SwitchingPlant
@@ -107,21 +105,10 @@ def switch_plan(plant, t0: float) -> SwitchPlan:
     return SwitchPlan(tuple(switches), None)
 
 
-_lib_lock = threading.Lock()
-_loaded: list = []
-
-
 def switching_library():
     """(ffi, lib) of :mod:`.c_switching_text`, built once per compiler and cached (CCompileError when no compiler
     works)."""
-    with _lib_lock:
-        if not _loaded:
-            ident = hashlib.sha256((SWITCHING_SOURCE + "\0" + SWITCHING_CDEF).encode()).digest()
-            lib, _ = load_library(b"kane.realtime.c_switching\0" + ident, lambda: SWITCHING_SOURCE, SWITCHING_CDEF)
-            from ..codegen.c_backend import _cffi
-
-            _loaded.append((_cffi(SWITCHING_CDEF), lib))
-        return _loaded[0]
+    return model_free_library("kane.realtime.c_switching", SWITCHING_SOURCE, SWITCHING_CDEF)
 
 
 class SwitchContext:
