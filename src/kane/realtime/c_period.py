@@ -28,22 +28,29 @@ from .stats import JITTER_EDGES_S
 __all__ = ["period_library", "PeriodContext", "STATUS"]
 
 #: kane_period.status: what ended the C loop
-STATUS = {0: "completed", 1: "stopped", 2: "device stopped answering", 3: "failed", 4: "running"}
+STATUS = {0: "completed", 1: "stopped", 2: "device stopped answering", 3: "failed", 4: "running",
+          5: "guard", 6: "impulse", 7: "switches"}  # 5-7: a switching plant's period (kane.realtime.c_switching)
 
 _lib_lock = threading.Lock()
-_loaded: list = []
+_loaded: dict = {}
+
+
+def model_free_library(name: str, source: str, cdef: str):
+    """(ffi, lib) of a model-independent C text (the period's, the switching period's), built once per compiler
+    and cached (CCompileError when no compiler works)."""
+    with _lib_lock:
+        if name not in _loaded:
+            ident = hashlib.sha256((source + "\0" + cdef).encode()).digest()
+            lib, _ = load_library(name.encode() + b"\0" + ident, lambda: source, cdef)
+            from ..codegen.c_backend import _cffi
+
+            _loaded[name] = (_cffi(cdef), lib)
+        return _loaded[name]
 
 
 def period_library():
     """(ffi, lib) of the C period, built once per compiler and cached (CCompileError when no compiler works)."""
-    with _lib_lock:
-        if not _loaded:
-            ident = hashlib.sha256((PERIOD_SOURCE + "\0" + PERIOD_CDEF).encode()).digest()
-            lib, _ = load_library(b"kane.realtime.c_period\0" + ident, lambda: PERIOD_SOURCE, PERIOD_CDEF)
-            from ..codegen.c_backend import _cffi
-
-            _loaded.append((_cffi(PERIOD_CDEF), lib))
-        return _loaded[0]
+    return model_free_library("kane.realtime.c_period", PERIOD_SOURCE, PERIOD_CDEF)
 
 
 def _address(fn_ffi, cdata) -> int:
@@ -57,11 +64,12 @@ class PeriodContext:
     the dynamics every k periods with the mean force), ``substeps`` per step, the ``coupler``
     (:class:`kane.realtime.VirtualCoupler` on the C backend), the coupler's input ``index`` in the step's inputs,
     ``dev_cap`` slots of device ring, ``row_cap`` rows of log ring (0: no log), ``stat_cap`` periods of compute
-    and lateness kept for percentiles. Raises KaneError when a piece is not compiled (the caller takes the Python
-    path)."""
+    and lateness kept for percentiles; ``switching`` (a :class:`kane.realtime.c_switching.SwitchContext`, with
+    ``stepper`` None): the switching plant's period steps instead. Raises KaneError when a piece is not compiled
+    (the caller takes the Python path)."""
 
     def __init__(self, *, stepper, coupler, index, t0, period, n_periods, substeps, every, virtual, spin,
-                 timeout_periods, priority, dev_cap, row_cap, stat_cap, max_force):
+                 timeout_periods, priority, dev_cap, row_cap, stat_cap, max_force, switching=None):
         ffi, lib = period_library()
         fn, ufull = coupler._fn, coupler._u_full
         if not isinstance(fn, CFunction) or (coupler._full and not isinstance(ufull, CFunction)):
@@ -70,8 +78,8 @@ class PeriodContext:
         c = self.c = ffi.new("kane_period *")
         rot = bool(coupler.rotational)
         nq, nu = fn.sizes["nq"], fn.sizes["nu"]
-        x, pc = stepper.buffers
-        self._keep = [x, pc]
+        x, pc = stepper.buffers if switching is None else (switching.state, np.zeros(1))
+        self._keep = [x, pc, switching]
         c.n_periods, c.substeps, c.every, c.nq, c.nu, c.rot = n_periods, substeps, every, nq, nu, int(rot)
         c.virtual_clock, c.priority, c.timeout_periods = int(virtual), priority, timeout_periods
         for i, j in enumerate(index):
@@ -79,9 +87,13 @@ class PeriodContext:
         c.t0, c.period, c.spin = t0, period, spin
         c.k, c.b, c.kr, c.br = coupler._k, coupler._b, coupler._kr, coupler._br
         c.max_force, c.max_torque = max_force, coupler.max_torque
-        sfn = stepper.fn
-        c.step_fn = ffi.cast("void *", _address(sfn.ffi, sfn.lib.kane_step))
-        c.deriv_fn = ffi.cast("void *", _address(sfn.ffi, sfn.lib.kane_f))
+        if switching is None:
+            sfn = stepper.fn
+            c.step_fn = ffi.cast("void *", _address(sfn.ffi, sfn.lib.kane_step))
+            c.deriv_fn = ffi.cast("void *", _address(sfn.ffi, sfn.lib.kane_f))
+        else:
+            c.sw_fn, c.sw, c.mode_now = (ffi.cast(kind, a) for kind, a in zip(("void *", "void *", "double *"),
+                                                                               switching.addresses()))
         c.point_fn = ffi.cast("void *", _address(fn.ffi, fn.lib.kane_f))
         c.x, c.step_pc = self._ptr(x), self._ptr(pc)
         p = np.ascontiguousarray(coupler._p, dtype=float)
@@ -94,7 +106,7 @@ class PeriodContext:
         self.point_w = np.append(np.asarray(coupler._w, dtype=float), 0.0)
         c.point_w = self._ptr(self.point_w)
         c.pout = self._ptr(np.zeros(18 if rot else 6))
-        c.qx, c.qdot, c.deriv_out = (self._ptr(np.zeros(n + 1)) for n in (nq, nq, sfn.sizes["nout"]))
+        c.qx, c.qdot, c.deriv_out = (self._ptr(np.zeros(n + 1)) for n in (nq, nq, 0 if switching else sfn.sizes["nout"]))
         self.device = np.zeros((max(1, dev_cap), DEVICE_WIDTH))
         c.dev, c.dev_cap = self._ptr(self.device), max(1, dev_cap)
         self.row_width = (ROW_POSE if rot else ROW_POINT) + nq + nu

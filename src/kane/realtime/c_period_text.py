@@ -38,6 +38,7 @@ typedef struct {
     long udp_counts[10];
     double udp_sample[20]; long udp_have_sample, udp_fresh_at, udp_hold_ns;
     double ws_lo[3], ws_hi[3], ws_max_speed, ws_max_angular;
+    void *sw_fn, *sw; double *mode_now;
 } kane_period;
 """
 
@@ -64,6 +65,7 @@ PERIOD_SOURCE = r"""/* the haptic period of kane.realtime (generated text, model
 """ + _STRUCT + r"""
 typedef long (*step_t)(long, double, void *, void *);
 typedef void (*f_t)(double, void *, void *, void *, void *, void *);
+typedef long (*sw_t)(void *, const double *, long, const long *, double, long);
 
 const char *kane_source_hash(void) { return "@KEY@"; }
 long kane_load(long *where) { return __atomic_load_n(where, __ATOMIC_ACQUIRE); }
@@ -400,7 +402,8 @@ void kane_period_run(kane_period *c) {
                 row[13 + i] = force[i];
             }
             for (i = 0; i < 6; ++i) row[7 + i] = pt[i];
-            row[16] = power; row[17] = c->port_energy; row[18] = spring; row[19] = (double)flag; row[20] = 0.0;
+            row[16] = power; row[17] = c->port_energy; row[18] = spring; row[19] = (double)flag;
+            row[20] = c->mode_now ? *c->mode_now : 0.0;
             row[21] = 0.0; row[22] = 0.0;
             long a = 23;
             if (rot) {
@@ -422,7 +425,9 @@ void kane_period_run(kane_period *c) {
         }
         /* the dynamics: one step of the period, or (multi-rate) every k-th period with the mean force */
         long done = 0, n = c->substeps;
-        if (c->every > 1) {
+        if (c->sw_fn) {  /* a switching plant's period (kane.realtime.c_switching_text) */
+            done = ((sw_t)c->sw_fn)(c->sw, force, nf, c->idx, c->period, n);
+        } else if (c->every > 1) {
             if (m == 0) {
                 ((f_t)c->deriv_fn)(x[0], q, u, w, c->step_pc, c->deriv_out);
                 for (i = 0; i < nq; ++i) c->qdot[i] = c->deriv_out[i];
@@ -441,7 +446,7 @@ void kane_period_run(kane_period *c) {
             done = ((step_t)c->step_fn)(n, c->period / n, x, c->step_pc);
         }
         if (done != n) {
-            c->status = 3;
+            c->status = done < 0 ? 4 - done : 3;
             c->status_t = x[0];
             timing(c, k, woke, late, row);
             if (row) __atomic_store_n(&c->head, c->head + 1, __ATOMIC_RELEASE);

@@ -166,7 +166,8 @@ class VirtualCoupler:
             R = kin.rotation_to_ground(i)
             outputs["R"] = [R[r, c] for r in range(3) for c in range(3)]
             outputs["w"] = kin.angular_velocity_in_ground(i)
-        self._fn = _compiled(b.build(outputs), list(outputs), dynamics.backend == "c")
+        c_point = getattr(dynamics, "point_backend", dynamics.backend) == "c"  # a switching plant's modes in C
+        self._fn = _compiled(b.build(outputs), list(outputs), c_point)
         self._params = params
         self._p = model.parameter_values(params)
         self._w = model.input_values()

@@ -8,10 +8,12 @@ the C counters.
 What runs in C: a device read by ``read(t)`` that depends on t only (a :class:`kane.realtime.Replay` of a recorded
 log: sampled ahead into the ring, each sample checked by :func:`kane.realtime.check_sample` as it is written), the
 point or pose coupler, the compiled RK4 step of a plain model (single rate, or the dynamics every k periods in the
-loop's thread as :class:`kane.realtime.multirate.SlowDynamics`). Anything else (a device that reacts to the forces,
-such as the simulated hand, or that answers over the network; switched or rolling plants; scheduled inputs; the
-dynamics in a worker process; the Python engine) runs on the Python path, and the log's ``counts`` attribute says
-which path ran (``loop_path``) and why (``loop_path_reason``).
+loop's thread as :class:`kane.realtime.multirate.SlowDynamics`), and the compiled modes of a switching plant whose
+switches are Locks on time intervals (:mod:`kane.realtime.c_switching`: the modes, the lock impulses, the event
+records). Anything else (a device that reacts to the forces, such as the simulated hand; switching on state events
+or with modes run on line; rolling plants; scheduled inputs; the dynamics in a worker process; the Python engine)
+runs on the Python path, and the log's ``counts`` attribute says which path ran (``loop_path``) and why
+(``loop_path_reason``).
 """
 
 from __future__ import annotations
@@ -61,8 +63,12 @@ def why_not_c(loop, inputs) -> str | None:
     from .c_switching import SWITCHING_PLANTS, switch_plan
 
     if isinstance(base, SWITCHING_PLANTS):  # which of its switches C could run, and why it does not
-        return switch_plan(base, float(base.state()[0])).reason
-    if not isinstance(base, CompiledPlant):
+        if base is not plant:
+            return "the slow-rate scheme over a switching plant is not run in C"
+        reason = switch_plan(base, float(base.state()[0])).reason
+        if reason is not None:
+            return reason
+    elif not isinstance(base, CompiledPlant):
         return f"the plant ({getattr(plant, 'kind', type(plant).__name__)}) is not the compiled engine"
     if opts.dynamics_process:
         return "the dynamics step in a worker process"
@@ -74,6 +80,10 @@ def why_not_c(loop, inputs) -> str | None:
         from .c_period import period_library
 
         period_library()
+        if isinstance(base, SWITCHING_PLANTS):
+            from .c_switching import switching_library
+
+            switching_library()
     except KaneError as exc:
         return f"the C period did not build: {exc}"
     return None
@@ -93,8 +103,12 @@ def run_c(loop) -> tuple:
     rot = cpl.rotational
     t_start, q_start, u_start = base.state()
     nq, nu = q_start.shape[0], u_start.shape[0]
+    from .c_switching import SWITCHING_PLANTS, SwitchContext
+
+    sw = SwitchContext(base) if isinstance(base, SWITCHING_PLANTS) else None  # a ModePlant's period in C
+    modes = {}  # mode name -> its index in the log (a switching plant's, in the order they appear)
     ctx = PeriodContext(
-        stepper=base.stepper, coupler=cpl, index=base.index, t0=float(t_start), period=period, n_periods=n_periods,
+        stepper=None if sw else base.stepper, switching=sw, coupler=cpl, index=base.index, t0=float(t_start), period=period, n_periods=n_periods,
         substeps=int(opts.substeps), every=int(opts.dynamics_every), virtual=virtual, spin=float(opts.spin),
         timeout_periods=max(1, int(math.ceil(opts.device_timeout * rate - 1e-9))), priority=int(opts.priority),
         dev_cap=max(1024, int(min(rate, 1e5) / 2)), row_cap=max(4096, int(min(rate, 1e5))),
@@ -107,6 +121,8 @@ def run_c(loop) -> tuple:
     def sink(rows):
         k0 = taken[0]
         shown.append((rows[:, 0].copy(), rows[:, 13:16].copy(), rows[:, 23:26].copy() if rot else None))
+        if sw is not None:  # C's mode index (a bit per Lock) -> the log's
+            rows[:, 20] = [modes.setdefault(sw.names[int(m)], len(modes)) for m in rows[:, 20].tolist()]
         for j, row in enumerate(rows if log is not None or every > 1 else ()):
             if every > 1 and (k0 + j) % every == 0 and k0 + j > 0:  # the plant's own state after a slow step
                 steps.append((float(row[0]), np.array(row[a:a + nq]), np.array(row[a + nq:a + nq + nu])))
@@ -132,12 +148,16 @@ def run_c(loop) -> tuple:
                     ctx.stop()
                 ctx.fill(dev, rot, float(t_start), period, ahead)
                 ctx.drain(sink)
+                if sw is not None:
+                    sw.drain()
                 if not virtual or ctx.produced >= ahead:
                     time.sleep(_POLL)
         finally:
             ctx.stop()
             ctx.lib.kane_period_join(ctx.c)
             ctx.drain(sink)
+            if sw is not None:
+                sw.finish()
     finally:
         zero3 = (0.0, 0.0, 0.0)
         if udp:
@@ -167,6 +187,8 @@ def run_c(loop) -> tuple:
     elif c.status == 3:
         status = (f"failed: step: the state is not finite after the step from t = {c.status_t:.9g}; q, u hold the "
                   "last finite state")
+    elif c.status >= 5:
+        status = f"failed: {sw.failure(c.status)}"
     summary, stats = c_summary(ctx, period)
     loop.stats = stats
     t_end, q_end, u_end = base.state()
@@ -183,7 +205,8 @@ def run_c(loop) -> tuple:
               "log_ring_waits": int(c.log_waits)}
     path = None
     if log is not None:
-        path = log.close(status, summary.as_dict(), counts, modes=["single"], events=(),
+        path = log.close(status, summary.as_dict(), counts, modes=list(modes) if sw else ["single"],
+                         events=base.events if sw else (),
                          steps=steps if every > 1 else None)
         if log.writer_failure is not None:
             status = f"{status}; {log.writer_failure}"

@@ -71,6 +71,12 @@ class SwitchingDynamics:
         self.q_names, self.u_names = self._online.q_names, self._online.u_names
         self.input_names = tuple(str(s) for s in model.inputs)
 
+    @property
+    def point_backend(self) -> str:
+        """How the coupler compiles its body point: "c" when the modes are compiled to C (the ``system`` given, RK4:
+        the period can then run in C, kane.realtime.c_switching), else "numpy"."""
+        return "c" if self.system is not None and self.options.method is Method.RK4 else "numpy"
+
     def qdot(self, t, q, u, params=None, inputs=None) -> np.ndarray:
         """q' (n_q,) = W(q) u + X."""
         return self._online.qdot(t, q, u, params, inputs)
