@@ -59,8 +59,9 @@ def one_run(dyn, port, rate: float, duration: float, engine=rt.Engine.AUTO, log=
     return rt.RealtimeLoop(cp, hand, q0, u0, options=opts, log=log).run()
 
 
-def c_run(dyn, port, rate: float, duration: float, log=None, priority=0) -> rt.LoopResult:
-    """One wall-clock run of the chain with the period in C: the hand's circle replayed (sampled ahead)."""
+def c_run(dyn, port, rate: float, duration: float, log=None, priority=0, pin=False) -> rt.LoopResult:
+    """One wall-clock run of the chain with the period in C: the hand's circle replayed (sampled ahead); ``pin``:
+    LoopOptions.pin_cpu."""
     cp = rt.VirtualCoupler(dyn, port, rt.CouplerGains(1000.0, 1000.0 / rate), max_force=20.0)
     q0, u0 = np.zeros(7), np.zeros(7)
     x0, _ = cp.point_state(0.0, q0, u0)
@@ -69,7 +70,7 @@ def c_run(dyn, port, rate: float, duration: float, log=None, priority=0) -> rt.L
     pos, vel = (np.array([path(a)[i] for a in t]) for i in (0, 1))
     hand = rt.Replay(t, pos, vel, max_force=20.0, workspace=rt.Workspace(tuple(x0 - 2), tuple(x0 + 2)))
     opts = rt.LoopOptions(rate=rate, duration=duration, flush_every=max(1000, int(rate / 4)), priority=priority,
-                          spin=min(1e-3, 0.3 / rate) if priority else 1e-3, loop_path=rt.LoopPath.C)
+                          spin=min(1e-3, 0.3 / rate) if priority else 1e-3, loop_path=rt.LoopPath.C, pin_cpu=pin)
     result = rt.RealtimeLoop(cp, hand, q0, u0, options=opts, log=log).run()
     assert result.loop_path == "c", result
     return result
@@ -85,8 +86,9 @@ def _miss_causes(path, period: float) -> tuple[int, int]:
     return int(np.count_nonzero(missed & (late > comp))), int(np.count_nonzero(missed & (late <= comp)))
 
 
-def c_period_pairs(dyn, port, pairs: int = 10, priority: int = 0) -> dict:
-    """At 1 and 10 kHz: ``pairs`` interleaved 1 s runs of the C period and of the floor loop (its work kane's p50)."""
+def c_period_pairs(dyn, port, pairs: int = 10, priority: int = 0, pin: bool = False) -> dict:
+    """At 1 and 10 kHz: ``pairs`` interleaved 1 s runs of the C period and of the floor loop (its work kane's p50);
+    with ``pin`` kane's C thread alone on the last CPU (LoopOptions.pin_cpu) and the floor loop on the same CPU."""
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         c_run(dyn, port, 1000.0, 0.2, log=Path(tmp) / "warm.h5", priority=priority)  # the C library built
@@ -95,20 +97,20 @@ def c_period_pairs(dyn, port, pairs: int = 10, priority: int = 0) -> dict:
             kane_missed, floor_missed, python_missed, p99, causes = [], [], [], [], [0, 0]
             for i in range(pairs):
                 log = Path(tmp) / f"c{rate:g}_{i}.h5"
-                r = c_run(dyn, port, rate, 1.0, log=log, priority=priority)
+                r = c_run(dyn, port, rate, 1.0, log=log, priority=priority, pin=pin)
                 kane_missed.append(r.deadlines.missed)
                 p99.append(r.deadlines.compute_p99)
                 late, work = _miss_causes(log, 1.0 / rate)
                 causes[0] += late
                 causes[1] += work
-                floor_missed.append(floor_run(rate, 1.0, spin, r.deadlines.compute_p50, priority)[0])
+                floor_missed.append(floor_run(rate, 1.0, spin, r.deadlines.compute_p50, priority, pin_cpu=pin)[0])
                 py = one_run(dyn, port, rate, 1.0, log=Path(tmp) / f"py{rate:g}_{i}.h5", priority=priority)
                 python_missed.append(py.deadlines.missed)  # the Python period (simulated hand), for comparison
             k, f = sum(kane_missed), sum(floor_missed)
             out[rate] = {"kane_missed": kane_missed, "floor_missed": floor_missed, "p99_compute": p99,
                          "python_period_missed": python_missed,
                          "late_wakeups": causes[0], "long_work": causes[1]}
-            prio = f"FIFO {priority}" if priority else "normal priority"
+            prio = (f"FIFO {priority}" if priority else "normal priority") + (", pinned" if pin else "")
             print(f"C period, {rate / 1000:g} kHz, {pairs} pairs of 1 s ({prio}): kane missed {k} of {pairs * int(rate)} {kane_missed}, the floor {f} "
                   f"{floor_missed}; target kane <= 1.5 floor + 2 = {1.5 * f + 2:g}: "
                   f"{'met' if k <= 1.5 * f + 2 else 'not met'}; p99 compute per period median "
@@ -195,13 +197,15 @@ if __name__ == "__main__":
     ap.add_argument("--priority", type=int, default=0, help="SCHED_FIFO priority of the loop thread (root), 0: normal")
     ap.add_argument("--pairs", type=int, default=10, help="1 s runs at 10 kHz of kane's loop and of the C floor")
     ap.add_argument("--c-period", action="store_true", help="only the period in C against the floor (issue 32)")
+    ap.add_argument("--pin", action="store_true", help="with --c-period: kane's C thread and the floor loop on "
+                                                       "the last CPU, the rest of kane's process on the others")
     ap.add_argument("--c-rates", action="store_true", help="only the highest rate without a miss in --short s, "
                                                           "C period and floor (issue 32)")
     args = ap.parse_args()
     if args.c_rates:
         c_period_rates(*_chain(), args.short, args.priority)
     elif args.c_period:
-        c_period_pairs(*_chain(), args.pairs, args.priority)
+        c_period_pairs(*_chain(), args.pairs, args.priority, args.pin)
     elif args.quick:
         run(5.0, 2.0, args.priority, 3)
     else:

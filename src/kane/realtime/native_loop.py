@@ -128,7 +128,16 @@ def run_c(loop) -> tuple:
         if udp:
             udp_to_c(dev, ctx.c)
         ctx.fill(dev, rot, float(t_start), period, min(ahead, ctx.device.shape[0]))
-        rc = ctx.lib.kane_period_start(ctx.c)
+        cpus = _cpu_plan() if opts.pin_cpu and not virtual else None
+        if cpus is not None:  # the C thread inherits this thread's CPUs: its own one, set just before its start
+            os.sched_setaffinity(0, {cpus["c_thread"]})
+        try:
+            rc = ctx.lib.kane_period_start(ctx.c)
+        finally:
+            if cpus is not None:
+                os.sched_setaffinity(0, cpus["others"])
+                if log is not None and log.writer_pid is not None:
+                    os.sched_setaffinity(log.writer_pid, cpus["others"])
         if rc != 0:
             raise KaneError(f"C period: the native thread did not start (pthread_create returned {rc})")
         # after the C thread's creation (it keeps this thread's nice value); not on the virtual clock, where the C
@@ -189,7 +198,8 @@ def run_c(loop) -> tuple:
     counts = {"refused": int(c.refused), "missing": int(c.missing), "saturated": int(c.saturated),
               "engine": loop.engine.value, "plant": plant.kind, "substeps": int(opts.substeps),
               "late_dynamics_steps": 0, "device": dict(getattr(dev, "counts", {})), "loop_path": "c",
-              "log_ring_waits": int(c.log_waits), "supervisor_nice": niced}
+              "log_ring_waits": int(c.log_waits), "supervisor_nice": niced,
+              "cpus": cpus}
     path = None
     if log is not None:
         path = log.close(status, summary.as_dict(), counts, modes=["single"], events=(),
@@ -198,6 +208,18 @@ def run_c(loop) -> tuple:
             status = f"{status}; {log.writer_failure}"
     return (status, summary, int(c.refused), int(c.missing), int(c.saturated), float(c.port_energy), t_end, q_end,
             u_end, loop.engine, path, plant.kind, "c")
+
+
+def _cpu_plan() -> dict | None:
+    """{"c_thread": the last CPU this thread may run on, "others": the rest (sorted)}, or None with fewer than
+    two CPUs (or no affinity on this system): nothing is pinned."""
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except (OSError, AttributeError):
+        return None
+    if len(allowed) < 2:
+        return None
+    return {"c_thread": allowed[-1], "others": allowed[:-1]}
 
 
 def _lower_priority() -> int | None:
