@@ -15,15 +15,21 @@ same circle, sampled ahead into the C ring; the log drained into the writer proc
 and 10 kHz, ``--pairs`` interleaved pairs of 1 s each, the floor working kane's p50 compute time: misses of each,
 kane's p99 compute per period, and where kane's misses come from (a wake-up already late by a period: the
 scheduler's, the floor's kind; or a wake-up in time and work that ran long: interrupted inside the period).
+With ``--pin``, kane's C thread runs alone on the last CPU (LoopOptions.pin_cpu) and the floor loop on the same CPU.
 With ``--c-rates``: the highest of the rates run ``--short`` s with no miss, C period and floor.
-Run: ``python bench/bench_realtime.py [--long 60] [--short 10] [--pairs 10] [--quick] [--c-period] [--c-rates]``
-(``--quick``: 5 s, 2 s and 3 pairs).
+With ``--c-cpu``: the CPU time of each thread of kane's process (the C thread, the supervisor thread, others) and
+of the log's writer process while a ``--short`` s C-period run at 1 and 10 kHz lasts (Linux /proc), per second.
+Run: ``python bench/bench_realtime.py [--long 60] [--short 10] [--pairs 10] [--quick] [--c-period] [--c-rates]
+[--c-cpu] [--pin]`` (``--quick``: 5 s, 2 s and 3 pairs).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -140,6 +146,79 @@ def c_period_rates(dyn, port, seconds: float = 10.0, priority: int = 0) -> dict:
     return best
 
 
+def _cpu_times(pid) -> dict:
+    """{thread id: user + system CPU [s]} of the threads of process ``pid`` (Linux /proc)."""
+    out, tick = {}, os.sysconf("SC_CLK_TCK")
+    for tid in os.listdir(f"/proc/{pid}/task") if os.path.isdir(f"/proc/{pid}/task") else ():
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[int(tid)] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def _children(pid: int) -> list:
+    """The ids of the processes whose parent is ``pid`` (Linux /proc)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                if entry.isdigit() and int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(entry))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def c_period_cpu(dyn, port, seconds: float = 5.0, pin: bool = False) -> dict:
+    """At 1 and 10 kHz: CPU [s per s] of the C thread, the supervisor (the loop's Python thread), the rest of the
+    process and the log's writer process over the life of the C thread of a ``seconds`` C-period run, read from
+    /proc every 0.1 s (the C thread: the one thread no Python code started)."""
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        c_run(dyn, port, 1000.0, 0.2, log=Path(tmp) / "warm.h5", pin=pin)
+        for rate in (1000.0, 10000.0):
+            me, before, seen, done = os.getpid(), set(_cpu_times(os.getpid())), {}, threading.Event()
+
+            def watch():
+                previous = set()
+                while not done.is_set():
+                    python = {th.native_id: th.name for th in threading.enumerate()}
+                    snap = {("kane", t): v for t, v in _cpu_times(me).items()}
+                    for child in _children(me):  # the log's writer process
+                        snap.update({("writer", t): v for t, v in _cpu_times(child).items()})
+                    python.update({th.native_id: th.name for th in threading.enumerate()})
+                    native = {t for w, t in snap if w == "kane" and t not in python and t not in before}
+                    if native & previous:  # the C thread, seen twice (not a Python thread being born)
+                        seen.setdefault("first", (time.perf_counter(), snap, dict(python)))
+                        seen["last"] = (time.perf_counter(), snap, dict(python))
+                    previous = native
+                    time.sleep(0.1)
+
+            watcher = threading.Thread(target=watch, name="cpu-watch", daemon=True)
+            watcher.start()
+            try:
+                r = c_run(dyn, port, rate, seconds, log=Path(tmp) / f"cpu{rate:g}.h5", pin=pin)
+            finally:
+                done.set()
+                watcher.join()
+            (t0, a, _), (t1, b, names) = seen["first"], seen["last"]
+            share = {}
+            for key, cpu in b.items():
+                who, tid = key
+                name = ("writer process" if who == "writer" else "C thread" if tid not in names and tid not in
+                        before else names.get(tid, "other thread"))
+                if name != "cpu-watch":
+                    share[name] = share.get(name, 0.0) + (cpu - a.get(key, 0.0)) / (t1 - t0)
+            out[rate] = share
+            print(f"C period {rate / 1000:g} kHz, {seconds:g} s{' pinned' if pin else ''}: missed "
+                  f"{r.deadlines.missed}, {r.status}; CPU per second over {t1 - t0:.2f} s: "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in sorted(share.items())))
+    return out
+
+
 def _show(label: str, r: rt.LoopResult) -> None:
     print(f"{label}: {r.status}; " + "; ".join(r.deadlines.lines()))
 
@@ -199,10 +278,14 @@ if __name__ == "__main__":
     ap.add_argument("--c-period", action="store_true", help="only the period in C against the floor (issue 32)")
     ap.add_argument("--pin", action="store_true", help="with --c-period: kane's C thread and the floor loop on "
                                                        "the last CPU, the rest of kane's process on the others")
+    ap.add_argument("--c-cpu", action="store_true", help="only the CPU per thread of a C-period run at 1 and "
+                                                         "10 kHz (--short s)")
     ap.add_argument("--c-rates", action="store_true", help="only the highest rate without a miss in --short s, "
                                                           "C period and floor (issue 32)")
     args = ap.parse_args()
-    if args.c_rates:
+    if args.c_cpu:
+        c_period_cpu(*_chain(), args.short, args.pin)
+    elif args.c_rates:
         c_period_rates(*_chain(), args.short, args.priority)
     elif args.c_period:
         c_period_pairs(*_chain(), args.pairs, args.priority, args.pin)
