@@ -75,9 +75,8 @@ class LoopOptions:
     (:class:`SlowDynamics`) or, with ``dynamics_process``, one slow step behind (:class:`AsyncDynamics`) in a worker
     process on the real clock, so that no period waits for a step (in the loop's process on the virtual clock, each
     step taken back one interval after it was handed over). ``loop_path``: the period in Python (the default) or
-    in C in a native thread (:class:`LoopPath`, :mod:`kane.realtime.native_loop`). ``pin_cpu`` (the C period on
-    the real clock, two CPUs or more): the C thread alone on the last CPU the process may use, the supervisor
-    thread and the log's writer process on the others (the log's ``counts`` say which: ``cpus``)."""
+    in C in a native thread (:class:`LoopPath`, :mod:`kane.realtime.native_loop`). ``pin_cpu`` (C period, real clock,
+    >= 2 CPUs): the C thread alone on the last allowed CPU, the rest on the others (logged in ``counts["cpus"]``)."""
 
     rate: float = 1000.0
     substeps: int = 1
