@@ -12,6 +12,7 @@ the floor of any loop that computes."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tempfile
 import time
@@ -54,10 +55,11 @@ long floor_run(double rate, double duration, double spin, double work, long iter
 
 
 def floor_run(rate: float, duration: float, spin: float, work: float, priority: int = 0, *,
-              fixed_work: bool = True) -> tuple[int, int, float]:
+              fixed_work: bool = True, pin_cpu: bool = False) -> tuple[int, int, float]:
     """(missed periods, periods, maximum wake-up lateness [s]) of the C loop at ``rate`` [Hz] for ``duration`` [s],
     spinning ``spin`` [s] before each period and working ``work`` [s] in it (a fixed computation, or with
-    ``fixed_work=False`` a spin on the clock), under SCHED_FIFO ``priority`` if > 0."""
+    ``fixed_work=False`` a spin on the clock), under SCHED_FIFO ``priority`` if > 0; with ``pin_cpu`` on the CPU
+    that kane's C thread takes with LoopOptions(pin_cpu=True) (the last one allowed; two CPUs or more)."""
     cmd, why = find_compiler()
     if cmd is None:
         raise RuntimeError(f"platform floor: {why}")
@@ -73,7 +75,13 @@ def floor_run(rate: float, duration: float, spin: float, work: float, priority: 
         if fixed_work:  # the iterations that take ``work`` undisturbed: the fastest of 20 timings of 1e6
             best = min(_timed(c.burn, 1_000_000) for _ in range(20))
             iterations = max(1, int(round(work / best * 1_000_000)))
-        missed = c.floor_run(rate, duration, spin, work, iterations, priority, late)
+        allowed = os.sched_getaffinity(0)
+        if pin_cpu and len(allowed) >= 2:
+            os.sched_setaffinity(0, {max(allowed)})
+        try:
+            missed = c.floor_run(rate, duration, spin, work, iterations, priority, late)
+        finally:
+            os.sched_setaffinity(0, allowed)
         return int(missed), int(round(duration * rate)), float(late[0])
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from ..codegen.c_backend import CFunction, load_library
 from ..errors import KaneError
 from .c_period_text import DEVICE_WIDTH, PERIOD_CDEF, PERIOD_SOURCE, ROW_POINT, ROW_POSE
-from .devices import check_sample
+from .devices import Replay, check_sample, check_samples
 from .log import SAMPLE_MISSING, SAMPLE_REFUSED, SAMPLE_USED
 from .stats import JITTER_EDGES_S
 
@@ -136,12 +136,16 @@ class PeriodContext:
     def fill(self, device, rot: bool, t0: float, period: float, until: int) -> int:
         """Fill the device ring's slots up to period ``until`` (exclusive, and at most one ring ahead of the C
         loop) with ``device.read(t)`` at t = t0 + k T, each checked as the Python period checks it (status used,
-        refused or missing), and publish them; returns the slots filled now."""
+        refused or missing), and publish them; returns the slots filled now. A :class:`Replay` (its own ``read``)
+        is read and checked as one block (:meth:`Replay.read_block`, :func:`check_samples`: the same slots)."""
         c, ring = self.c, self.device
         done = self.lib.kane_load(self.ffi.addressof(c, "periods"))
         until = min(until, done + ring.shape[0])
         k0 = self.produced
-        for k in range(k0, until):
+        block = isinstance(device, Replay) and type(device).read is Replay.read
+        if block and until > k0:
+            self._fill_block(device, rot, t0, period, k0, until)
+        for k in range(k0, k0 if block else until):
             t = t0 + k * period
             try:
                 sample = device.read(t)
@@ -164,6 +168,22 @@ class PeriodContext:
             self.produced = until
             self.lib.kane_store(self.ffi.addressof(c, "dev_produced"), until)
         return max(0, until - k0)
+
+    def _fill_block(self, device, rot: bool, t0: float, period: float, k0: int, until: int) -> None:
+        """Slots k0..until - 1 of the ring from one :meth:`Replay.read_block` (t = t0 + k T as ``fill`` computes
+        it, k converted to float exactly), checked by :func:`check_samples`."""
+        ring = self.device
+        k = np.arange(k0, until)
+        got = device.read_block(t0 + k.astype(float) * period)
+        ok = check_samples(got, device.workspace, rot)
+        slots = np.full((k.shape[0], ring.shape[1]), np.nan)
+        slots[:, 0] = np.where(got.present, np.where(ok, SAMPLE_USED, SAMPLE_REFUSED), SAMPLE_MISSING)
+        slots[ok, 1] = got.t[ok]
+        slots[ok, 2:5], slots[ok, 5:8] = got.position[ok], got.velocity[ok]
+        if rot and ok.any():  # (a Replay without a pose has none: every sample refused)
+            slots[ok, 8:17] = got.orientation[ok].reshape(-1, 9)
+            slots[ok, 17:20] = got.angular_velocity[ok]
+        ring[k % ring.shape[0]] = slots
 
     # ---- the log ring (Python consumes) ----------------------------------------------------------------------
     def drain(self, sink) -> int:

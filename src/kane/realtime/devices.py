@@ -20,7 +20,8 @@ import numpy as np
 
 from ..errors import ArgumentError
 
-__all__ = ["DeviceSample", "Device", "Workspace", "check_sample", "SimulatedHand", "Replay"]
+__all__ = ["DeviceSample", "SampleBlock", "Device", "Workspace", "check_sample", "check_samples", "SimulatedHand",
+           "Replay"]
 
 
 class DeviceSample(NamedTuple):
@@ -35,6 +36,20 @@ class DeviceSample(NamedTuple):
     velocity: np.ndarray
     orientation: object = None
     angular_velocity: object = None
+
+
+class SampleBlock(NamedTuple):
+    """The readings of N periods at once (:meth:`Replay.read_block`): ``present`` (N,) bool (False: no answer, as a
+    ``read`` that returns None; the other fields of such a row are NaN), ``t`` (N,) [s], ``position`` and
+    ``velocity`` (N, 3) [m, m/s]; with a pose, ``orientation`` (N, 3, 3) and ``angular_velocity`` (N, 3) [rad/s]
+    (None: not measured)."""
+
+    present: np.ndarray
+    t: np.ndarray
+    position: np.ndarray
+    velocity: np.ndarray
+    orientation: np.ndarray | None = None
+    angular_velocity: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +128,36 @@ def _check_pose(sample: DeviceSample, workspace: Workspace) -> str | None:
     if rate > workspace.max_angular_speed:
         return f"angular speed {rate:.4g} rad/s above the workspace's maximum {workspace.max_angular_speed:g} rad/s"
     return None
+
+
+def check_samples(block: SampleBlock, workspace: Workspace, pose: bool = False) -> np.ndarray:
+    """(N,) bool: which present rows of ``block`` :func:`check_sample` accepts, by its rules and its arithmetic
+    (the same sums in the same order, so a sample on a limit is judged the same): finite, inside the workspace,
+    not faster than its maxima; with ``pose``, an orientation that is a rotation to 1e-6 (R^T R - I and det)."""
+    x, v, t = block.position, block.velocity, block.t
+    lo, hi = workspace.lower, workspace.upper
+    with np.errstate(invalid="ignore", over="ignore"):
+        ok = block.present & np.isfinite(t) & np.isfinite(x).all(axis=1) & np.isfinite(v).all(axis=1)
+        for i in range(3):
+            ok &= (lo[i] <= x[:, i]) & (x[:, i] <= hi[i])
+        ok &= ~(np.sqrt(v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1] + v[:, 2] * v[:, 2]) > workspace.max_speed)
+        if not pose:
+            return ok
+        if block.orientation is None or block.angular_velocity is None:
+            return np.zeros_like(ok)
+        R, w = block.orientation, block.angular_velocity
+        ok &= np.isfinite(R).all(axis=(1, 2)) & np.isfinite(w).all(axis=1)
+        gram = np.zeros(ok.shape)
+        for i in range(3):
+            for j in range(3):
+                dot = R[:, 0, i] * R[:, 0, j] + R[:, 1, i] * R[:, 1, j] + R[:, 2, i] * R[:, 2, j]
+                gram = np.maximum(gram, np.abs(dot - (i == j)))
+        det = (R[:, 0, 0] * (R[:, 1, 1] * R[:, 2, 2] - R[:, 1, 2] * R[:, 2, 1])
+               - R[:, 0, 1] * (R[:, 1, 0] * R[:, 2, 2] - R[:, 1, 2] * R[:, 2, 0])
+               + R[:, 0, 2] * (R[:, 1, 0] * R[:, 2, 1] - R[:, 1, 1] * R[:, 2, 0]))
+        ok &= ~((gram > 1e-6) | (det < 0))
+        ok &= ~(np.sqrt(w[:, 0] * w[:, 0] + w[:, 1] * w[:, 1] + w[:, 2] * w[:, 2]) > workspace.max_angular_speed)
+    return ok
 
 
 class SimulatedHand:
@@ -263,6 +308,24 @@ class Replay:
             return DeviceSample(float(self.times[k]), self.position[k].copy(), self.velocity[k].copy(),
                                 self.orientation[k].copy(), self.angular_velocity[k].copy())
         return DeviceSample(float(self.times[k]), self.position[k].copy(), self.velocity[k].copy())
+
+    def read_block(self, t) -> SampleBlock:
+        """What :meth:`read` returns at each of the times ``t`` (N,) [s], as one :class:`SampleBlock` (the same
+        records, copied; absent rows NaN)."""
+        t = np.asarray(t, dtype=float).reshape(-1)
+        k = np.searchsorted(self.times, t, side="right") - 1
+        present = (k >= 0) & ~(t > self.times[-1] + self.hold)
+        k = np.where(present, k, 0)
+
+        def rows(a):
+            out = a[k]
+            out[~present] = np.nan
+            return out
+
+        if self.pose:
+            return SampleBlock(present, rows(self.times), rows(self.position), rows(self.velocity),
+                               rows(self.orientation), rows(self.angular_velocity))
+        return SampleBlock(present, rows(self.times), rows(self.position), rows(self.velocity))
 
     def write_force(self, t: float, force) -> None:
         self.forces.append((float(t), np.array(force, dtype=float).reshape(3)))

@@ -163,6 +163,27 @@ class RealtimeLog:
             row[self._ea] = np.nan
         self.n_rows += 1
 
+    def record_block(self, values, q, u) -> None:
+        """R rows of :meth:`record` at once: ``values`` (R, floats of :data:`ROW_FIELDS` and :data:`POSE_FIELDS`,
+        timings included), ``q`` (R, n_q), ``u`` (R, n_u), written into the ring by slices; the ring holds what R
+        calls of :meth:`record` leave there, and waits for the writer at the same rows (no row is ever dropped)."""
+        ring, size, flush = self._ring, self._ring.shape[0], self.flush_every
+        n, j = len(values), 0
+        while j < n:
+            if self.n_rows - self.n_committed >= size - flush and self._error is None:
+                self._write_until(self.n_rows)  # housekeeping fell behind by the whole ring: catch up now
+            i0 = self.n_rows % size
+            m = min(n - j, size - i0)
+            if self._error is None:  # up to the row at which record would wait again
+                m = min(m, size - flush - (self.n_rows - self.n_committed))
+            ring[i0:i0 + m, :self._qa] = values[j:j + m]
+            ring[i0:i0 + m, self._qa:self._ua] = q[j:j + m]
+            ring[i0:i0 + m, self._ua:self._ea] = u[j:j + m]
+            if self.energy is None:
+                ring[i0:i0 + m, self._ea] = np.nan
+            self.n_rows += m
+            j += m
+
     def rehearse(self, values: list, q, u) -> None:
         """Write a row as :meth:`record` and :meth:`set_timing` would, into the ring's slot of the next row, without
         recording it (the next :meth:`record` overwrites it): the loop's thread runs this path once before its

@@ -75,7 +75,8 @@ class LoopOptions:
     (:class:`SlowDynamics`) or, with ``dynamics_process``, one slow step behind (:class:`AsyncDynamics`) in a worker
     process on the real clock, so that no period waits for a step (in the loop's process on the virtual clock, each
     step taken back one interval after it was handed over). ``loop_path``: the period in Python (the default) or
-    in C in a native thread (:class:`LoopPath`, :mod:`kane.realtime.native_loop`)."""
+    in C in a native thread (:class:`LoopPath`, :mod:`kane.realtime.native_loop`). ``pin_cpu`` (C period, real clock,
+    >= 2 CPUs): the C thread alone on the last allowed CPU, the rest on the others (logged in ``counts["cpus"]``)."""
 
     rate: float = 1000.0
     substeps: int = 1
@@ -89,6 +90,7 @@ class LoopOptions:
     dynamics_process: bool = False  # with dynamics_every > 1: in a worker process, a step behind (async_dynamics)
     priority: int = 0
     loop_path: LoopPath = LoopPath.PYTHON
+    pin_cpu: bool = False
 
     def __post_init__(self):
         if not (math.isfinite(self.rate) and self.rate > 0):

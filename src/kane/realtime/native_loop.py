@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import enum
 import math
+import os
 import socket
 import sys
+import threading
 import time
 import warnings
 
@@ -37,7 +39,9 @@ from .udp import UdpDevice
 
 __all__ = ["LoopPath", "why_not_c", "run_c"]
 
-_POLL = 5e-3  # [s] between the supervisor's visits to the rings on the real clock
+_POLL = 5e-3  # [s] between the supervisor's visits to the rings on the real clock: at least this
+_POLL_MAX = 50e-3  # [s] and at most this; a quarter of the time the C loop takes to empty or fill a ring between
+_NICE = 10  # the supervisor thread's nice value above the C thread's (the log's writer process runs at +10 too)
 
 
 class LoopPath(enum.Enum):
@@ -108,7 +112,8 @@ def run_c(loop) -> tuple:
     sw = SwitchContext(base) if isinstance(base, SWITCHING_PLANTS) else None  # a ModePlant's period in C
     modes = {}  # mode name -> its index in the log (a switching plant's, in the order they appear)
     ctx = PeriodContext(
-        stepper=None if sw else base.stepper, switching=sw, coupler=cpl, index=base.index, t0=float(t_start), period=period, n_periods=n_periods,
+        stepper=None if sw else base.stepper, switching=sw, coupler=cpl, index=base.index, t0=float(t_start),
+        period=period, n_periods=n_periods,
         substeps=int(opts.substeps), every=int(opts.dynamics_every), virtual=virtual, spin=float(opts.spin),
         timeout_periods=max(1, int(math.ceil(opts.device_timeout * rate - 1e-9))), priority=int(opts.priority),
         dev_cap=max(1024, int(min(rate, 1e5) / 2)), row_cap=max(4096, int(min(rate, 1e5))),
@@ -123,11 +128,12 @@ def run_c(loop) -> tuple:
         shown.append((rows[:, 0].copy(), rows[:, 13:16].copy(), rows[:, 23:26].copy() if rot else None))
         if sw is not None:  # C's mode index (a bit per Lock) -> the log's
             rows[:, 20] = [modes.setdefault(sw.names[int(m)], len(modes)) for m in rows[:, 20].tolist()]
-        for j, row in enumerate(rows if log is not None or every > 1 else ()):
-            if every > 1 and (k0 + j) % every == 0 and k0 + j > 0:  # the plant's own state after a slow step
+        if every > 1:  # the plant's own state after each slow step: rows k0 + j > 0 with k0 + j a multiple of k
+            j0 = (-k0) % every or (every if k0 == 0 else 0)
+            for row in rows[j0::every]:
                 steps.append((float(row[0]), np.array(row[a:a + nq]), np.array(row[a + nq:a + nq + nu])))
-            if log is not None:
-                log.record(row[:a], row[a:a + nq], row[a + nq:a + nq + nu])
+        if log is not None:
+            log.record_block(rows[:, :a], rows[:, a:a + nq], rows[:, a + nq:a + nq + nu])
         taken[0] = k0 + len(rows)
         if log is not None:
             log.housekeeping(None)
@@ -139,9 +145,22 @@ def run_c(loop) -> tuple:
         if udp:
             udp_to_c(dev, ctx.c)
         ctx.fill(dev, rot, float(t_start), period, min(ahead, ctx.device.shape[0]))
-        rc = ctx.lib.kane_period_start(ctx.c)
+        cpus = _cpu_plan() if opts.pin_cpu and not virtual else None
+        if cpus is not None:  # the C thread inherits this thread's CPUs: its own one, set just before its start
+            os.sched_setaffinity(0, {cpus["c_thread"]})
+        try:
+            rc = ctx.lib.kane_period_start(ctx.c)
+        finally:
+            if cpus is not None:
+                os.sched_setaffinity(0, cpus["others"])
+                if log is not None and log.writer_pid is not None:
+                    os.sched_setaffinity(log.writer_pid, cpus["others"])
         if rc != 0:
             raise KaneError(f"C period: the native thread did not start (pthread_create returned {rc})")
+        # after the C thread's creation (it keeps this thread's nice value); not on the virtual clock, where the C
+        # loop waits for this thread's samples
+        niced = None if virtual else _lower_priority()
+        poll = min(_POLL_MAX, max(_POLL, 0.25 * period * min(ctx.device.shape[0], ctx.rows.shape[0])))
         try:
             while ctx.running():
                 if loop._stop.is_set():
@@ -151,7 +170,7 @@ def run_c(loop) -> tuple:
                 if sw is not None:
                     sw.drain()
                 if not virtual or ctx.produced >= ahead:
-                    time.sleep(_POLL)
+                    time.sleep(poll)
         finally:
             ctx.stop()
             ctx.lib.kane_period_join(ctx.c)
@@ -202,7 +221,8 @@ def run_c(loop) -> tuple:
     counts = {"refused": int(c.refused), "missing": int(c.missing), "saturated": int(c.saturated),
               "engine": loop.engine.value, "plant": plant.kind, "substeps": int(opts.substeps),
               "late_dynamics_steps": 0, "device": dict(getattr(dev, "counts", {})), "loop_path": "c",
-              "log_ring_waits": int(c.log_waits)}
+              "log_ring_waits": int(c.log_waits), "supervisor_nice": niced,
+              "cpus": cpus}
     path = None
     if log is not None:
         path = log.close(status, summary.as_dict(), counts, modes=list(modes) if sw else ["single"],
@@ -212,6 +232,31 @@ def run_c(loop) -> tuple:
             status = f"{status}; {log.writer_failure}"
     return (status, summary, int(c.refused), int(c.missing), int(c.saturated), float(c.port_energy), t_end, q_end,
             u_end, loop.engine, path, plant.kind, "c")
+
+
+def _cpu_plan() -> dict | None:
+    """{"c_thread": the last CPU this thread may run on, "others": the rest (sorted)}, or None with fewer than
+    two CPUs (or no affinity on this system): nothing is pinned."""
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except (OSError, AttributeError):
+        return None
+    if len(allowed) < 2:
+        return None
+    return {"c_thread": allowed[-1], "others": allowed[:-1]}
+
+
+def _lower_priority() -> int | None:
+    """Raise the calling thread's nice value by :data:`_NICE` (at most 19; lowering a priority needs no
+    privilege), so that the C loop's thread wins the CPU from the supervisor; the new value, or None where the
+    system refuses (no per-thread priority)."""
+    tid = threading.get_native_id()
+    try:
+        nice = min(19, os.getpriority(os.PRIO_PROCESS, tid) + _NICE)
+        os.setpriority(os.PRIO_PROCESS, tid, nice)
+    except (OSError, AttributeError):
+        return None
+    return nice
 
 
 def c_summary(ctx, period: float) -> tuple[DeadlineSummary, DeadlineStats]:
