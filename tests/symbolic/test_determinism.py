@@ -31,7 +31,7 @@ for name, system in models:
 
 def test_every_example_derives_to_the_same_text_and_bits_under_any_hash_seed():
     outputs = []
-    for seed in ("0", "1", "12345"):
+    for seed in ("0", "12345"):  # hash randomization off, and on with a seed
         env = {**os.environ, "PYTHONHASHSEED": seed}
         run = subprocess.run([sys.executable, "-c", PROBE, str(ROOT)], env=env, capture_output=True, text=True,
                              timeout=300)
