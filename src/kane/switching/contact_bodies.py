@@ -53,6 +53,8 @@ class FreeBodies:
             raise ModelError(f"FreeBodies: key 'masses': expected {len(self.names)} masses > 0 [kg], got {masses!r}")
         self.inertias = np.array([_positive_definite(I, f"FreeBodies: body {n!r}")
                                   for n, I in zip(self.names, inertias, strict=True)])
+        # g (3,) [m/s^2] when it is constant (the compiled event-driven path takes it), None when a function of t
+        self.gravity_constant = None if callable(gravity) else np.array(gravity, dtype=float).reshape(3)
         self._gravity: Callable[[float], np.ndarray] = (
             (lambda t: np.asarray(gravity(t), dtype=float)) if callable(gravity)
             else (lambda t, g=np.array(gravity, dtype=float): g))
