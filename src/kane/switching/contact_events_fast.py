@@ -96,9 +96,12 @@ class PlaneContacts:
         return cls(bodies, feats)
 
     def __call__(self, q) -> list[ContactPoint]:
-        out = []
+        out, poses = [], {}
         for k in range(self.body.size):
-            c, R = self.bodies.pose(q, self.body_names[k])
+            name = self.body_names[k]
+            if name not in poses:
+                poses[name] = self.bodies.pose(q, name)
+            c, R = poses[name]
             n = self.normal[k]
             x = c + R @ self.rho[k] - self.radius[k] * n
             gap = float(n @ x - self.offset[k])
