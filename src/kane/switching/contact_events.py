@@ -484,7 +484,8 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
                                 tuple((f"{kk[0]}#{kk[1]}", MODES[m.kind]) for kk, m in modes.items())))
         y = np.concatenate([qe, ue])
     has_energy = dynamics.capabilities.energy
-    energy = np.array([dynamics.energy(tk, Q[k], U[k], params) for k, tk in enumerate(grid)]) if has_energy \
+    energy = dynamics.energies(grid, Q, U) if fast is not None else np.array(  # compiled: FreeBodies
+        [dynamics.energy(tk, Q[k], U[k], params) for k, tk in enumerate(grid)]) if has_energy \
         else None
     records = ContactRecords(np.array(rec["step"], dtype=np.int64), tuple(rec["name"]),
                              np.array(rec["pn"], dtype=float), np.array(rec["pt"], dtype=float).reshape(-1, 2),

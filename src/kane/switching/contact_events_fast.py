@@ -189,15 +189,16 @@ def record_samples(scene, modes: dict, k0: int, k1: int, Q, U, n_q: int, rec: di
     """Copy the compiled segment's samples k0..k1-1 into Q, U and the closed features' records into ``rec``."""
     Q[k0:k1], U[k0:k1] = scene.Y[k0:k1, :n_q], scene.Y[k0:k1, n_q:]
     closed = [(f, key, m) for f, key in enumerate(scene.keys) if (m := modes.get(key)) is not None]
-    for k in range(k0, k1):
-        for f, key, m in closed:
-            rec["step"].append(k)
-            rec["name"].append(key[0])
-            rec["n"].append(scene.contacts.side[f] * scene.contacts.normal[f])
-            rec["pn"].append(scene.NS[k, f])
-            rec["pt"].append(scene.FS[k, f])
-            rec["slip"].append(scene.VS[k, f])
-            rec["mode"].append(m.kind)
+    if not closed or k1 <= k0:
+        return
+    fs, count = [f for f, _, _ in closed], k1 - k0
+    rec["step"].extend(np.repeat(np.arange(k0, k1), len(fs)).tolist())
+    rec["name"].extend([key[0] for _, key, _ in closed] * count)
+    rec["n"].extend([scene.contacts.side[f] * scene.contacts.normal[f] for f in fs] * count)
+    rec["pn"].extend(scene.NS[k0:k1, fs].reshape(-1).tolist())
+    rec["pt"].extend(list(scene.FS[k0:k1, fs].reshape(-1, 2)))
+    rec["slip"].extend(list(scene.VS[k0:k1, fs].reshape(-1, 2)))
+    rec["mode"].extend([m.kind for _, _, m in closed] * count)
 
 
 def engine_of(dynamics, contacts, bodies, params):
