@@ -256,7 +256,7 @@ def run_contacts(loaded, options: ContactRunOptions = ContactRunOptions(), dynam
 
     points = contact_points if watch is None else watched
     if contact.scheme is ContactScheme.EVENT_DRIVEN:  # free bodies on ground half-spaces: the compiled path
-        from .contact_events_fast import model_event_run
+        from .contact_events_model import model_event_run
         run, contact_points = model_event_run(dyn, params, bodies, points, contact_points, q0, u0, options.dt,
                                               steps * options.dt, contact)
     else:
