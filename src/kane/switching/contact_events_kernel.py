@@ -99,15 +99,16 @@ def _solve(y, sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, udot, N, 
     mf = np.empty(n_u)
     _minv(Iinv, minv, force, mf)
     r = 0
-    col = np.full(F, -1, dtype=np.int64)
+    col = np.empty(F, dtype=np.int64)
     for f in range(F):
         VT[f, 0], VT[f, 1] = vel[f, 1], vel[f, 2]
-        N[f], FT[f, 0], FT[f, 1] = 0.0, 0.0, 0.0
+        N[f], FT[f, 0], FT[f, 1], col[f] = 0.0, 0.0, 0.0, -1
         if mode[f] != 0:
             col[f] = r
             r += 3 if mode[f] == 1 else 1
     if r == 0:
-        udot[:] = mf
+        for j in range(n_u):
+            udot[j] = mf[j]
         return
     A, rr, B = np.zeros((r, n_u)), np.empty(r), np.zeros((n_u, r))
     dirs = np.zeros((F, 2))
@@ -131,9 +132,11 @@ def _solve(y, sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, udot, N, 
     MB = np.empty((n_u, r))
     colv, out = np.empty(n_u), np.empty(n_u)
     for c in range(r):
-        colv[:] = B[:, c]
+        for j in range(n_u):
+            colv[j] = B[j, c]
         _minv(Iinv, minv, colv, out)
-        MB[:, c] = out
+        for j in range(n_u):
+            MB[j, c] = out[j]
     W, rhs = np.zeros((r, r)), np.empty(r)
     for i in range(r):
         acc = -rr[i]
@@ -167,7 +170,11 @@ def _least_norm(W, b):
     """The least-norm least-squares solution of W x = b (r, r) by a one-sided Jacobi SVD (Hestenes), singular
     values below 1e-13 of the largest dropped (numpy's lstsq with rcond = 1e-13)."""
     r = b.shape[0]
-    U, V = W.copy(), np.eye(r)
+    U, V = np.empty((r, r)), np.zeros((r, r))
+    for i in range(r):
+        V[i, i] = 1.0
+        for k in range(r):
+            U[i, k] = W[i, k]
     for _ in range(60):
         rotated = False
         for i in range(r - 1):
@@ -197,7 +204,9 @@ def _least_norm(W, b):
         for k in range(r):
             acc += U[k, i] * U[k, i]
         sigma[i] = math.sqrt(acc)
-    cut = 1e-13 * sigma.max()
+    cut = 0.0
+    for i in range(r):
+        cut = max(cut, 1e-13 * sigma[i])
     x = np.zeros(r)
     for i in range(r):
         if sigma[i] <= cut:
@@ -227,7 +236,8 @@ def _rhs(y, sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, out):
     udot = np.empty(6 * nb)
     _solve(y, sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, udot, np.empty(F), np.empty((F, 2)),
            np.empty((F, 2)), np.empty(F))
-    out[n_q:] = udot
+    for j in range(6 * nb):
+        out[n_q + j] = udot[j]
 
 
 @_jit
@@ -267,7 +277,8 @@ def _dense(t0, h, x0, R, t, out):
     """Hairer's continuous extension at t of the step from (t0, x0) of size h with R (4, n) = (r1, r2, r3, r4)."""
     s = (t - t0) / h
     s1 = 1.0 - s
-    out[:] = x0 + s * (R[0] + s1 * (R[1] + s * (R[2] + s1 * R[3])))
+    for i in range(x0.shape[0]):
+        out[i] = x0[i] + s * (R[0, i] + s1 * (R[1, i] + s * (R[2, i] + s1 * R[3, i])))
 
 
 @_jit
@@ -322,12 +333,18 @@ def _brent(slot, xa, xb, t0, h, x0, R, buf, g, sc_i, sc_f, I, Iinv, minv, grav, 
 
 
 @_jit
-def _rms(v):
-    big = np.max(np.abs(v)) if v.size else 0.0
+def _rms(a, b, h, scale):
+    """RMS of (a - b) / h / scale, scaled by its largest entry (dopri5._rms)."""
+    n, big = a.shape[0], 0.0
+    for i in range(n):
+        big = max(big, abs((a[i] - b[i]) / h / scale[i]))
     if not (big > 0.0 and math.isfinite(big)):
         return big
-    w = v / big
-    return big * math.sqrt(np.dot(w, w) / v.size)
+    acc = 0.0
+    for i in range(n):
+        w = (a[i] - b[i]) / h / scale[i] / big
+        acc += w * w
+    return big * math.sqrt(acc / n)
 
 
 @_jit
@@ -338,24 +355,26 @@ def _segment(t, y0, grid, k0, rtol, atol, max_step, sc_i, sc_f, I, Iinv, minv, g
     event, -1 failed), t_stop, event slot, next sample index, right-hand sides, y_stop)."""
     n, F = y0.shape[0], sc_i.shape[0]
     t_end = grid[grid.shape[0] - 1]
-    K = np.empty((7, n))
-    x = y0.copy()
-    stage, buf = np.empty(n), np.empty(n)
+    K, R = np.empty((7, n)), np.empty((4, n))
+    x, x_new, stage, buf, scale, zero = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.zeros(n)
+    for i in range(n):
+        x[i] = y0[i]
+        scale[i] = atol + rtol * abs(x[i])  # Hairer's starting step
     _rhs(x, sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, K[0])
     nfev = 1
-    scale = atol + rtol * np.abs(x)  # Hairer's starting step
-    d0, d1 = _rms(x / scale), _rms(K[0] / scale)
+    d0, d1 = _rms(x, zero, 1.0, scale), _rms(K[0], zero, 1.0, scale)
     h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
     h0 = min(h0, max_step, t_end - t)
-    _rhs(x + h0 * K[0], sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, stage)
+    for i in range(n):
+        stage[i] = x[i] + h0 * K[0, i]
+    _rhs(stage, sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, K[1])
     nfev += 1
-    dm = max(d1, _rms((stage - K[0]) / scale) / h0)
+    dm = max(d1, _rms(K[1], K[0], h0, scale))
     h = min(100 * h0, max(1e-6, h0 * 1e-3) if not dm > 1e-15 else (0.01 / dm) ** 0.2)
     g_old, g_new = np.empty(3 * F), np.empty(3 * F)
     _events(x, sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, moff, g_old)
     err_old, rejected = 1e-4, False
-    R = np.empty((4, n))
-    k, N1, F1, V1, G1 = k0, np.empty(F), np.empty((F, 2)), np.empty((F, 2)), np.empty(F)
+    k, G1, scratch = k0, np.empty(F), np.empty(6 * minv.shape[0])
     while True:
         h_floor = 16 * 2.220446049250313e-16 * max(abs(t), 1.0)
         while True:
@@ -367,22 +386,24 @@ def _segment(t, y0, grid, k0, rtol, atol, max_step, sc_i, sc_f, I, Iinv, minv, g
             if hs < h_floor and not clipped:
                 result[0], result[1], result[4] = -1.0, t, nfev
                 return
-            for i in range(1, 6):
-                stage[:] = x
-                for j in range(i):
-                    stage += hs * _A[i, j] * K[j]
+            for i in range(1, 7):  # stage 6 is the new state (FSAL)
+                for c in range(n):
+                    acc = x[c]
+                    for j in range(i):
+                        acc += hs * _A[i, j] * K[j, c]
+                    stage[c] = acc
                 _rhs(stage, sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, K[i])
             t_new = t_end if clipped else t + hs
-            x_new = x.copy()
-            for j in range(6):
-                x_new += hs * _A[6, j] * K[j]
-            _rhs(x_new, sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, K[6])
             nfev += 6
-            err_vec = np.zeros(n)
-            for j in range(7):
-                err_vec += hs * _E[j] * K[j]
-            err_vec /= atol + rtol * np.maximum(np.abs(x_new), np.abs(x))
-            err = math.sqrt(np.dot(err_vec, err_vec) / n)
+            err = 0.0
+            for c in range(n):
+                x_new[c] = stage[c]
+                e = 0.0
+                for j in range(7):
+                    e += hs * _E[j] * K[j, c]
+                e /= atol + rtol * max(abs(x_new[c]), abs(x[c]))
+                err += e * e
+            err = math.sqrt(err / n)
             if err <= 1.0:
                 break
             rejected = True
@@ -391,12 +412,14 @@ def _segment(t, y0, grid, k0, rtol, atol, max_step, sc_i, sc_f, I, Iinv, minv, g
         if rejected:
             fac = min(fac, 1.0)
         err_old, rejected, h = max(err, 1e-4), False, hs * fac
-        R[0] = x_new - x
-        R[1] = hs * K[0] - R[0]
-        R[2] = R[0] - hs * K[6] - R[1]
-        R[3] = np.zeros(n)
-        for j in range(7):
-            R[3] += hs * _D[j] * K[j]
+        for c in range(n):
+            R[0, c] = x_new[c] - x[c]
+            R[1, c] = hs * K[0, c] - R[0, c]
+            R[2, c] = R[0, c] - hs * K[6, c] - R[1, c]
+            acc = 0.0
+            for j in range(7):
+                acc += hs * _D[j] * K[j, c]
+            R[3, c] = acc
         _events(x_new, sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, moff, g_new)
         slot, t_ev, rank = -1, t_new, 1 << 60
         for s in range(3 * F):
@@ -409,23 +432,26 @@ def _segment(t, y0, grid, k0, rtol, atol, max_step, sc_i, sc_f, I, Iinv, minv, g
                 slot, t_ev, rank = s, root, rk
         last = grid.shape[0]
         while k < last and (grid[k] < t_ev or (slot < 0 and grid[k] <= t_new)):
-            _dense(t, hs, x, R, grid[k], buf)
-            Y[k] = buf
-            _solve(buf, sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, np.empty(n - 7 * minv.shape[0]),
-                   N1, F1, V1, G1)
-            NS[k], FS[k], VS[k] = N1, F1, V1
+            _dense(t, hs, x, R, grid[k], Y[k])
+            _solve(Y[k], sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, scratch,
+                   NS[k], FS[k], VS[k], G1)
             k += 1
         if slot >= 0:
             _dense(t, hs, x, R, t_ev, buf)
             result[0], result[1], result[2], result[3], result[4] = 1.0, t_ev, slot, k, nfev
-            result[5:] = buf
+            for c in range(n):
+                result[5 + c] = buf[c]
             return
-        t, x = t_new, x_new
-        K[0] = K[6]
-        g_old[:] = g_new
+        t = t_new
+        for c in range(n):
+            x[c] = x_new[c]
+            K[0, c] = K[6, c]
+        for c in range(3 * F):
+            g_old[c] = g_new[c]
         if clipped:
             result[0], result[1], result[2], result[3], result[4] = 0.0, t, -1, k, nfev
-            result[5:] = x
+            for c in range(n):
+                result[5 + c] = x[c]
             return
 
 
