@@ -8,8 +8,9 @@ Scenes (all constant inclines, sliding from rest, checked against x = a t^2 / 2,
 
 * ``block``: a block whose contact point is its centre of mass on the plane z = 0 under gravity tilted by th;
 * ``box``: a box on the plane n . x = 0 tilted by th (its 8 corners, 4 touching: redundant rows);
-* ``model``: examples/box_on_incline.toml (run_contacts: the compiled path via the model's FreeBodies) against the
-  Python loop on the model's own equations (KaneDynamics, SystemBodies point Jacobians, coal contact points).
+* ``model``: examples/box_on_incline.toml (what run_contacts runs: the compiled path on the model's FreeBodies,
+  built and checked in each run) against the Python loop on the model's own equations (KaneDynamics, SystemBodies
+  point Jacobians, coal contact points), both given the model's compiled equations.
 
 The ramped incline (gravity turning with t) does not take the compiled path (FreeBodies with gravity(t) is a
 Python callable): its Python-loop time is printed for reference only.
@@ -73,7 +74,7 @@ def _scene_runs(bodies, scene, q0, h, t_end):
 
 def _model_runs(h, t_end):
     from kane.io import load_model
-    from kane.switching import ContactRunOptions, run_contacts
+    from kane.switching.contact_events_model import model_event_run
     from kane.switching.contact_run import model_contact_problem
 
     loaded = load_model(EXAMPLE)
@@ -81,10 +82,9 @@ def _model_runs(h, t_end):
     params = dict(loaded.parameters)
     bodies, points = model_contact_problem(dyn.equations, params)
     q0, u0 = loaded.initial_state(dyn)
-    options = ContactRunOptions(scheme="event-driven", dt=h, t_end=t_end)
 
-    def compiled():
-        return run_contacts(loaded, options, dynamics=dyn).run
+    def compiled():  # what run_contacts runs for --contact-scheme event-driven (the model's FreeBodies built here)
+        return model_event_run(dyn, params, bodies, points, points, q0, u0, h, t_end, EVENTS)[0]
 
     def python():
         return simulate_contacts(dyn, points, q0, u0, h, t_end, EVENTS, bodies=bodies, params=params)

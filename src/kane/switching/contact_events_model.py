@@ -26,25 +26,22 @@ def _free_bodies_of_model(dynamics, params):
     nb = len(model.bodies)
     if model.n_q != 7 * nb or len(dynamics.equations.u_independent) != 6 * nb or not nb:
         raise _Refused(f"model {model.name!r} is not free bodies (n_q = {model.n_q}, {nb} bodies)")
-    sub = dict(zip(model.parameters, model.parameter_values(params)))
-
-    def number(expr, shape):  # a model expression (scalar or matrix) at the parameter values
-        matrix = sp.Matrix(expr) if hasattr(expr, "shape") else sp.Matrix([expr])
-        return np.array(matrix.subs(sub).evalf(), dtype=float).reshape(shape)
-
-    for b in model.bodies:
-        if np.abs(number(b.com, 3)).max() > 0:
-            raise _Refused(f"body {b.name!r} has its centre of mass off its frame's origin")
-    gravity = sp.Matrix(model.gravity).subs(sub)
-    if gravity.free_symbols:  # t (the model's time) or an input
-        raise _Refused(f"gravity {tuple(gravity)} is not a constant")
-    bodies = FreeBodies([b.name for b in model.bodies], [float(number(b.mass, 1)[0]) for b in model.bodies],
-                        [number(b.inertia, (3, 3)) for b in model.bodies], gravity=number(gravity, 3))
+    if not set(getattr(sp.Matrix(model.gravity), "free_symbols", ())) <= set(model.parameters):
+        raise _Refused(f"gravity {tuple(model.gravity)} is not a constant")  # t (the model's time) or an input
+    p = model.parameter_values(params)
+    identity = np.tile([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0], nb)
+    M = np.asarray(dynamics.mass_matrix(0.0, identity, p), dtype=float)  # diag(I_i, m_i 1) for free bodies
+    if np.abs(M[np.kron(np.eye(2 * nb), np.ones((3, 3))) == 0]).max() > 1e-12 * np.abs(M).max():
+        raise _Refused(f"model {model.name!r}: its mass matrix couples bodies or a body's rotation and translation "
+                       f"(joints, or a centre of mass off its frame's origin)")
+    masses = np.array([M[6 * i + 3, 6 * i + 3] for i in range(nb)])
+    f = np.asarray(dynamics.forcing(0.0, identity, np.zeros(6 * nb), p), dtype=float).reshape(nb, 6)
+    bodies = FreeBodies([b.name for b in model.bodies], masses, [M[6 * i:6 * i + 3, 6 * i:6 * i + 3] for i in
+                                                                   range(nb)], gravity=f[0, 3:] / masses[0])
     rng = np.random.default_rng(7)  # probe: the model's equations are those of the FreeBodies, v in body axes
     q = rng.normal(size=7 * nb).reshape(-1, 7)
     q[:, 3:] /= np.linalg.norm(q[:, 3:], axis=1, keepdims=True)
     q, u = q.reshape(-1), rng.normal(size=6 * nb)
-    p = model.parameter_values(params)
     uf = to_free(bodies, q, u)
     qd = np.asarray(dynamics.qdot(0.0, q, u, p), dtype=float)
     ud_model = np.asarray(dynamics.udot(0.0, q, u, p), dtype=float).reshape(-1, 6)
