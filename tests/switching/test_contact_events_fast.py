@@ -215,3 +215,19 @@ def test_the_model_file_event_driven_run_takes_the_compiled_path_from_the_cli(tm
     c = contact_series(traj)
     assert np.all(c.mode[:, 0] == 2)
     assert np.abs(c["normal_force"][:, 0] - mass * G * math.cos(theta)).max() < 1e-9 * mass * G
+
+
+def test_compiled_runs_from_several_threads_equal_the_serial_run():
+    from concurrent.futures import ThreadPoolExecutor
+
+    bodies, contacts, q0 = tilted_box(0.6, 0.5, 0.4)
+    speeds = [np.r_[0, 0, 0, 0.1 * k, 0, 0] for k in range(6)]
+
+    def run(u0):
+        return simulate_events(bodies, contacts, q0, u0, 0.05, 0.2, EVENTS).q
+
+    serial = [run(u0) for u0 in speeds]
+    with ThreadPoolExecutor(3) as pool:
+        threaded = list(pool.map(run, speeds))
+    assert all(np.array_equal(a, b) for a, b in zip(serial, threaded))
+    assert not np.array_equal(serial[0], serial[-1])

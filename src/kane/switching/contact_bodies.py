@@ -55,6 +55,8 @@ class FreeBodies:
                                   for n, I in zip(self.names, inertias, strict=True)])
         # g (3,) [m/s^2] when it is constant (the compiled event-driven path takes it), None when a function of t
         self.gravity_constant = None if callable(gravity) else np.array(gravity, dtype=float).reshape(3)
+        if self.gravity_constant is not None:
+            self.gravity_constant.setflags(write=False)
         self._gravity: Callable[[float], np.ndarray] = (
             (lambda t: np.asarray(gravity(t), dtype=float)) if callable(gravity)
             else (lambda t, g=np.array(gravity, dtype=float): g))

@@ -41,7 +41,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.linalg import cho_factor, cho_solve
 
-from ..errors import ArgumentError, KaneError, NotSupportedError
+from ..errors import ArgumentError, KaneError
 from .cone_solver import solve_cones
 from .contact_stepping import (MODES, ContactOptions, ContactRecords, ContactRun, ContactScheme, _bodies_of,
                                _check_state, dense_rows, step_count)
@@ -367,7 +367,10 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
     [s] (the outputs of :func:`.contact_stepping.simulate_contacts`, forces at the samples' instants), with the
     events. Reached by :func:`simulate_contacts` with ``ContactOptions(scheme=ContactScheme.EVENT_DRIVEN)``."""
     n = step_count(h, t_end)
-    fast, reason = _engine(dynamics, contacts, bodies, params, events)
+    from . import contact_events_fast
+
+    compiled, reason = contact_events_fast.choose_engine(dynamics, contacts, bodies, params, events.engine.value)
+    fast = contact_events_fast if compiled else None
     bodies = _bodies_of(dynamics, bodies)
     q, u = _check_state(dynamics, q0, u0)
     problem = _Problem(dynamics, contacts, bodies, params, events)
@@ -494,18 +497,6 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
                              np.array(rec["mode"], dtype=np.int8))
     return EventContactRun(grid, Q, U, energy, records, iterations[:n], np.ones(n, dtype=bool), float(h),
                            options.scheme, tuple(log), "compiled" if fast is not None else "python", reason)
-
-
-def _engine(dynamics, contacts, bodies, params, events: EventOptions):
-    """(the contact_events_fast module or None, why not the compiled path) for ``events.engine``."""
-    if events.engine is EventEngine.PYTHON:
-        return None, "EventOptions.engine = python"
-    from . import contact_events_fast as fast
-
-    ok, reason = fast.engine_of(dynamics, contacts, bodies, params)
-    if not ok and events.engine is EventEngine.COMPILED:
-        raise NotSupportedError(f"event-driven contact: EventOptions.engine = compiled, but {reason}")
-    return (fast, "") if ok else (None, reason)
 
 
 def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: float,

@@ -3,8 +3,9 @@
 :func:`kane.switching.contact_events.simulate_events` takes this path when the scene qualifies (:func:`engine_of`):
 the dynamics is a plain :class:`.contact_bodies.FreeBodies` with constant gravity and ``contacts`` a
 :class:`PlaneContacts` (box corners and spheres of those bodies against half-spaces of the ground). Between events
-one numba call (:func:`.contact_events_kernel._segment`) integrates the mode's equations by Dormand-Prince 5(4) with error control and its
-4th-order dense output (the scheme of :mod:`kane.simulate.dopri5`: Hairer's DOPRI5, RMS error norm, PI control),
+one numba call (:func:`.contact_events_kernel._segment`) integrates the mode's equations by Dormand-Prince 5(4)
+with error control and its 4th-order dense output (the scheme of :mod:`kane.simulate.dopri5`: Hairer's DOPRI5, RMS
+error norm, PI control),
 evaluates the event functions after every accepted step, locates a falling one by Brent's method on the dense
 output (as scipy's solve_ivp does: xtol = rtol = 4 eps), and fills the output grid's samples. It returns to Python
 only at an event (or the end) with the state, the event's slot and the right-hand sides it evaluated; Python keeps
@@ -39,7 +40,8 @@ from ..model.model import GROUND
 
 from .contact_events_kernel import numba_available, run_segment
 
-__all__ = ["CORNERS", "PlaneContacts", "Segment", "compiled_scene", "engine_of", "record_samples", "segment"]
+__all__ = ["CORNERS", "PlaneContacts", "Segment", "choose_engine", "compiled_scene", "engine_of", "record_samples",
+           "segment"]
 
 CORNERS = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
 """A box's corners in units of its half extents, in the order of :meth:`PlaneContacts.of_shapes`."""
@@ -198,6 +200,17 @@ def record_samples(scene, modes: dict, k0: int, k1: int, Q, U, n_q: int, rec: di
     rec["pt"].extend(list(scene.FS[k0:k1, fs].reshape(-1, 2)))
     rec["slip"].extend(list(scene.VS[k0:k1, fs].reshape(-1, 2)))
     rec["mode"].extend([m.kind for _, _, m in closed] * count)
+
+
+def choose_engine(dynamics, contacts, bodies, params, engine: str):
+    """(True, "") when the run takes the compiled path, else (False, why not), for ``engine`` (an EventEngine
+    value: "auto", "compiled", "python"); "compiled" on a scene that does not qualify is refused by name."""
+    if engine == "python":
+        return False, "EventOptions.engine = python"
+    ok, reason = engine_of(dynamics, contacts, bodies, params)
+    if not ok and engine == "compiled":
+        raise NotSupportedError(f"event-driven contact: EventOptions.engine = compiled, but {reason}")
+    return ok, reason
 
 
 def engine_of(dynamics, contacts, bodies, params):
