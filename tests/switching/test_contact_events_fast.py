@@ -231,3 +231,19 @@ def test_compiled_runs_from_several_threads_equal_the_serial_run():
         threaded = list(pool.map(run, speeds))
     assert all(np.array_equal(a, b) for a, b in zip(serial, threaded))
     assert not np.array_equal(serial[0], serial[-1])
+
+
+def test_a_segment_that_starts_at_the_end_samples_the_state_after_the_event():
+    from kane.switching.contact_events import _Mode
+    from kane.switching.contact_events_fast import compiled_scene, segment
+
+    m, r = 1.5, 0.1
+    bodies = FreeBodies(["ball"], [m], [0.4 * m * r * r * np.eye(3)])
+    contacts = PlaneContacts.of_shapes(bodies, spheres={"ball": r}, material=ContactMaterial(0.3))
+    grid = np.arange(5) * 0.25
+    scene = compiled_scene(bodies, contacts, grid)
+    y = np.r_[0.3, 0, r, 1, 0, 0, 0, 0, 2.0, 0, 2.0 * r, 0, 0]  # rolling: v = r w_y
+    seg = segment(scene, grid[-1], y, {("plane|ball", 0): _Mode(1)}, 4, EventOptions(), 1e-6)
+    assert seg.done and seg.t == 1.0 and seg.k_next == 5 and seg.calls == 0
+    assert np.array_equal(scene.Y[4], y) and scene.NS[4, 0] == pytest.approx(m * G, rel=1e-12)
+    assert np.abs(scene.FS[4, 0]).max() < 1e-12  # rolling at constant speed: no friction

@@ -360,6 +360,17 @@ def _segment(t, y0, grid, k0, rtol, atol, max_step, sc_i, sc_f, I, Iinv, minv, g
     for i in range(n):
         x[i] = y0[i]
         scale[i] = atol + rtol * abs(x[i])  # Hairer's starting step
+    k, G1, scratch = k0, np.empty(F), np.empty(6 * minv.shape[0])
+    if not t_end > t:  # an event at the end: the last samples are the state after it
+        while k < grid.shape[0]:
+            for c in range(n):
+                Y[k, c] = x[c]
+            _solve(Y[k], sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, scratch, NS[k], FS[k], VS[k], G1)
+            k += 1
+        result[0], result[1], result[2], result[3], result[4] = 0.0, t, -1, k, 0
+        for c in range(n):
+            result[5 + c] = x[c]
+        return
     _rhs(x, sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, K[0])
     nfev = 1
     d0, d1 = _rms(x, zero, 1.0, scale), _rms(K[0], zero, 1.0, scale)
@@ -374,7 +385,6 @@ def _segment(t, y0, grid, k0, rtol, atol, max_step, sc_i, sc_f, I, Iinv, minv, g
     g_old, g_new = np.empty(3 * F), np.empty(3 * F)
     _events(x, sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, moff, g_old)
     err_old, rejected = 1e-4, False
-    k, G1, scratch = k0, np.empty(F), np.empty(6 * minv.shape[0])
     while True:
         h_floor = 16 * 2.220446049250313e-16 * max(abs(t), 1.0)
         while True:
