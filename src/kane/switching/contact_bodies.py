@@ -53,6 +53,10 @@ class FreeBodies:
             raise ModelError(f"FreeBodies: key 'masses': expected {len(self.names)} masses > 0 [kg], got {masses!r}")
         self.inertias = np.array([_positive_definite(I, f"FreeBodies: body {n!r}")
                                   for n, I in zip(self.names, inertias, strict=True)])
+        # g (3,) [m/s^2] when it is constant (the compiled event-driven path takes it), None when a function of t
+        self.gravity_constant = None if callable(gravity) else np.array(gravity, dtype=float).reshape(3)
+        if self.gravity_constant is not None:
+            self.gravity_constant.setflags(write=False)
         self._gravity: Callable[[float], np.ndarray] = (
             (lambda t: np.asarray(gravity(t), dtype=float)) if callable(gravity)
             else (lambda t, g=np.array(gravity, dtype=float): g))
@@ -119,11 +123,18 @@ class FreeBodies:
         return out.reshape(-1)
 
     def energy(self, t, q, u, params=None) -> float:
-        qb, ub = self._split(q, u)
-        omega, v = ub[:, 0:3], ub[:, 3:6]
-        kinetic = 0.5 * np.einsum("bi,bij,bj->", omega, self.inertias, omega) + 0.5 * np.sum(self.masses * np.sum(
-            v * v, axis=1))
-        return float(kinetic - np.sum(self.masses * (qb[:, 0:3] @ self.gravity(t))))
+        return float(self.energies([t], np.reshape(q, (1, -1)), np.reshape(u, (1, -1)))[0])
+
+    def energies(self, t, Q, U) -> np.ndarray:
+        """Total energy (K,) [J] at K samples: times t (K,) [s], Q (K, n_q), U (K, n_u)."""
+        qb = np.asarray(Q, dtype=float).reshape(len(t), -1, 7)
+        ub = np.asarray(U, dtype=float).reshape(len(t), -1, 6)
+        omega, v = ub[:, :, 0:3], ub[:, :, 3:6]
+        g = np.array([self.gravity(tk) for tk in t]) if self.gravity_constant is None else \
+            np.broadcast_to(self.gravity_constant, (len(t), 3))
+        kinetic = 0.5 * np.einsum("kbi,bij,kbj->k", omega, self.inertias, omega) + 0.5 * np.einsum(
+            "b,kbi,kbi->k", self.masses, v, v)
+        return kinetic - np.einsum("b,kbi,ki->k", self.masses, qb[:, :, 0:3], g)
 
     def check_quaternions(self, q, what: str = "q0", tol: float = 1e-6) -> None:
         qb, _ = self._split(q)

@@ -31,6 +31,7 @@ the contacts and the time.
 
 from __future__ import annotations
 
+import enum
 import itertools
 import math
 from collections.abc import Callable
@@ -46,8 +47,8 @@ from .contact_stepping import (MODES, ContactOptions, ContactRecords, ContactRun
                                _check_state, dense_rows, step_count)
 from .contact_stepping import simulate_contacts as simulate_time_stepping
 
-__all__ = ["ContactEvent", "ContactInconsistencyError", "EventContactRun", "EventOptions", "simulate_contacts",
-           "simulate_events"]
+__all__ = ["ContactEvent", "ContactInconsistencyError", "EventContactRun", "EventEngine", "EventOptions",
+           "simulate_contacts", "simulate_events"]
 
 OPEN, STICK, SLIP = 0, 1, 2
 _MOVING = 1e-7  # [m/s] a slip this fast has its own direction; slower, the mode's direction stands
@@ -62,12 +63,23 @@ class ContactInconsistencyError(KaneError):
         self.t, self.contacts, self.kind = float(t), tuple(contacts), kind
 
 
+class EventEngine(enum.Enum):
+    """Who integrates the segments between events: ``AUTO`` the compiled path when the scene qualifies
+    (:func:`.contact_events_fast.engine_of`), else the Python loop; ``COMPILED`` (refused by name when the scene
+    does not qualify); ``PYTHON`` (scipy's DOP853 on the Python right-hand side)."""
+
+    AUTO = "auto"
+    COMPILED = "compiled"
+    PYTHON = "python"
+
+
 @dataclass(frozen=True)
 class EventOptions:
-    """Tolerances of the event-driven scheme: ``rtol``/``atol`` of the integrator (DOP853); ``gap_tolerance``
-    [m] (a contact this close touches); ``velocity_tolerance`` [m/s] (an approach slower than this is a resting
-    contact, not an impact); ``force_tolerance`` (relative, of the mode checks); ``max_events`` (more is refused
-    as a Zeno run); ``max_step`` [s] of the integrator."""
+    """Tolerances of the event-driven scheme: ``rtol``/``atol`` of the integrator (DOP853 in the Python loop,
+    DOPRI5 on the compiled path); ``gap_tolerance`` [m] (a contact this close touches); ``velocity_tolerance``
+    [m/s] (an approach slower than this is a resting contact, not an impact); ``force_tolerance`` (relative, of
+    the mode checks); ``max_events`` (more is refused as a Zeno run); ``max_step`` [s] of the integrator;
+    ``engine`` (:class:`EventEngine`) who integrates between events."""
 
     rtol: float = 1e-12
     atol: float = 1e-12
@@ -76,8 +88,15 @@ class EventOptions:
     force_tolerance: float = 1e-9
     max_events: int = 1000
     max_step: float = math.inf
+    engine: EventEngine = EventEngine.AUTO
 
     def __post_init__(self):
+        if not isinstance(self.engine, EventEngine):
+            try:
+                object.__setattr__(self, "engine", EventEngine(self.engine))
+            except ValueError:
+                raise ArgumentError(f"EventOptions: engine: expected one of "
+                                    f"{', '.join(e.value for e in EventEngine)}, got {self.engine!r}") from None
         for key in ("rtol", "atol", "gap_tolerance", "velocity_tolerance", "force_tolerance", "max_step"):
             if not float(getattr(self, key)) > 0:
                 raise ArgumentError(f"EventOptions: {key}: expected > 0, got {getattr(self, key)!r}")
@@ -102,9 +121,12 @@ class ContactEvent:
 class EventContactRun(ContactRun):
     """A :class:`ContactRun` of the event-driven scheme, with ``events`` (tuple of :class:`ContactEvent`); its
     ``iterations`` count the right-hand sides evaluated, per segment between events, on the output interval where
-    the segment ends."""
+    the segment ends; ``engine`` "compiled" or "python" (who integrated the segments) and ``engine_reason`` why
+    not the compiled path ("" when it ran)."""
 
     events: tuple = ()
+    engine: str = "python"
+    engine_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -345,6 +367,10 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
     [s] (the outputs of :func:`.contact_stepping.simulate_contacts`, forces at the samples' instants), with the
     events. Reached by :func:`simulate_contacts` with ``ContactOptions(scheme=ContactScheme.EVENT_DRIVEN)``."""
     n = step_count(h, t_end)
+    from . import contact_events_fast
+
+    compiled, reason = contact_events_fast.choose_engine(dynamics, contacts, bodies, params, events.engine.value)
+    fast = contact_events_fast if compiled else None
     bodies = _bodies_of(dynamics, bodies)
     q, u = _check_state(dynamics, q0, u0)
     problem = _Problem(dynamics, contacts, bodies, params, events)
@@ -396,29 +422,36 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
 
     t, k_next = 0.0, 0
     y = np.concatenate([q, u])
+    scene = fast.compiled_scene(dynamics, contacts, grid) if fast is not None else None
     while True:
-        funcs, meaning = _event_functions(problem, modes, fields, options.slip_tolerance, y)
-        calls[0] = 0
-        sol = solve_ivp(rhs, (t, float(grid[-1])), y, method="DOP853", rtol=events.rtol, atol=events.atol,
-                        events=funcs, dense_output=True, max_step=events.max_step)
-        if sol.status < 0:
-            raise KaneError(f"event-driven contact: the integrator failed at t = {sol.t[-1]:.12g} s: "
-                            f"{sol.message}")
-        t_stop = float(sol.t[-1])
-        while k_next <= n and (grid[k_next] < t_stop or (sol.status == 0 and k_next <= n)):
-            sample(k_next, float(grid[k_next]), sol.sol(grid[k_next]))
-            k_next += 1
+        if scene is not None:  # the compiled segment (contact_events_fast): samples, records, the event
+            seg = fast.segment(scene, t, y, modes, k_next, events, options.slip_tolerance)
+            fast.record_samples(scene, modes, k_next, seg.k_next, Q, U, n_q, rec)
+            done, t_stop, y_stop, kind, key, k_next, calls[0] = (seg.done, seg.t, seg.y, seg.kind, seg.key,
+                                                                 seg.k_next, seg.calls)
+        else:
+            funcs, meaning = _event_functions(problem, modes, fields, options.slip_tolerance, y)
+            calls[0] = 0
+            sol = solve_ivp(rhs, (t, float(grid[-1])), y, method="DOP853", rtol=events.rtol, atol=events.atol,
+                            events=funcs, dense_output=True, max_step=events.max_step)
+            if sol.status < 0:
+                raise KaneError(f"event-driven contact: the integrator failed at t = {sol.t[-1]:.12g} s: "
+                                f"{sol.message}")
+            done, t_stop, y_stop = sol.status == 0, float(sol.t[-1]), sol.y[:, -1]
+            while k_next <= n and (grid[k_next] < t_stop or (done and k_next <= n)):
+                sample(k_next, float(grid[k_next]), sol.sol(grid[k_next]))
+                k_next += 1
+            if not done:
+                kind, key = meaning[min((float(te[0]), i) for i, te in enumerate(sol.t_events) if len(te))[1]]
         iterations[min(max(k_next - 1, 0), iterations.size - 1)] += calls[0]
-        if sol.status == 0:
+        if done:
             break
         if len(log) >= events.max_events:
             raise KaneError(f"event-driven contact: more than {events.max_events} events by t = {t_stop:.12g} s "
                             f"(a Zeno run?); raise EventOptions.max_events or use ContactScheme.TIME_STEPPING")
-        which = min((float(te[0]), i) for i, te in enumerate(sol.t_events) if len(te))[1]
-        kind, key = meaning[which]
         t = t_stop
-        qe = bodies.normalize(sol.y[:n_q, -1])
-        ue = sol.y[n_q:, -1].copy()
+        qe = bodies.normalize(y_stop[:n_q])
+        ue = y_stop[n_q:].copy()
         exclude, rest = {}, set()
         if kind == "impact":
             pts = problem.points(qe)
@@ -454,7 +487,8 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
                                 tuple((f"{kk[0]}#{kk[1]}", MODES[m.kind]) for kk, m in modes.items())))
         y = np.concatenate([qe, ue])
     has_energy = dynamics.capabilities.energy
-    energy = np.array([dynamics.energy(tk, Q[k], U[k], params) for k, tk in enumerate(grid)]) if has_energy \
+    energy = dynamics.energies(grid, Q, U) if fast is not None else np.array(  # compiled: FreeBodies
+        [dynamics.energy(tk, Q[k], U[k], params) for k, tk in enumerate(grid)]) if has_energy \
         else None
     records = ContactRecords(np.array(rec["step"], dtype=np.int64), tuple(rec["name"]),
                              np.array(rec["pn"], dtype=float), np.array(rec["pt"], dtype=float).reshape(-1, 2),
@@ -462,7 +496,7 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
                              np.array(rec["slip"], dtype=float).reshape(-1, 2),
                              np.array(rec["mode"], dtype=np.int8))
     return EventContactRun(grid, Q, U, energy, records, iterations[:n], np.ones(n, dtype=bool), float(h),
-                           options.scheme, tuple(log))
+                           options.scheme, tuple(log), "compiled" if fast is not None else "python", reason)
 
 
 def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: float,

@@ -254,8 +254,14 @@ def run_contacts(loaded, options: ContactRunOptions = ContactRunOptions(), dynam
         watch()
         return contact_points(q)
 
-    run = simulate_contacts(dyn, contact_points if watch is None else watched, q0, u0, options.dt,
-                            steps * options.dt, contact, bodies=bodies, params=params)
+    points = contact_points if watch is None else watched
+    if contact.scheme is ContactScheme.EVENT_DRIVEN:  # free bodies on ground half-spaces: the compiled path
+        from .contact_events_model import model_event_run
+        run, contact_points = model_event_run(dyn, params, bodies, points, contact_points, q0, u0, options.dt,
+                                              steps * options.dt, contact)
+    else:
+        run = simulate_contacts(dyn, points, q0, u0, options.dt, steps * options.dt, contact, bodies=bodies,
+                                params=params)
     wall = time.perf_counter() - start
     pairs = collision_pairs(dyn.equations.model)
     outputs = _pair_outputs(run, pairs, _points_of_records(run, contact_points))
@@ -284,9 +290,10 @@ def write_contact_run(result: ContactRunResult, writer, description: str = ""):
     writer.append_block(run.t, run.q, run.u, run.energy, result.outputs)
     n = run.t.shape[0] - 1
     evaluations = int(np.sum(run.iterations)) if run.scheme is ContactScheme.EVENT_DRIVEN else n
+    loop = getattr(run, "engine", "python")  # the event-driven scheme records its path and why
+    reason = getattr(run, "engine_reason", "") or ("" if loop == "compiled" else f"contact {run.scheme.value} loop")
     stats = Stats(n_fev=evaluations, n_steps=n, n_accepted=n, n_rejected=None,
-                  wall_time_s=result.wall_time_s, method=f"{method}, h = {run.h:g} s", loop="python",
-                  loop_reason=f"contact {run.scheme.value} loop")
+                  wall_time_s=result.wall_time_s, method=f"{method}, h = {run.h:g} s", loop=loop, loop_reason=reason)
     return writer.close("completed", stats)
 
 
