@@ -184,7 +184,14 @@ def _kernel():
                     return sweeps(W, b, mu, p, ptr, nbr, max_it, tol, disc)
 
                 _COMPILED["pgs"] = pgs
+                _COMPILED["parts"] = (sweeps, disc)
         return _COMPILED["pgs"]
+
+
+def _parts():
+    """(sweeps, tangential update) as :func:`_kernel` compiled them, for a compiled caller to call in its loop."""
+    _kernel()
+    return _COMPILED.get("parts", (_sweeps, _disc_minimum))
 
 
 def block_neighbours(W: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:

@@ -243,7 +243,11 @@ def contact_step(dynamics, contacts: Callable, t: float, q, u, h: float, options
         if isinstance(warm_start, WarmStart):
             warm_start = warm_start.names()
     solve = _MassSolve(dynamics, bodies, t, q, params)
-    u_free = u + h * solve(np.asarray(dynamics.forcing(t, q, u, params), dtype=float))
+    free_velocity, advance = getattr(dynamics, "free_velocity", None), getattr(dynamics, "advance", None)
+    if callable(free_velocity):  # FreeBodies: the gyroscopic term without energy gain
+        u_free = free_velocity(t, q, u, h)
+    else:
+        u_free = u + h * solve(np.asarray(dynamics.forcing(t, q, u, params), dtype=float))
     found = list(found)
     for cp in found:
         if not isinstance(cp, ContactPoint):
@@ -256,7 +260,7 @@ def contact_step(dynamics, contacts: Callable, t: float, q, u, h: float, options
     points = tuple(found[i] for i in active)
     m = len(points)
     if m == 0:
-        q_next = bodies.normalize(q + h * np.asarray(dynamics.qdot(t, q, u_free, params), dtype=float))
+        q_next = _advance(dynamics, bodies, advance, t, q, u_free, h, params)
         return ContactStep(q_next, u_free, (), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=np.int8), 0,
                            True)
     rows = (3 * active[:, None] + np.arange(3)).reshape(-1)
@@ -293,8 +297,15 @@ def contact_step(dynamics, contacts: Callable, t: float, q, u, h: float, options
             break
         mu, start = np.where(demote, mu_k, mu), sol.impulse
     mode = np.where(sol.impulse[:, 0] <= 0.0, 0, np.where(slip <= options.slip_tolerance, 1, 2)).astype(np.int8)
-    q_next = bodies.normalize(q + h * np.asarray(dynamics.qdot(t, q, u_next, params), dtype=float))
+    q_next = _advance(dynamics, bodies, advance, t, q, u_next, h, params)
     return ContactStep(q_next, u_next, points, sol.impulse, velocity, mode, sol.iterations, sol.converged)
+
+
+def _advance(dynamics, bodies, advance, t, q, u_next, h, params):
+    """q+ = q + h q'(q, u+), quaternions normalized (``dynamics.advance`` when it gives one: FreeBodies)."""
+    if callable(advance):
+        return advance(q, u_next, h)
+    return bodies.normalize(q + h * np.asarray(dynamics.qdot(t, q, u_next, params), dtype=float))
 
 
 def _pair_names(warm: WarmStart) -> tuple[str, ...]:
