@@ -32,7 +32,7 @@ from ..model.model import GROUND
 from ..protocol import Capabilities, unsupported
 from ..spatial import quaternion_to_rotation, skew
 
-__all__ = ["FreeBodies", "advance_positions", "free_velocities"]
+__all__ = ["FreeBodies", "advance_positions", "free_velocities", "total_energy"]
 
 
 def _positive_definite(inertia, where: str) -> np.ndarray:
@@ -106,21 +106,34 @@ def advance_positions(qb, u, h, out):
         out[b, 3], out[b, 4], out[b, 5], out[b, 6] = w / n, x / n, y / n, z / n
 
 
+def total_energy(qb, u, masses, inertias, g):
+    """Kinetic plus gravity's potential energy [J] of the bodies at qb (N, 7), u (6N,) under g (3,) [m/s^2]."""
+    out = 0.0
+    for b in range(qb.shape[0]):
+        w = u[6 * b:6 * b + 3]
+        I = inertias[b]
+        for r in range(3):
+            out += 0.5 * w[r] * (I[r, 0] * w[0] + I[r, 1] * w[1] + I[r, 2] * w[2])
+            out += 0.5 * masses[b] * u[6 * b + 3 + r] * u[6 * b + 3 + r] - masses[b] * qb[b, r] * g[r]
+    return out
+
+
 _COMPILED: dict = {}
 _LOCK = threading.Lock()
 
 
 def _compiled():
-    """(free_velocities, advance_positions) compiled by numba once per process (the Python functions without)."""
+    """(free_velocities, advance_positions, total_energy) compiled by numba once per process (the Python
+    functions without)."""
     with _LOCK:
         if "k" not in _COMPILED:
             try:
                 import numba
             except ImportError:
-                _COMPILED["k"] = (free_velocities, advance_positions)
+                _COMPILED["k"] = (free_velocities, advance_positions, total_energy)
             else:
                 jit = numba.njit(cache=False, nogil=True)
-                _COMPILED["k"] = (jit(free_velocities), jit(advance_positions))
+                _COMPILED["k"] = (jit(free_velocities), jit(advance_positions), jit(total_energy))
         return _COMPILED["k"]
 
 
@@ -223,11 +236,9 @@ class FreeBodies:
         return out.reshape(-1)
 
     def energy(self, t, q, u, params=None) -> float:
-        qb, ub = self._split(q, u)
-        omega, v = ub[:, 0:3], ub[:, 3:6]
-        kinetic = 0.5 * np.einsum("bi,bij,bj->", omega, self.inertias, omega) + 0.5 * np.sum(self.masses * np.sum(
-            v * v, axis=1))
-        return float(kinetic - np.sum(self.masses * (qb[:, 0:3] @ self.gravity(t))))
+        return float(_compiled()[2](np.ascontiguousarray(np.reshape(q, (-1, 7)), dtype=float),
+                                    np.ascontiguousarray(u, dtype=float), self.masses, self.inertias,
+                                    np.ascontiguousarray(self.gravity(t), dtype=float)))
 
     def check_quaternions(self, q, what: str = "q0", tol: float = 1e-6) -> None:
         qb, _ = self._split(q)

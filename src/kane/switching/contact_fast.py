@@ -208,6 +208,7 @@ def _step(qb, u, g, h, inertias, inertias_inv, masses_inv, lookup, body_a, body_
         if mu[i] < 0 or not W[3 * i, 3 * i] > 0:
             return -2, 0, 0.0
     nbr = nbr[:count]
+    blocks, diag = _blocks(W, ptr, nbr)
     start = np.zeros((m, 3))  # the previous step's impulse of the same (pair, rank within the pair)
     rank_prev, rank = np.zeros(warm_pair.shape[0], np.int64), np.zeros(m, np.int64)
     for j in range(1, warm_pair.shape[0]):
@@ -227,7 +228,7 @@ def _step(qb, u, g, h, inertias, inertias_inv, masses_inv, lookup, body_a, body_
             norm = np.sqrt(start[i, 1] * start[i, 1] + start[i, 2] * start[i, 2])
             scale = mu[i] * pn / norm if norm > mu[i] * pn else 1.0
             p[3 * i], p[3 * i + 1], p[3 * i + 2] = pn, start[i, 1] * scale, start[i, 2] * scale
-        _, sweeps, residual = _sweeps(W, b, mu, p, ptr, nbr, max_it, tol, _disc_minimum)
+        _, sweeps, residual = _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol, _disc_minimum)
         _response(p, ia, ib, JA, JB, inertias_inv, masses_inv, u_free, u_next, velocity)
         demoted = False
         for i in range(m):
@@ -266,19 +267,22 @@ def _step_kernel():
 
 
 def _all_kernels():
+    """(rows, delassus, response, step), compiled once per process, the step calling the compiled callees."""
     with _LOCK:
         if "k" not in _COMPILED:
-            sweeps, disc = _cone_parts()
-            velocities, positions = _body_kernels()
+            sweeps, disc, blocks = _cone_parts()
+            velocities, positions, _ = _body_kernels()
             try:
                 import numba
             except ImportError:
-                _COMPILED["k"] = (_rows, _delassus, _response, _step)
+                _COMPILED["k"] = (_rows, _delassus, _response, _with(
+                    _step, _sweeps=sweeps, _blocks=blocks, _disc_minimum=disc))
             else:
                 jit = numba.njit(cache=False, nogil=True)
                 rows, delassus, response = jit(_rows), jit(_with(_delassus, _block=jit(_block))), jit(_response)
                 step = jit(_with(_step, _rows=rows, _delassus=delassus, _response=response, _sweeps=sweeps,
-                                 _disc_minimum=disc, free_velocities=velocities, advance_positions=positions))
+                                 _blocks=blocks, _disc_minimum=disc, free_velocities=velocities,
+                                 advance_positions=positions))
                 _COMPILED["k"] = (rows, delassus, response, step)
         return _COMPILED["k"]
 

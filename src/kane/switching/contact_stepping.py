@@ -4,7 +4,9 @@ Trinkle 1996): one frictional contact problem on elliptic Coulomb cones per step
 A step of size h from (t, q, u):
 
 1. u_free = u + h M(q)^-1 f(t, q, u) (``dynamics.mass_matrix`` and ``forcing``, the :class:`kane.Dynamics`
-   protocol);
+   protocol), or ``dynamics.free_velocity(t, q, u, h)`` when the dynamics gives it (:class:`.contact_bodies.
+   FreeBodies`: the gyroscopic term omega x I omega by the implicit midpoint rule, which keeps the kinetic energy
+   for any inertia);
 2. the contact points of q (``contacts(q) -> list[ContactPoint]``, any callable: analytic shapes, or kane's coal
    geometry) give per contact the rows J_i (3, n_u) = [n t1 t2]^T (J_b(x_b) - J_a(x_a)): the relative velocity of
    the witness points in (normal, tangent, tangent), from the bodies' point Jacobians (``bodies.point_jacobian``,
@@ -14,15 +16,16 @@ A step of size h from (t, q, u):
 4. the impulses p (m, 3) [N s] solve the Signorini-Coulomb problem v+ = J u+ = W p + J u_free, W = J M^-1 J^T,
    with the normal condition v_n+ >= target (:mod:`.cone_solver`);
 5. u+ = u_free + M^-1 J^T p; q+ = q + h q'(q, u+) through the kinematic map (``dynamics.qdot``), quaternions
-   normalized (``bodies.normalize``).
+   normalized (``bodies.normalize``), or ``dynamics.advance(q, u+, h)`` when it gives one (FreeBodies).
 
 The normal target: with restitution e > 0, Newton's law on the approach speed at the start of the step, v_n+ >=
 -e min(v_n(u), 0) (an impact is resolved in the step its gap would close); with e = 0, v_n+ >= -max(d, 0) / h
 (the gap closes exactly at the end of the step: no hovering). Position errors are stabilized without adding energy:
 the gap term only limits the approach and never pushes a penetrating contact out (a penetration from an impact
 step stays, it is not turned into a separation velocity). Then the energy change of a step with constant gravity
-and no gyroscopic term is p . J u+ - |h f + J^T p|^2_{M^-1} / 2 <= 0 (each contact's p . v+ <= 0 by Signorini
-and maximal dissipation), so no step gains energy; restitution adds p_n e |v_n-| which the loss covers for e <= 1.
+(f = m g; the gyroscopic term of FreeBodies keeps the kinetic energy of the free step exactly) is p . J u+ -
+|h f + J^T p|^2_{M^-1} / 2 <= 0 (each contact's p . v+ <= 0 by Signorini and maximal dissipation), so no step
+gains energy, for any inertia; restitution adds p_n e |v_n-| which the loss covers for e <= 1.
 Friction: the cone radius is mu_static p_n when the contact's slip speed at the start of the step is at most
 ``slip_tolerance``, else mu_kinetic p_n.
 
@@ -336,6 +339,11 @@ def _check_state(dynamics, q0, u0):
     return q0, u0
 
 
+def _join(chunks: list, empty_shape, dtype=float) -> np.ndarray:
+    """The per-step record arrays ``chunks`` stacked along their first axis (an empty array of ``empty_shape``)."""
+    return np.concatenate(chunks).astype(dtype, copy=False) if chunks else np.zeros(empty_shape, dtype=dtype)
+
+
 def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: float,
                       options: ContactOptions = ContactOptions(), bodies=None, params=None) -> ContactRun:
     """Run :func:`contact_step` from t = 0 with q0 (n_q,), u0 (n_u,) in steps of h [s] until t_end [s] (the last
@@ -356,7 +364,7 @@ def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: flo
     if has_energy:
         energy[0] = dynamics.energy(0.0, q, u, params)
     iterations, converged = np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)
-    rec: dict[str, list] = {k: [] for k in ("step", "name", "pn", "pt", "n", "slip", "mode")}
+    rec: dict[str, list] = {k: [] for k in ("step", "name", "impulse", "n", "slip", "mode")}  # arrays per step
     warm: dict[str, list] = {}
     for k in range(n):
         s = contact_step(dynamics, contacts, t[k], Q[k], U[k], h, options, bodies, params,
@@ -365,26 +373,26 @@ def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: flo
         iterations[k], converged[k] = s.iterations, s.converged
         if has_energy:
             energy[k + 1] = dynamics.energy(t[k + 1], s.q, s.u, params)
+        m = len(s.points)
+        if m == 0:
+            warm = {}
+            continue
         if isinstance(s.points, ContactBatch):  # the compiled path: arrays, names made once at the end
             warm = WarmStart(s.points.pair, s.impulse, s.points.shape_names)
-            rec["step"].extend([k] * len(s.points))
             rec["name"].append(warm)
-            rec["n"].extend(s.points.normal)
+            rec["n"].append(s.points.normal)
         else:
             warm = {}
             for i, cp in enumerate(s.points):
                 warm.setdefault(cp.name, []).append(s.impulse[i])
-                rec["step"].append(k)
-                rec["n"].append(np.asarray(cp.normal_world, dtype=float))
             rec["name"].append(tuple(cp.name for cp in s.points))
-        rec["pn"].extend(s.impulse[:, 0] / h)
-        rec["pt"].extend(s.impulse[:, 1:] / h)
-        rec["slip"].extend(s.velocity[:, 1:])
-        rec["mode"].extend(s.mode)
+            rec["n"].append(np.array([cp.normal_world for cp in s.points], dtype=float))
+        rec["step"].append(np.full(m, k, dtype=np.int64))
+        rec["impulse"].append(s.impulse)
+        rec["slip"].append(s.velocity[:, 1:])
+        rec["mode"].append(s.mode)
     names = tuple(x for chunk in rec["name"] for x in (_pair_names(chunk) if isinstance(chunk, WarmStart) else chunk))
-    records = ContactRecords(np.array(rec["step"], dtype=np.int64), names,
-                             np.array(rec["pn"], dtype=float), np.array(rec["pt"], dtype=float).reshape(-1, 2),
-                             np.array(rec["n"], dtype=float).reshape(-1, 3),
-                             np.array(rec["slip"], dtype=float).reshape(-1, 2),
-                             np.array(rec["mode"], dtype=np.int8))
+    impulse = _join(rec["impulse"], (0, 3))
+    records = ContactRecords(_join(rec["step"], 0, np.int64), names, impulse[:, 0] / h, impulse[:, 1:] / h,
+                             _join(rec["n"], (0, 3)), _join(rec["slip"], (0, 2)), _join(rec["mode"], 0, np.int8))
     return ContactRun(t, Q, U, energy, records, iterations, converged, float(h), options.scheme)
