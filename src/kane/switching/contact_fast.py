@@ -33,7 +33,7 @@ from .cone_solver import _parts as _cone_parts
 from .contact_bodies import FreeBodies, advance_positions, free_velocities
 from .contact_bodies import _compiled as _body_kernels
 
-__all__ = ["WarmStart", "batch_step", "free_bodies_of"]
+__all__ = ["WarmStart", "batch_step", "free_bodies_of", "step_arrays"]
 
 
 def _rows(qb, u, u_free, body_a, body_b, point_a, point_b, normal, basis, JA, JB, v_free, v_start):
@@ -328,6 +328,12 @@ def batch_step(bodies, batch, t, q, u, h, options, warm: WarmStart | None):
     """One step of :func:`kane.switching.contact_stepping.contact_step` for FreeBodies ``bodies`` and a
     ContactBatch ``batch`` of q (module docstring), one compiled call. Returns (q+, u+, active batch, impulse
     (m, 3), velocity (m, 3), mode (m,), iterations, converged)."""
+    q_next, u_next, active, *rest = step_arrays(bodies, batch, t, q, u, h, options, warm)
+    return (q_next, u_next, batch.take(active), *rest)
+
+
+def step_arrays(bodies, batch, t, q, u, h, options, warm: WarmStart | None):
+    """:func:`batch_step` with the active contacts as their indices (m,) into ``batch`` instead of a batch."""
     step = _step_kernel()
     lookup = np.array([bodies.index.get(name, -2) for name in batch.body_names], dtype=np.int64)
     m_all, solver = len(batch), options.solver
@@ -351,5 +357,5 @@ def batch_step(bodies, batch, t, q, u, h, options, warm: WarmStart | None):
                             f"({', '.join(bodies.names)})")
     if m == -2:
         raise ArgumentError("contact batch: expected mu >= 0 and a positive normal entry W_nn for every contact")
-    return (q_next.reshape(-1), u_next, batch.take(active[:m]), impulse[:m], velocity[:m], mode[:m], int(sweeps),
+    return (q_next.reshape(-1), u_next, active[:m], impulse[:m], velocity[:m], mode[:m], int(sweeps),
             bool(residual <= solver.tolerance))

@@ -55,7 +55,7 @@ from ..model.contact import ContactPoint
 from ..model.model import GROUND
 from ..mechanics.collision_batch import ContactBatch
 from .cone_solver import ConeSolverOptions, solve_cones
-from .contact_fast import WarmStart, batch_step, free_bodies_of
+from .contact_fast import WarmStart, batch_step, free_bodies_of, step_arrays
 
 __all__ = ["ContactOptions", "ContactRecords", "ContactRun", "ContactScheme", "ContactStep", "MODES", "dense_rows",
            "step_count", "contact_step", "simulate_contacts"]
@@ -311,9 +311,16 @@ def _advance(dynamics, bodies, advance, t, q, u_next, h, params):
     return bodies.normalize(q + h * np.asarray(dynamics.qdot(t, q, u_next, params), dtype=float))
 
 
-def _pair_names(warm: WarmStart) -> tuple[str, ...]:
+def _pair_names(warm: WarmStart, table: dict) -> tuple[str, ...]:
+    """The pair names of ``warm``'s contacts; ``table`` caches {(shape names, pair id): name} across steps."""
     n, names = len(warm.shape_names), warm.shape_names
-    return tuple(f"{names[c // n]}|{names[c % n]}" for c in warm.pair.tolist())
+    out = []
+    for c in warm.pair.tolist():
+        name = table.get((names, c))
+        if name is None:
+            name = table[(names, c)] = f"{names[c // n]}|{names[c % n]}"
+        out.append(name)
+    return tuple(out)
 
 
 def step_count(h: float, t_end: float) -> int:
@@ -366,32 +373,43 @@ def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: flo
     iterations, converged = np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)
     rec: dict[str, list] = {k: [] for k in ("step", "name", "impulse", "n", "slip", "mode")}  # arrays per step
     warm: dict[str, list] = {}
+    free = free_bodies_of(dynamics, bodies)
     for k in range(n):
-        s = contact_step(dynamics, contacts, t[k], Q[k], U[k], h, options, bodies, params,
-                         warm if options.warm_start else None)
-        Q[k + 1], U[k + 1] = s.q, s.u
-        iterations[k], converged[k] = s.iterations, s.converged
+        found = contacts(Q[k])
+        start = warm if options.warm_start else None
+        if free is not None and isinstance(found, ContactBatch):  # the compiled path: one call, arrays
+            if isinstance(start, dict):
+                start = WarmStart.from_names(found, start) if start else None
+            Q[k + 1], U[k + 1], active, impulse, velocity, mode, iterations[k], converged[k] = step_arrays(
+                free, found, t[k], Q[k], U[k], h, options, start)
+        else:
+            s = contact_step(dynamics, lambda q, found=found: found, t[k], Q[k], U[k], h, options, bodies, params,
+                             start)
+            Q[k + 1], U[k + 1], impulse, velocity, mode = s.q, s.u, s.impulse, s.velocity, s.mode
+            iterations[k], converged[k], active = s.iterations, s.converged, None
         if has_energy:
-            energy[k + 1] = dynamics.energy(t[k + 1], s.q, s.u, params)
-        m = len(s.points)
+            energy[k + 1] = dynamics.energy(t[k + 1], Q[k + 1], U[k + 1], params)
+        m = len(mode)
         if m == 0:
             warm = {}
             continue
-        if isinstance(s.points, ContactBatch):  # the compiled path: arrays, names made once at the end
-            warm = WarmStart(s.points.pair, s.impulse, s.points.shape_names)
+        if active is not None:  # names made once at the end
+            warm = WarmStart(found.pair[active], impulse, found.shape_names)
             rec["name"].append(warm)
-            rec["n"].append(s.points.normal)
+            rec["n"].append(found.normal[active])
         else:
             warm = {}
             for i, cp in enumerate(s.points):
-                warm.setdefault(cp.name, []).append(s.impulse[i])
+                warm.setdefault(cp.name, []).append(impulse[i])
             rec["name"].append(tuple(cp.name for cp in s.points))
             rec["n"].append(np.array([cp.normal_world for cp in s.points], dtype=float))
         rec["step"].append(np.full(m, k, dtype=np.int64))
-        rec["impulse"].append(s.impulse)
-        rec["slip"].append(s.velocity[:, 1:])
-        rec["mode"].append(s.mode)
-    names = tuple(x for chunk in rec["name"] for x in (_pair_names(chunk) if isinstance(chunk, WarmStart) else chunk))
+        rec["impulse"].append(impulse)
+        rec["slip"].append(velocity[:, 1:])
+        rec["mode"].append(mode)
+    table: dict = {}
+    names = tuple(x for chunk in rec["name"]
+                  for x in (_pair_names(chunk, table) if isinstance(chunk, WarmStart) else chunk))
     impulse = _join(rec["impulse"], (0, 3))
     records = ContactRecords(_join(rec["step"], 0, np.int64), names, impulse[:, 0] / h, impulse[:, 1:] / h,
                              _join(rec["n"], (0, 3)), _join(rec["slip"], (0, 2)), _join(rec["mode"], 0, np.int8))
