@@ -10,8 +10,10 @@ contacts_batch`, margin 5 mm, coal's contact patches) and steps them on the comp
 (:mod:`kane.switching.contact_fast`); MuJoCo gets the same scene as MJCF (cone="elliptic", its Newton solver at
 tolerance 1e-8, the Euler integrator, its box-box and box-plane colliders). Both start from the same state. The
 script prints the cost per step of each (best of ``repeat`` whole runs), the contacts per step (mean and at the
-end), kane's solver sweeps, the resting heights (both must have settled), and kane's time split (a profile of
-one run: collision, step, the rest). :func:`run_plane` keeps the earlier scene (the boxes onto the plane apart, an
+end), kane's solver sweeps, the resting heights (both must have settled), kane's stepping alone (everything but
+the collision: the recorded contact batches replayed through the same run, :func:`stepping_alone`) with the
+sweeps per step with and without the warm start, and kane's time split (a profile of one run: collision, step,
+the rest). :func:`run_plane` keeps the earlier scene (the boxes onto the plane apart, an
 analytic corner callable).
 """
 
@@ -218,7 +220,7 @@ def run_kane_pile(names, q0, u0, steps: int, options: ContactOptions = TIGHT, ma
 
 def profile_kane_pile(names, q0, u0, steps: int) -> dict:
     """Seconds per step (loose solver) inside contacts_batch (collision: candidate_pairs the broad phase, _coal_pair
-    coal's narrow phase), batch_step (the step, one compiled call _step) and in all (cProfile inflates)."""
+    coal's narrow phase), step_arrays (the step: _step, its one compiled call) and in all (cProfile inflates)."""
     profile = cProfile.Profile()
     profile.enable()
     run_kane_pile(names, q0, u0, steps, LOOSE)
@@ -226,7 +228,7 @@ def profile_kane_pile(names, q0, u0, steps: int) -> dict:
     stats = pstats.Stats(profile).stats
     total = max(v[3] for v in stats.values())
     part = {name: sum(v[3] for k, v in stats.items() if k[2] == name) / steps
-            for name in ("contacts_batch", "batch_step", "candidate_pairs", "_coal_pair", "_step")}
+            for name in ("contacts_batch", "step_arrays", "candidate_pairs", "_coal_pair", "_step")}
     part["total"] = total / steps
     return part
 
