@@ -10,8 +10,10 @@ contacts_batch`, margin 5 mm, coal's contact patches) and steps them on the comp
 (:mod:`kane.switching.contact_fast`); MuJoCo gets the same scene as MJCF (cone="elliptic", its Newton solver at
 tolerance 1e-8, the Euler integrator, its box-box and box-plane colliders). Both start from the same state. The
 script prints the cost per step of each (best of ``repeat`` whole runs), the contacts per step (mean and at the
-end), kane's solver sweeps, the resting heights (both must have settled), and kane's time split (a profile of
-one run: collision, step, the rest). :func:`run_plane` keeps the earlier scene (the boxes onto the plane apart, an
+end), kane's solver sweeps, the resting heights (both must have settled), kane's stepping alone (everything but
+the collision: the recorded contact batches replayed through the same run, :func:`stepping_alone`) with the
+sweeps per step with and without the warm start, and kane's time split (a profile of one run: collision, step,
+the rest). :func:`run_plane` keeps the earlier scene (the boxes onto the plane apart, an
 analytic corner callable).
 """
 
@@ -34,7 +36,7 @@ from kane.switching.contact_bodies import FreeBodies
 from kane.switching.cone_solver import ConeSolverOptions
 from kane.switching.contact_stepping import ContactOptions, contact_step, simulate_contacts
 
-__all__ = ["pile_scene", "run", "run_plane", "scene"]
+__all__ = ["pile_scene", "run", "run_plane", "scene", "stepping_alone"]
 
 HALF = np.array([0.1, 0.08, 0.06])
 MASS, MU, DT = 1.0, 0.6, 1e-3
@@ -218,7 +220,7 @@ def run_kane_pile(names, q0, u0, steps: int, options: ContactOptions = TIGHT, ma
 
 def profile_kane_pile(names, q0, u0, steps: int) -> dict:
     """Seconds per step (loose solver) inside contacts_batch (collision: candidate_pairs the broad phase, _coal_pair
-    coal's narrow phase), batch_step (the step: _delassus the W assembly, pgs the sweeps) and in all."""
+    coal's narrow phase), step_arrays (the step: _step, its one compiled call) and in all (cProfile inflates)."""
     profile = cProfile.Profile()
     profile.enable()
     run_kane_pile(names, q0, u0, steps, LOOSE)
@@ -226,14 +228,46 @@ def profile_kane_pile(names, q0, u0, steps: int) -> dict:
     stats = pstats.Stats(profile).stats
     total = max(v[3] for v in stats.values())
     part = {name: sum(v[3] for k, v in stats.items() if k[2] == name) / steps
-            for name in ("contacts_batch", "batch_step", "candidate_pairs", "_coal_pair", "_delassus", "pgs")}
+            for name in ("contacts_batch", "step_arrays", "candidate_pairs", "_coal_pair", "_step")}
     part["total"] = total / steps
     return part
 
 
+def stepping_alone(names, q0, u0, steps: int, options: ContactOptions = LOOSE, repeat: int = 3) -> dict:
+    """The stepping without the collision: one run records the ContactBatch of every step, then the same run
+    (:func:`simulate_contacts`, the same states: the step is deterministic) replays them, timed (best of
+    ``repeat``). Also the whole step of the recording run, the sweeps per step with and without the warm start,
+    the active contacts per step."""
+    model, bodies = pile_model(names), box_bodies(names)
+    data = CollisionData(model, CollisionOptions(margin=5e-3))
+    batches = []
+
+    def recording(q):
+        qb = q.reshape(-1, 7)
+        batches.append(contacts_batch(model, data, (qb[:, 0:3], qb[:, 3:7])))
+        return batches[-1]
+
+    start = time.perf_counter()
+    ref = simulate_contacts(bodies, recording, q0, u0, DT, steps * DT, options)
+    whole = (time.perf_counter() - start) / steps
+    best = math.inf
+    for _ in range(repeat):
+        replay = iter(batches)
+        start = time.perf_counter()
+        out = simulate_contacts(bodies, lambda q: next(replay), q0, u0, DT, steps * DT, options)
+        best = min(best, (time.perf_counter() - start) / steps)
+        assert np.array_equal(out.q, ref.q), "the replay left the recorded trajectory"
+    replay = iter(batches)  # the same contacts, each step from the recorded state, without the warm start
+    cold = np.array([contact_step(bodies, lambda q: next(replay), k * DT, ref.q[k], ref.u[k], DT, options,
+                                  bodies=bodies).iterations for k in range(steps)])
+    return {"stepping_s": best, "whole_s": whole, "sweeps_warm": ref.iterations, "sweeps_cold": cold,
+            "active": np.bincount(ref.contacts.step, minlength=steps),
+            "candidates": np.array([len(b) for b in batches])}
+
+
 def run(t_end: float = 1.5, repeat: int = 1, tight_steps: int | None = None) -> dict:
     """The pile: kane with the loose and the tight solver (the tight one over the first ``tight_steps``, default
-    all), MuJoCo, each over t_end [s]."""
+    all), MuJoCo, each over t_end [s]; the stepping alone (:func:`stepping_alone`)."""
     names, q0, u0 = pile_scene()
     steps = int(round(t_end / DT))
     tight_steps = steps if tight_steps is None else tight_steps
@@ -250,23 +284,35 @@ def run(t_end: float = 1.5, repeat: int = 1, tight_steps: int | None = None) -> 
         cost, q_mj, n_mj = run_mujoco(names, q0, u0, steps)
         best["mujoco"] = min(best["mujoco"], cost)
     z = {k: 1e3 * np.sort(v.reshape(-1, 7)[:, 2]) for k, v in (("loose", q_loose), ("mujoco", q_mj))}
+    alone = stepping_alone(names, q0, u0, steps)
     part = profile_kane_pile(names, q0, u0, steps)
     out = {"kane_us_per_step": 1e6 * best["tight"], "kane_loose_us_per_step": 1e6 * best["loose"],
            "mujoco_us_per_step": 1e6 * best["mujoco"], "ratio": best["tight"] / best["mujoco"],
            "ratio_loose": best["loose"] / best["mujoco"], "kane_contacts_mean": n_kane.mean(),
            "kane_contacts_end": int(n_kane[-1]), "mujoco_contacts_mean": n_mj.mean(),
            "mujoco_contacts_end": int(n_mj[-1]), "sweeps_tight": sweeps_tight, "sweeps_loose": sweeps_loose,
-           "resting_height_mm": z, "profile_us_per_step": {k: 1e6 * v for k, v in part.items()}}
+           "resting_height_mm": z, "profile_us_per_step": {k: 1e6 * v for k, v in part.items()},
+           "stepping_us_per_step": 1e6 * alone["stepping_s"], "whole_us_per_step": 1e6 * alone["whole_s"],
+           "sweeps_warm": alone["sweeps_warm"], "sweeps_cold": alone["sweeps_cold"]}
     print(f"20 boxes falling into a pile, dt = 1 ms, {steps} steps ({t_end} s), elliptic cones, box-box and "
           f"box-plane contacts (2-core shared VM)")
     for key, label, sw in (("tight", f"tol 1e-12, <= 20000 sweeps, first {tight_steps} steps", sweeps_tight),
                            ("loose", "tol 1e-6, <= 100 sweeps", sweeps_loose)):
-        print(f"  kane batched path ({label}): {1e6 * best[key]:9.1f} us/step, PGS sweeps median "
+        print(f"  kane whole step ({label}): {1e6 * best[key]:9.1f} us/step, PGS sweeps median "
               f"{np.median(sw):.0f}, p95 {np.percentile(sw, 95):.0f}, max {sw.max()}; ratio to MuJoCo "
               f"{best[key] / best['mujoco']:.1f}")
     print(f"  MuJoCo mj_step: {out['mujoco_us_per_step']:9.1f} us/step")
-    print(f"  contacts per step: kane mean {out['kane_contacts_mean']:.1f}, at the end {out['kane_contacts_end']}; "
-          f"MuJoCo mean {out['mujoco_contacts_mean']:.1f}, at the end {out['mujoco_contacts_end']}")
+    print(f"  kane stepping alone (loose, recorded contact batches replayed): {out['stepping_us_per_step']:.1f} "
+          f"us/step ({out['stepping_us_per_step'] / out['mujoco_us_per_step']:.2f} of mj_step); the whole step of "
+          f"that run {out['whole_us_per_step']:.1f} us/step")
+    rest = slice(steps * 2 // 3, steps)
+    for key in ("sweeps_warm", "sweeps_cold"):
+        sw = out[key]
+        print(f"  sweeps per step, {key[7:]:4s} start: mean {sw.mean():.1f}, median {np.median(sw):.0f}, at the "
+              f"cap {np.sum(sw >= LOOSE.solver.max_iterations)}; last third mean {sw[rest].mean():.1f}")
+    print(f"  contacts per step: kane active mean {out['kane_contacts_mean']:.1f}, at the end "
+          f"{out['kane_contacts_end']} (candidates mean {alone['candidates'].mean():.1f}); MuJoCo mean "
+          f"{out['mujoco_contacts_mean']:.1f}, at the end {out['mujoco_contacts_end']}")
     for key in ("loose", "mujoco"):
         print(f"  heights at the end [mm] {key:6s}: " + " ".join(f"{x:.0f}" for x in z[key]))
     print("  kane profile (loose, us/step, cProfile inflates): " + ", ".join(

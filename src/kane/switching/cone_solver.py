@@ -14,7 +14,8 @@ W_nn), then the tangential impulse takes one projected step p_t <- proj_{|p_t| <
 w_t the largest eigenvalue of the contact's 2x2 tangential block. The scalar step w_t matters: a fixed point of
 the Euclidean projection with a scalar step has v_t parallel to -p_t on the cone's rim (Coulomb's law), which a
 step by the inverse 2x2 block would not give when that block is anisotropic. v is kept up to date incrementally
-through the nonzero 3x3 blocks of W (contacts that share a body), so a sweep costs O(nonzero blocks). The inner
+through the nonzero 3x3 blocks of W (contacts that share a body, copied contiguous in sweep order), so a sweep
+costs O(nonzero blocks). The inner
 loop runs under numba when it is installed (the plain-Python loop otherwise, with the same arithmetic).
 """
 
@@ -104,48 +105,66 @@ def _make_pgs(_disc_minimum):
     """The sweeps over the tangential update ``_disc_minimum`` (the numba-compiled one, or the Python one)."""
 
     def pgs(W, b, mu, p, ptr, nbr, max_it, tol):
-        return _sweeps(W, b, mu, p, ptr, nbr, max_it, tol, _disc_minimum)
+        blocks, diag = _blocks(W, ptr, nbr)
+        return _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol, _disc_minimum)
 
     return pgs
 
 
-def _sweeps(W, b, mu, p, ptr, nbr, max_it, tol, _disc_minimum):
-    """The sweeps (numba-compiled when available): p (3m,) updated in place; returns (v (3m,), sweeps, residual)."""
-    m = mu.shape[0]
-    v = b.copy()
-    for i in range(m):  # v = W p + b for the warm start
+def _blocks(W, ptr, nbr):
+    """(blocks (nnz, 3, 3), diag (m, 3, 3)): blocks[jj] = W[3j:3j+3, 3i:3i+3] for the neighbours j = nbr[jj] of
+    contact i (ptr[i] <= jj < ptr[i+1]), diag[i] the block W_ii; contiguous, so that a sweep reads them in order."""
+    m = ptr.shape[0] - 1
+    blocks, diag = np.empty((nbr.shape[0], 3, 3)), np.empty((m, 3, 3))
+    for i in range(m):
+        for r in range(3):
+            for c in range(3):
+                diag[i, r, c] = W[3 * i + r, 3 * i + c]
         for jj in range(ptr[i], ptr[i + 1]):
             j = nbr[jj]
             for r in range(3):
-                acc = 0.0
                 for c in range(3):
-                    acc += W[3 * j + r, 3 * i + c] * p[3 * i + c]
-                v[3 * j + r] += acc
+                    blocks[jj, r, c] = W[3 * j + r, 3 * i + c]
+    return blocks, diag
+
+
+def _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol, _disc_minimum):
+    """The sweeps (numba-compiled when available) on the blocks of :func:`_blocks`: p (3m,) updated in place;
+    returns (v (3m,), sweeps, residual)."""
+    m = mu.shape[0]
+    v = b.copy()
+    for i in range(m):  # v = W p + b for the warm start
+        p0, p1, p2 = p[3 * i], p[3 * i + 1], p[3 * i + 2]
+        for jj in range(ptr[i], ptr[i + 1]):
+            j = nbr[jj]
+            B = blocks[jj]
+            for r in range(3):
+                v[3 * j + r] += B[r, 0] * p0 + B[r, 1] * p1 + B[r, 2] * p2
     vscale = 0.0
     for k in range(3 * m):
         vscale = max(vscale, abs(b[k]))
     residual = 0.0
     it = 0
-    dp = np.zeros(3)
     for it in range(1, max_it + 1):
         for i in range(m):
             k = 3 * i
-            pn = max(0.0, p[k] - v[k] / W[k, k])
+            D = diag[i]
+            pn = max(0.0, p[k] - v[k] / D[0, 0])
             dn = pn - p[k]
             # the tangential velocity after the normal update
-            vt1 = v[k + 1] + W[k + 1, k] * dn
-            vt2 = v[k + 2] + W[k + 2, k] * dn
-            a, d, c = W[k + 1, k + 1], W[k + 2, k + 2], W[k + 1, k + 2]
+            vt1 = v[k + 1] + D[1, 0] * dn
+            vt2 = v[k + 2] + D[2, 0] * dn
+            a, d, c = D[1, 1], D[2, 2], D[1, 2]
             g1 = vt1 - a * p[k + 1] - c * p[k + 2]  # the tangential velocity without this contact's friction
             g2 = vt2 - c * p[k + 1] - d * p[k + 2]
             x1, x2 = _disc_minimum(a, d, c, g1, g2, mu[i] * pn)
-            dp[0], dp[1], dp[2] = dn, x1 - p[k + 1], x2 - p[k + 2]
+            d0, d1, d2 = dn, x1 - p[k + 1], x2 - p[k + 2]
             p[k], p[k + 1], p[k + 2] = pn, x1, x2
             for jj in range(ptr[i], ptr[i + 1]):
                 j = nbr[jj]
+                B = blocks[jj]
                 for r in range(3):
-                    v[3 * j + r] += (W[3 * j + r, k] * dp[0] + W[3 * j + r, k + 1] * dp[1]
-                                     + W[3 * j + r, k + 2] * dp[2])
+                    v[3 * j + r] += B[r, 0] * d0 + B[r, 1] * d1 + B[r, 2] * d2
         residual = 0.0  # how far each contact is from Signorini and Coulomb, in velocity [m/s]
         for i in range(m):
             k = 3 * i
@@ -176,15 +195,22 @@ def _kernel():
                 _COMPILED["pgs"] = _make_pgs(_disc_minimum)
             else:
                 jit = numba.njit(cache=False, nogil=True)
-                sweeps = jit(_sweeps)
-                disc = jit(_disc_minimum)
+                sweeps, disc, blocks = jit(_sweeps), jit(_disc_minimum), jit(_blocks)
 
                 @jit
                 def pgs(W, b, mu, p, ptr, nbr, max_it, tol):
-                    return sweeps(W, b, mu, p, ptr, nbr, max_it, tol, disc)
+                    B, D = blocks(W, ptr, nbr)
+                    return sweeps(B, D, b, mu, p, ptr, nbr, max_it, tol, disc)
 
                 _COMPILED["pgs"] = pgs
+                _COMPILED["parts"] = (sweeps, disc, blocks)
         return _COMPILED["pgs"]
+
+
+def _parts():
+    """(sweeps, tangential update, blocks) as :func:`_kernel` compiled them, for a compiled caller's loop."""
+    _kernel()
+    return _COMPILED.get("parts", (_sweeps, _disc_minimum, _blocks))
 
 
 def block_neighbours(W: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:

@@ -4,14 +4,18 @@
 :class:`kane.mechanics.collision_batch.ContactBatch` and the dynamics is a
 :class:`kane.switching.contact_bodies.FreeBodies` (block-diagonal M = diag(I_i, m_i 1)). It is the same step (the
 contact_stepping module docstring: u_free, the gap test, the targets, static/kinetic friction, the demotion of
-contacts that start to slip, the same PGS sweeps of :mod:`.cone_solver`), with the per-contact work in numba:
+contacts that start to slip, the same PGS sweeps of :mod:`.cone_solver`, the same free velocity and position
+update of :mod:`.contact_bodies`), the whole step one compiled call (:func:`_step`, numba):
 
+0. u_free (:func:`kane.switching.contact_bodies.free_velocities`: gravity, the gyroscopic term kinetic-energy
+   preserving);
 1. per contact the rows J_i (3, 6) of each side's body, basis (n, t1, t2) @ [-[p - c]x R, 1] (analytic), and the
    free and start velocities J u_free, J u (:func:`_rows`);
 2. W = J M^-1 J^T of the active contacts in 3x3 blocks, only between contacts that share a body, and the block
    neighbour lists of the sweeps (:func:`_delassus`);
 3. the sweeps (:func:`kane.switching.cone_solver` kernel), then u+ = u_free + M^-1 J^T p and v+ = J u+
-   (:func:`_response`).
+   (:func:`_response`); the demotion of contacts that start to slip; q+
+   (:func:`kane.switching.contact_bodies.advance_positions`).
 
 No scipy.sparse and no Python object per contact; warm starts match contacts by (pair id, rank in the pair) in
 arrays. Results equal the general path's to round-off (tests/switching/test_contact_fast.py).
@@ -20,13 +24,16 @@ arrays. Results equal the general path's to round-off (tests/switching/test_cont
 from __future__ import annotations
 
 import threading
+import types
 
 import numpy as np
 
 from ..errors import ArgumentError
-from .cone_solver import _kernel as _pgs_kernel
+from .cone_solver import _parts as _cone_parts
+from .contact_bodies import FreeBodies, advance_positions, free_velocities
+from .contact_bodies import _compiled as _body_kernels
 
-__all__ = ["WarmStart", "batch_step", "free_bodies_of"]
+__all__ = ["WarmStart", "batch_step", "free_bodies_of", "step_arrays"]
 
 
 def _rows(qb, u, u_free, body_a, body_b, point_a, point_b, normal, basis, JA, JB, v_free, v_start):
@@ -156,31 +163,132 @@ def _response(p, body_a, body_b, JA, JB, Iinv, minv, u_free, u_next, velocity):
             velocity[k, r] = acc
 
 
+def _step(qb, u, g, h, inertias, inertias_inv, masses_inv, lookup, body_a, body_b, point_a, point_b, normal,
+          distance, restitution, mu_static, mu_kinetic, pair, warm_pair, warm_impulse, slip_tol, max_it, tol,
+          q_next, u_next, active, impulse, velocity, mode):
+    """The whole step (module docstring) in one call: q_next (N, 7), u_next (6N,), and for the m active contacts
+    (the first m rows) their indices into the batch ``active``, ``impulse``, ``velocity`` (m, 3) and ``mode``.
+    Returns (m, sweeps, residual); m = -1 when a contact's body is not a free body (``lookup`` maps the batch's
+    bodies to FreeBodies indices, -2 for none), -2 when mu < 0 or some W_nn <= 0."""
+    m_all = distance.shape[0]
+    ia_all, ib_all = np.empty(m_all, np.int64), np.empty(m_all, np.int64)
+    for k in range(m_all):
+        ia_all[k] = -1 if body_a[k] < 0 else lookup[body_a[k]]
+        ib_all[k] = -1 if body_b[k] < 0 else lookup[body_b[k]]
+        if ia_all[k] == -2 or ib_all[k] == -2:
+            return -1, 0, 0.0
+    u_free = np.empty_like(u)
+    free_velocities(inertias, u, g, h, u_free)
+    basis, JA, JB = np.empty((m_all, 3, 3)), np.empty((m_all, 3, 6)), np.empty((m_all, 3, 6))
+    v_free, v_start = np.empty((m_all, 3)), np.empty((m_all, 3))
+    _rows(qb, u, u_free, ia_all, ib_all, point_a, point_b, normal, basis, JA, JB, v_free, v_start)
+    m = 0
+    for k in range(m_all):
+        if distance[k] + h * v_free[k, 0] <= 0.0:
+            active[m] = k
+            m += 1
+    if m == 0:
+        u_next[:] = u_free
+        advance_positions(qb, u_free, h, q_next)
+        return 0, 0, 0.0
+    act = active[:m]
+    ia, ib, JA, JB = ia_all[act], ib_all[act], JA[act], JB[act]
+    mu, mu_k, b = np.empty(m), np.empty(m), np.empty(3 * m)
+    for i in range(m):
+        k = act[i]
+        vn = v_start[k, 0]
+        target = -restitution[k] * min(vn, 0.0) if restitution[k] > 0 else -max(distance[k], 0.0) / h
+        slip = np.sqrt(v_start[k, 1] * v_start[k, 1] + v_start[k, 2] * v_start[k, 2])
+        mu[i] = mu_static[k] if slip <= slip_tol else mu_kinetic[k]
+        mu_k[i] = mu_kinetic[k]
+        b[3 * i], b[3 * i + 1], b[3 * i + 2] = v_free[k, 0] - target, v_free[k, 1], v_free[k, 2]
+    W, ptr, nbr = np.empty((3 * m, 3 * m)), np.empty(m + 1, np.int64), np.empty(m * m, np.int64)
+    count = _delassus(ia, ib, JA, JB, inertias_inv, masses_inv, W, ptr, nbr)
+    for i in range(m):
+        if mu[i] < 0 or not W[3 * i, 3 * i] > 0:
+            return -2, 0, 0.0
+    nbr = nbr[:count]
+    blocks, diag = _blocks(W, ptr, nbr)
+    start = np.zeros((m, 3))  # the previous step's impulse of the same (pair, rank within the pair)
+    rank_prev, rank = np.zeros(warm_pair.shape[0], np.int64), np.zeros(m, np.int64)
+    for j in range(1, warm_pair.shape[0]):
+        rank_prev[j] = rank_prev[j - 1] + 1 if warm_pair[j] == warm_pair[j - 1] else 0
+    for i in range(m):
+        if i > 0 and pair[act[i]] == pair[act[i - 1]]:
+            rank[i] = rank[i - 1] + 1
+        for j in range(warm_pair.shape[0]):
+            if warm_pair[j] == pair[act[i]] and rank_prev[j] == rank[i]:
+                start[i, 0], start[i, 1], start[i, 2] = warm_impulse[j, 0], warm_impulse[j, 1], warm_impulse[j, 2]
+                break
+    p = np.empty(3 * m)
+    sweeps, residual = 0, 0.0
+    for _ in range(3):  # a contact that starts to slip in this step slips with kinetic friction
+        for i in range(m):  # the start projected onto the cones
+            pn = max(start[i, 0], 0.0)
+            norm = np.sqrt(start[i, 1] * start[i, 1] + start[i, 2] * start[i, 2])
+            scale = mu[i] * pn / norm if norm > mu[i] * pn else 1.0
+            p[3 * i], p[3 * i + 1], p[3 * i + 2] = pn, start[i, 1] * scale, start[i, 2] * scale
+        _, sweeps, residual = _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol, _disc_minimum)
+        _response(p, ia, ib, JA, JB, inertias_inv, masses_inv, u_free, u_next, velocity)
+        demoted = False
+        for i in range(m):
+            if np.sqrt(velocity[i, 1] ** 2 + velocity[i, 2] ** 2) > slip_tol and mu[i] != mu_k[i]:
+                mu[i] = mu_k[i]
+                demoted = True
+        if not demoted:
+            break
+        for i in range(m):
+            start[i, 0], start[i, 1], start[i, 2] = p[3 * i], p[3 * i + 1], p[3 * i + 2]
+    for i in range(m):
+        impulse[i, 0], impulse[i, 1], impulse[i, 2] = p[3 * i], p[3 * i + 1], p[3 * i + 2]
+        slip = np.sqrt(velocity[i, 1] ** 2 + velocity[i, 2] ** 2)
+        mode[i] = 0 if p[3 * i] <= 0.0 else (1 if slip <= slip_tol else 2)
+    advance_positions(qb, u_next, h, q_next)
+    return m, sweeps, residual
+
+
 _COMPILED: dict = {}
 _LOCK = threading.Lock()
 
 
+def _with(fn, **deps):
+    """fn with the global names ``deps`` bound to other functions (the compiled callees of a compiled caller)."""
+    return types.FunctionType(fn.__code__, dict(fn.__globals__, **deps), fn.__name__)
+
+
 def _kernels():
     """(rows, delassus, response) compiled by numba once per process (the Python functions without numba)."""
+    return _all_kernels()[:3]
+
+
+def _step_kernel():
+    """:func:`_step` compiled by numba once per process (calling the compiled kernels), or the Python function."""
+    return _all_kernels()[3]
+
+
+def _all_kernels():
+    """(rows, delassus, response, step), compiled once per process, the step calling the compiled callees."""
     with _LOCK:
         if "k" not in _COMPILED:
+            sweeps, disc, blocks = _cone_parts()
+            velocities, positions, _ = _body_kernels()
             try:
                 import numba
             except ImportError:
-                _COMPILED["k"] = (_rows, _delassus, _response)
+                _COMPILED["k"] = (_rows, _delassus, _response, _with(
+                    _step, _sweeps=sweeps, _blocks=blocks, _disc_minimum=disc))
             else:
                 jit = numba.njit(cache=False, nogil=True)
-                block = jit(_block)
-                g = dict(_delassus.__globals__, _block=block)
-                delassus = jit(type(_delassus)(_delassus.__code__, g, "_delassus"))
-                _COMPILED["k"] = (jit(_rows), delassus, jit(_response))
+                rows, delassus, response = jit(_rows), jit(_with(_delassus, _block=jit(_block))), jit(_response)
+                step = jit(_with(_step, _rows=rows, _delassus=delassus, _response=response, _sweeps=sweeps,
+                                 _blocks=blocks, _disc_minimum=disc, free_velocities=velocities,
+                                 advance_positions=positions))
+                _COMPILED["k"] = (rows, delassus, response, step)
         return _COMPILED["k"]
 
 
 def free_bodies_of(dynamics, bodies):
     """The FreeBodies this path steps (``bodies`` or ``dynamics``, when it is the dynamics too), or None."""
-    from .contact_bodies import FreeBodies
-
     b = dynamics if bodies is None else bodies
     return b if isinstance(b, FreeBodies) and b is dynamics else None
 
@@ -213,88 +321,41 @@ class WarmStart:
         return out
 
 
-def _ranks(pair):
-    """Per contact its rank among the consecutive contacts of its pair."""
-    if pair.size == 0:
-        return pair.copy()
-    start = np.r_[0, np.flatnonzero(np.diff(pair)) + 1]
-    return np.arange(pair.size) - np.repeat(start, np.diff(np.r_[start, pair.size]))
-
-
-def _warm_impulses(warm: WarmStart, pair):
-    start = np.zeros((pair.size, 3))
-    if warm is None or warm.pair.size == 0 or pair.size == 0:
-        return start
-    big = 1 << 20
-    prev = warm.pair * big + _ranks(warm.pair)
-    cur = pair * big + _ranks(pair)
-    order = np.argsort(prev, kind="stable")
-    at = np.searchsorted(prev[order], cur)
-    hit = (at < prev.size)
-    hit[hit] = prev[order][at[hit]] == cur[hit]
-    start[hit] = warm.impulse[order[at[hit]]]
-    return start
+_NO_PAIR, _NO_IMPULSE = np.zeros(0, np.int64), np.zeros((0, 3))
 
 
 def batch_step(bodies, batch, t, q, u, h, options, warm: WarmStart | None):
     """One step of :func:`kane.switching.contact_stepping.contact_step` for FreeBodies ``bodies`` and a
-    ContactBatch ``batch`` of q (module docstring). Returns (q+, u+, active batch, impulse (m, 3), velocity
-    (m, 3), mode (m,), iterations, converged)."""
-    rows, delassus, response = _kernels()
-    lookup = np.array([bodies.index.get(name, -2) for name in batch.body_names] + [-1], dtype=np.int64)
-    ia, ib = lookup[batch.body_a], lookup[batch.body_b]
-    if np.any(ia == -2) or np.any(ib == -2):
-        bad = sorted({batch.body_names[k] for k in np.r_[batch.body_a[ia == -2], batch.body_b[ib == -2]]})
+    ContactBatch ``batch`` of q (module docstring), one compiled call. Returns (q+, u+, active batch, impulse
+    (m, 3), velocity (m, 3), mode (m,), iterations, converged)."""
+    q_next, u_next, active, *rest = step_arrays(bodies, batch, t, q, u, h, options, warm)
+    return (q_next, u_next, batch.take(active), *rest)
+
+
+def step_arrays(bodies, batch, t, q, u, h, options, warm: WarmStart | None):
+    """:func:`batch_step` with the active contacts as their indices (m,) into ``batch`` instead of a batch."""
+    step = _step_kernel()
+    lookup = np.array([bodies.index.get(name, -2) for name in batch.body_names], dtype=np.int64)
+    m_all, solver = len(batch), options.solver
+    q_next, u_next = np.empty((len(bodies.names), 7)), np.empty(bodies.n_u)
+    active, mode = np.empty(m_all, np.int64), np.empty(m_all, np.int8)
+    impulse, velocity = np.empty((m_all, 3)), np.empty((m_all, 3))
+    warm_pair, warm_impulse = (warm.pair, warm.impulse) if warm is not None else (_NO_PAIR, _NO_IMPULSE)
+    c = np.ascontiguousarray
+    m, sweeps, residual = step(
+        c(np.reshape(q, (-1, 7)), dtype=float), c(u, dtype=float), c(bodies.gravity(t), dtype=float), float(h),
+        bodies.inertias, bodies.inertias_inv, bodies.masses_inv, lookup, c(batch.body_a, dtype=np.int64),
+        c(batch.body_b, dtype=np.int64), c(batch.point_a, dtype=float), c(batch.point_b, dtype=float),
+        c(batch.normal, dtype=float), c(batch.distance, dtype=float), c(batch.restitution, dtype=float),
+        c(batch.mu_static, dtype=float), c(batch.mu_kinetic, dtype=float), c(batch.pair, dtype=np.int64),
+        warm_pair, warm_impulse, float(options.slip_tolerance), int(solver.max_iterations), float(solver.tolerance),
+        q_next, u_next, active, impulse, velocity, mode)
+    if m == -1:
+        bad = sorted({batch.body_names[k] for k in np.r_[batch.body_a, batch.body_b]
+                      if k >= 0 and lookup[k] == -2})
         raise ArgumentError(f"contact batch: bodies {', '.join(map(repr, bad))} are not among the free bodies "
                             f"({', '.join(bodies.names)})")
-    f = bodies.forcing(t, q, u).reshape(-1, 6)
-    u_free = u + h * np.concatenate([np.einsum("bij,bj->bi", bodies.inertias_inv, f[:, 0:3]),
-                                     f[:, 3:6] * bodies.masses_inv[:, None]], axis=1).reshape(-1)
-    m_all = len(batch)
-    qb = np.ascontiguousarray(q.reshape(-1, 7))
-    basis, JA, JB = np.empty((m_all, 3, 3)), np.empty((m_all, 3, 6)), np.empty((m_all, 3, 6))
-    v_free, v_start = np.empty((m_all, 3)), np.empty((m_all, 3))
-    if m_all:
-        rows(qb, u, u_free, ia, ib, np.ascontiguousarray(batch.point_a), np.ascontiguousarray(batch.point_b),
-             np.ascontiguousarray(batch.normal), basis, JA, JB, v_free, v_start)
-    active = np.flatnonzero(batch.distance + h * v_free[:, 0] <= 0.0)
-    m = active.size
-    if m == 0:
-        q_next = bodies.normalize(q + h * bodies.qdot(t, q, u_free))
-        return q_next, u_free, batch.take(active), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, np.int8), 0, True
-    ia, ib, JA, JB, v_start = ia[active], ib[active], JA[active], JB[active], v_start[active]
-    gap, e = batch.distance[active], batch.restitution[active]
-    mu_s, mu_k = batch.mu_static[active], batch.mu_kinetic[active]
-    target = np.where(e > 0, -e * np.minimum(v_start[:, 0], 0.0), -np.maximum(gap, 0.0) / h)
-    mu = np.where(np.hypot(v_start[:, 1], v_start[:, 2]) <= options.slip_tolerance, mu_s, mu_k)
-    W, ptr, nbr = np.empty((3 * m, 3 * m)), np.empty(m + 1, np.int64), np.empty(m * m, np.int64)
-    count = delassus(ia, ib, JA, JB, bodies.inertias_inv, bodies.masses_inv, W, ptr, nbr)
-    nbr = nbr[:count]
-    b = v_free[active].copy()
-    b[:, 0] -= target
-    b = b.reshape(-1)
-    if np.any(mu < 0) or not np.all(np.diag(W)[0::3] > 0):
+    if m == -2:
         raise ArgumentError("contact batch: expected mu >= 0 and a positive normal entry W_nn for every contact")
-    start = _warm_impulses(warm, batch.pair[active]) if warm is not None else None
-    pgs = _pgs_kernel()
-    u_next, velocity = np.empty_like(u_free), np.empty((m, 3))
-    solver = options.solver
-    for _ in range(3):  # a contact that starts to slip in this step slips with kinetic friction
-        p = np.zeros(3 * m)
-        if start is not None:
-            pn = np.maximum(start[:, 0], 0.0)
-            norm = np.hypot(start[:, 1], start[:, 2])
-            scale = np.where(norm > mu * pn, mu * pn / np.where(norm > 0, norm, 1.0), 1.0)
-            p = np.column_stack([pn, start[:, 1:] * scale[:, None]]).reshape(-1)
-        _, iterations, residual = pgs(W, b, mu, p, ptr, nbr, int(solver.max_iterations), float(solver.tolerance))
-        response(p, ia, ib, JA, JB, bodies.inertias_inv, bodies.masses_inv, u_free, u_next, velocity)
-        slip = np.hypot(velocity[:, 1], velocity[:, 2])
-        demote = (slip > options.slip_tolerance) & (mu != mu_k)
-        if not demote.any():
-            break
-        mu, start = np.where(demote, mu_k, mu), p.reshape(m, 3).copy()
-    impulse = p.reshape(m, 3)
-    mode = np.where(impulse[:, 0] <= 0.0, 0, np.where(slip <= options.slip_tolerance, 1, 2)).astype(np.int8)
-    q_next = bodies.normalize(q + h * bodies.qdot(t, q, u_next))
-    return (q_next, u_next, batch.take(active), impulse, velocity, mode, int(iterations),
+    return (q_next.reshape(-1), u_next, active[:m], impulse[:m], velocity[:m], mode[:m], int(sweeps),
             bool(residual <= solver.tolerance))

@@ -4,7 +4,9 @@ Trinkle 1996): one frictional contact problem on elliptic Coulomb cones per step
 A step of size h from (t, q, u):
 
 1. u_free = u + h M(q)^-1 f(t, q, u) (``dynamics.mass_matrix`` and ``forcing``, the :class:`kane.Dynamics`
-   protocol);
+   protocol), or ``dynamics.free_velocity(t, q, u, h)`` when the dynamics gives it (:class:`.contact_bodies.
+   FreeBodies`: the gyroscopic term omega x I omega by the implicit midpoint rule, which keeps the kinetic energy
+   for any inertia);
 2. the contact points of q (``contacts(q) -> list[ContactPoint]``, any callable: analytic shapes, or kane's coal
    geometry) give per contact the rows J_i (3, n_u) = [n t1 t2]^T (J_b(x_b) - J_a(x_a)): the relative velocity of
    the witness points in (normal, tangent, tangent), from the bodies' point Jacobians (``bodies.point_jacobian``,
@@ -14,15 +16,16 @@ A step of size h from (t, q, u):
 4. the impulses p (m, 3) [N s] solve the Signorini-Coulomb problem v+ = J u+ = W p + J u_free, W = J M^-1 J^T,
    with the normal condition v_n+ >= target (:mod:`.cone_solver`);
 5. u+ = u_free + M^-1 J^T p; q+ = q + h q'(q, u+) through the kinematic map (``dynamics.qdot``), quaternions
-   normalized (``bodies.normalize``).
+   normalized (``bodies.normalize``), or ``dynamics.advance(q, u+, h)`` when it gives one (FreeBodies).
 
 The normal target: with restitution e > 0, Newton's law on the approach speed at the start of the step, v_n+ >=
 -e min(v_n(u), 0) (an impact is resolved in the step its gap would close); with e = 0, v_n+ >= -max(d, 0) / h
 (the gap closes exactly at the end of the step: no hovering). Position errors are stabilized without adding energy:
 the gap term only limits the approach and never pushes a penetrating contact out (a penetration from an impact
 step stays, it is not turned into a separation velocity). Then the energy change of a step with constant gravity
-and no gyroscopic term is p . J u+ - |h f + J^T p|^2_{M^-1} / 2 <= 0 (each contact's p . v+ <= 0 by Signorini
-and maximal dissipation), so no step gains energy; restitution adds p_n e |v_n-| which the loss covers for e <= 1.
+(f = m g; the gyroscopic term of FreeBodies keeps the kinetic energy of the free step exactly) is p . J u+ -
+|h f + J^T p|^2_{M^-1} / 2 <= 0 (each contact's p . v+ <= 0 by Signorini and maximal dissipation), so no step
+gains energy, for any inertia; restitution adds p_n e |v_n-| which the loss covers for e <= 1.
 Friction: the cone radius is mu_static p_n when the contact's slip speed at the start of the step is at most
 ``slip_tolerance``, else mu_kinetic p_n.
 
@@ -52,7 +55,7 @@ from ..model.contact import ContactPoint
 from ..model.model import GROUND
 from ..mechanics.collision_batch import ContactBatch
 from .cone_solver import ConeSolverOptions, solve_cones
-from .contact_fast import WarmStart, batch_step, free_bodies_of
+from .contact_fast import WarmStart, batch_step, free_bodies_of, step_arrays
 
 __all__ = ["ContactOptions", "ContactRecords", "ContactRun", "ContactScheme", "ContactStep", "MODES", "dense_rows",
            "step_count", "contact_step", "simulate_contacts"]
@@ -243,7 +246,11 @@ def contact_step(dynamics, contacts: Callable, t: float, q, u, h: float, options
         if isinstance(warm_start, WarmStart):
             warm_start = warm_start.names()
     solve = _MassSolve(dynamics, bodies, t, q, params)
-    u_free = u + h * solve(np.asarray(dynamics.forcing(t, q, u, params), dtype=float))
+    free_velocity, advance = getattr(dynamics, "free_velocity", None), getattr(dynamics, "advance", None)
+    if callable(free_velocity):  # FreeBodies: the gyroscopic term without energy gain
+        u_free = free_velocity(t, q, u, h)
+    else:
+        u_free = u + h * solve(np.asarray(dynamics.forcing(t, q, u, params), dtype=float))
     found = list(found)
     for cp in found:
         if not isinstance(cp, ContactPoint):
@@ -256,7 +263,7 @@ def contact_step(dynamics, contacts: Callable, t: float, q, u, h: float, options
     points = tuple(found[i] for i in active)
     m = len(points)
     if m == 0:
-        q_next = bodies.normalize(q + h * np.asarray(dynamics.qdot(t, q, u_free, params), dtype=float))
+        q_next = _advance(dynamics, bodies, advance, t, q, u_free, h, params)
         return ContactStep(q_next, u_free, (), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, dtype=np.int8), 0,
                            True)
     rows = (3 * active[:, None] + np.arange(3)).reshape(-1)
@@ -293,13 +300,27 @@ def contact_step(dynamics, contacts: Callable, t: float, q, u, h: float, options
             break
         mu, start = np.where(demote, mu_k, mu), sol.impulse
     mode = np.where(sol.impulse[:, 0] <= 0.0, 0, np.where(slip <= options.slip_tolerance, 1, 2)).astype(np.int8)
-    q_next = bodies.normalize(q + h * np.asarray(dynamics.qdot(t, q, u_next, params), dtype=float))
+    q_next = _advance(dynamics, bodies, advance, t, q, u_next, h, params)
     return ContactStep(q_next, u_next, points, sol.impulse, velocity, mode, sol.iterations, sol.converged)
 
 
-def _pair_names(warm: WarmStart) -> tuple[str, ...]:
+def _advance(dynamics, bodies, advance, t, q, u_next, h, params):
+    """q+ = q + h q'(q, u+), quaternions normalized (``dynamics.advance`` when it gives one: FreeBodies)."""
+    if callable(advance):
+        return advance(q, u_next, h)
+    return bodies.normalize(q + h * np.asarray(dynamics.qdot(t, q, u_next, params), dtype=float))
+
+
+def _pair_names(warm: WarmStart, table: dict) -> tuple[str, ...]:
+    """The pair names of ``warm``'s contacts; ``table`` caches {(shape names, pair id): name} across steps."""
     n, names = len(warm.shape_names), warm.shape_names
-    return tuple(f"{names[c // n]}|{names[c % n]}" for c in warm.pair.tolist())
+    out = []
+    for c in warm.pair.tolist():
+        name = table.get((names, c))
+        if name is None:
+            name = table[(names, c)] = f"{names[c // n]}|{names[c % n]}"
+        out.append(name)
+    return tuple(out)
 
 
 def step_count(h: float, t_end: float) -> int:
@@ -325,6 +346,11 @@ def _check_state(dynamics, q0, u0):
     return q0, u0
 
 
+def _join(chunks: list, empty_shape, dtype=float) -> np.ndarray:
+    """The per-step record arrays ``chunks`` stacked along their first axis (an empty array of ``empty_shape``)."""
+    return np.concatenate(chunks).astype(dtype, copy=False) if chunks else np.zeros(empty_shape, dtype=dtype)
+
+
 def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: float,
                       options: ContactOptions = ContactOptions(), bodies=None, params=None) -> ContactRun:
     """Run :func:`contact_step` from t = 0 with q0 (n_q,), u0 (n_u,) in steps of h [s] until t_end [s] (the last
@@ -345,35 +371,46 @@ def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: flo
     if has_energy:
         energy[0] = dynamics.energy(0.0, q, u, params)
     iterations, converged = np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)
-    rec: dict[str, list] = {k: [] for k in ("step", "name", "pn", "pt", "n", "slip", "mode")}
+    rec: dict[str, list] = {k: [] for k in ("step", "name", "impulse", "n", "slip", "mode")}  # arrays per step
     warm: dict[str, list] = {}
+    free = free_bodies_of(dynamics, bodies)
     for k in range(n):
-        s = contact_step(dynamics, contacts, t[k], Q[k], U[k], h, options, bodies, params,
-                         warm if options.warm_start else None)
-        Q[k + 1], U[k + 1] = s.q, s.u
-        iterations[k], converged[k] = s.iterations, s.converged
+        found = contacts(Q[k])
+        start = warm if options.warm_start else None
+        if free is not None and isinstance(found, ContactBatch):  # the compiled path: one call, arrays
+            if isinstance(start, dict):
+                start = WarmStart.from_names(found, start) if start else None
+            Q[k + 1], U[k + 1], active, impulse, velocity, mode, iterations[k], converged[k] = step_arrays(
+                free, found, t[k], Q[k], U[k], h, options, start)
+        else:
+            s = contact_step(dynamics, lambda q, found=found: found, t[k], Q[k], U[k], h, options, bodies, params,
+                             start)
+            Q[k + 1], U[k + 1], impulse, velocity, mode = s.q, s.u, s.impulse, s.velocity, s.mode
+            iterations[k], converged[k], active = s.iterations, s.converged, None
         if has_energy:
-            energy[k + 1] = dynamics.energy(t[k + 1], s.q, s.u, params)
-        if isinstance(s.points, ContactBatch):  # the compiled path: arrays, names made once at the end
-            warm = WarmStart(s.points.pair, s.impulse, s.points.shape_names)
-            rec["step"].extend([k] * len(s.points))
+            energy[k + 1] = dynamics.energy(t[k + 1], Q[k + 1], U[k + 1], params)
+        m = len(mode)
+        if m == 0:
+            warm = {}
+            continue
+        if active is not None:  # names made once at the end
+            warm = WarmStart(found.pair[active], impulse, found.shape_names)
             rec["name"].append(warm)
-            rec["n"].extend(s.points.normal)
+            rec["n"].append(found.normal[active])
         else:
             warm = {}
             for i, cp in enumerate(s.points):
-                warm.setdefault(cp.name, []).append(s.impulse[i])
-                rec["step"].append(k)
-                rec["n"].append(np.asarray(cp.normal_world, dtype=float))
+                warm.setdefault(cp.name, []).append(impulse[i])
             rec["name"].append(tuple(cp.name for cp in s.points))
-        rec["pn"].extend(s.impulse[:, 0] / h)
-        rec["pt"].extend(s.impulse[:, 1:] / h)
-        rec["slip"].extend(s.velocity[:, 1:])
-        rec["mode"].extend(s.mode)
-    names = tuple(x for chunk in rec["name"] for x in (_pair_names(chunk) if isinstance(chunk, WarmStart) else chunk))
-    records = ContactRecords(np.array(rec["step"], dtype=np.int64), names,
-                             np.array(rec["pn"], dtype=float), np.array(rec["pt"], dtype=float).reshape(-1, 2),
-                             np.array(rec["n"], dtype=float).reshape(-1, 3),
-                             np.array(rec["slip"], dtype=float).reshape(-1, 2),
-                             np.array(rec["mode"], dtype=np.int8))
+            rec["n"].append(np.array([cp.normal_world for cp in s.points], dtype=float))
+        rec["step"].append(np.full(m, k, dtype=np.int64))
+        rec["impulse"].append(impulse)
+        rec["slip"].append(velocity[:, 1:])
+        rec["mode"].append(mode)
+    table: dict = {}
+    names = tuple(x for chunk in rec["name"]
+                  for x in (_pair_names(chunk, table) if isinstance(chunk, WarmStart) else chunk))
+    impulse = _join(rec["impulse"], (0, 3))
+    records = ContactRecords(_join(rec["step"], 0, np.int64), names, impulse[:, 0] / h, impulse[:, 1:] / h,
+                             _join(rec["n"], (0, 3)), _join(rec["slip"], (0, 2)), _join(rec["mode"], 0, np.int8))
     return ContactRun(t, Q, U, energy, records, iterations, converged, float(h), options.scheme)
