@@ -58,7 +58,11 @@ def compare_step_by_step(bodies, general, batched, q0, u0, h, steps, impulse_tol
         big = max(1.0, np.abs(ref.impulse).max(initial=0.0))
         np.testing.assert_allclose(fast.impulse, ref.impulse, rtol=0, atol=impulse_tol * big)
         np.testing.assert_allclose(fast.velocity, ref.velocity, rtol=0, atol=1e-12 * scale)
-        np.testing.assert_array_equal(fast.mode, ref.mode)
+        # a contact's mode where its impulse is above that tolerance; below it (a redundant point left with no share
+        # of the split) open and slipping at zero impulse are the same step, told apart by round-off
+        carries = np.maximum(np.linalg.norm(fast.impulse, axis=1), np.linalg.norm(ref.impulse, axis=1)) > \
+            impulse_tol * big
+        np.testing.assert_array_equal(fast.mode[carries], ref.mode[carries])
         assert (fast.iterations, fast.converged) == (ref.iterations, ref.converged)
         q, u, warm = ref.q, ref.u, {}
         for i, cp in enumerate(ref.points):
