@@ -1,0 +1,289 @@
+"""Narrow phase of spheres, boxes and half-spaces in compiled code, and the whole contact batch in one call.
+
+:func:`primitive_contacts` takes the body poses and the per-shape tables of a collision model
+(:class:`PrimitiveTables`, built once per model) and returns, in one compiled call, the shape poses, the candidate
+pairs' contacts (the broad phase of :func:`kane.mechanics.collision.candidate_pairs`: allowed pairs whose world
+AABBs grown by the margin overlap, a half-space with every shape it may meet, in (i, j) order) and the pairs it
+leaves to coal (a shape that is not a sphere, box or half-space, two half-spaces). Per pair it gives what coal's
+``collide`` (security margin = the margin) and ``computeContactPatch`` give:
+
+- sphere-sphere, sphere-plane: the closed forms (the deepest points, normal a -> b);
+- sphere-box: coal's ``boxSphereDistance`` (the clamped centre, or the nearest face when the centre is inside);
+- box-plane: the box's deepest corner and its projection, or, when several corners lie within the patch tolerance
+  of it, those corners projected onto the mid-plane (coal's support-set patch);
+- box-box: :func:`kane.mechanics.collision_box.box_box` (separating axes, coal's patch clipping).
+
+A patch's points share the pair's normal and signed distance; one point is the witness pair. Compiled by numba when
+it is installed (:data:`~kane.mechanics.collision_box.HAVE_NUMBA`), plain Python otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..model.collision import Box, HalfSpace, Sphere
+from .collision_box import EPS, HAVE_NUMBA, box_box, box_support_set, dot, jit, matvec, patch_basis
+
+__all__ = ["HAVE_NUMBA", "PrimitiveTables", "PrimitiveContacts", "primitive_tables", "primitive_contacts"]
+
+SPHERE, PLANE, BOX, OTHER = 0, 1, 2, 3
+
+
+class PrimitiveTables(NamedTuple):
+    """Per collision shape of a model: ``kind`` (n,) SPHERE/PLANE/BOX/OTHER, ``size`` (n, 3) (radius in column 0,
+    or the half extents), ``plane_normal`` (n, 3) unit and ``plane_offset`` (n,) (n . x <= offset in the shape
+    frame), the body-to-shape placement ``R_body_shape`` (n, 3, 3) / ``r_body_shape`` (n, 3), ``body_index`` (n,)
+    (-1: the ground), coal's local AABB ``aabb_centre``/``aabb_half`` (n, 3), the pair filter ``allowed`` (n, n)."""
+
+    kind: np.ndarray
+    size: np.ndarray
+    plane_normal: np.ndarray
+    plane_offset: np.ndarray
+    R_body_shape: np.ndarray
+    r_body_shape: np.ndarray
+    body_index: np.ndarray
+    aabb_centre: np.ndarray
+    aabb_half: np.ndarray
+    allowed: np.ndarray
+
+
+class PrimitiveContacts(NamedTuple):
+    """One call's result: shape poses ``R_shapes`` (n, 3, 3) / ``r_shapes`` (n, 3); per contact (m rows, pair by
+    pair in (i, j) order) ``shape_a``/``shape_b`` (m,), ``point_a``/``point_b``/``normal`` (m, 3), ``distance``
+    (m,); ``coal_pairs`` (k, 2) the candidate pairs left to coal."""
+
+    R_shapes: np.ndarray
+    r_shapes: np.ndarray
+    shape_a: np.ndarray
+    shape_b: np.ndarray
+    point_a: np.ndarray
+    point_b: np.ndarray
+    normal: np.ndarray
+    distance: np.ndarray
+    coal_pairs: np.ndarray
+
+
+def primitive_tables(cm) -> PrimitiveTables:
+    """The :class:`PrimitiveTables` of a :class:`~kane.mechanics.collision.CollisionModel` (read-only arrays)."""
+    n = len(cm.collisions)
+    kind, size = np.full(n, OTHER, dtype=np.int64), np.zeros((n, 3))
+    normal, offset = np.zeros((n, 3)), np.zeros(n)
+    for k, c in enumerate(cm.collisions):
+        if isinstance(c.shape, Sphere):
+            kind[k], size[k, 0] = SPHERE, c.shape.radius
+        elif isinstance(c.shape, Box):
+            kind[k], size[k] = BOX, c.shape.half_extents
+        elif isinstance(c.shape, HalfSpace):
+            n_k = np.asarray(c.shape.normal, dtype=float)
+            kind[k], normal[k], offset[k] = PLANE, n_k / np.linalg.norm(n_k), c.shape.offset
+    tables = PrimitiveTables(kind, size, normal, offset, np.array(cm._R_body_shape), np.array(cm._r_body_shape),
+                             np.asarray(cm.body_index, dtype=np.int64), np.array(cm.aabb_centre),
+                             np.array(cm.aabb_half), np.array(cm.allowed))
+    for arr in tables:
+        arr.setflags(write=False)
+    return tables
+
+
+@jit
+def _sphere_sphere(ca, ra, cb, rb, margin, pa, pb, normal):
+    d = cb - ca
+    dist = np.sqrt(dot(d, d))
+    if dist == 0.0 or dist - ra - rb - margin > EPS:
+        return 0
+    normal[:] = d / dist
+    pa[0], pb[0] = ca + ra * normal, cb - rb * normal
+    return 1
+
+
+@jit
+def _plane_world(R_p, r_p, n_local, offset):
+    """World normal and offset of a half-space n . x <= offset given in its shape frame (R_p, r_p)."""
+    w = matvec(R_p, n_local)
+    return w, offset + dot(w, r_p)
+
+
+@jit
+def _sphere_plane(c, rad, w, off, sphere_first, margin, pa, pb, normal):
+    gap = dot(w, c) - off - rad
+    if gap - margin > EPS:
+        return 0
+    s = c - rad * w  # the sphere's deepest point and its projection onto the plane
+    p = s - gap * w
+    if sphere_first:
+        pa[0], pb[0], normal[:] = s, p, -w
+    else:
+        pa[0], pb[0], normal[:] = p, s, w
+    return 1
+
+
+@jit
+def _box_sphere(R, t, half, c, rad, margin, p_box, p_sphere, normal):
+    """coal's boxSphereDistance: (distance, found); normal from the sphere to the box... as coal: n points from
+    the box into the sphere's witness side (coal's Box-Sphere pair order)."""
+    q = matvec(R.T, c - t)
+    pb = t.copy()
+    outside, axis, min_d = False, -1, np.inf
+    for i in range(3):
+        if q[i] < -half[i]:
+            pb -= half[i] * R[:, i]
+            outside = True
+        elif q[i] > half[i]:
+            pb += half[i] * R[:, i]
+            outside = True
+        else:
+            pb += q[i] * R[:, i]
+            face = half[i] - abs(q[i])
+            if not outside and face < min_d:
+                axis, min_d = i, face
+    n = pb - c
+    pdist = np.sqrt(dot(n, n))
+    if outside:
+        dist = pdist - rad
+        n = n / -pdist
+    else:
+        n = R[:, axis].copy() if q[axis] >= 0 else -R[:, axis]
+        dist = -min_d - rad
+    ps = c - rad * n
+    if not outside or dist <= 0:
+        pb = ps - dist * n
+    normal[:] = n
+    p_box[:] = pb
+    p_sphere[:] = ps
+    return dist
+
+
+@jit
+def _box_plane(R, t, half, w, off, box_first, margin, patch, tol, pa, pb, normal):
+    p = _support_down(R, t, half, w)
+    dist = dot(w, p) - off
+    if dist - margin > EPS:
+        return 0
+    q = p - dist * w  # on the plane
+    n = -w if box_first else w
+    normal[:] = n
+    if patch:
+        origin = 0.5 * (p + q)
+        B = patch_basis(n)
+        cloud, poly = np.empty((8, 2)), np.empty((8, 2))
+        m = box_support_set(R, t, half, -w, origin, B, tol, cloud, poly)
+        if m > 1:
+            for k in range(m):
+                x = origin + poly[k, 0] * B[:, 0] + poly[k, 1] * B[:, 1]
+                pa[k], pb[k] = x - 0.5 * dist * n, x + 0.5 * dist * n
+            return m
+    if box_first:
+        pa[0], pb[0] = p, q
+    else:
+        pa[0], pb[0] = q, p
+    return 1
+
+
+@jit
+def _support_down(R, t, half, w):
+    """coal's box support point along -w (a local component within 1e-12 of zero: the face centre's)."""
+    p = t.copy()
+    for c in range(3):
+        d = -(R[0, c] * w[0] + R[1, c] * w[1] + R[2, c] * w[2])
+        if d > EPS:
+            p += half[c] * R[:, c]
+        elif d < -EPS:
+            p -= half[c] * R[:, c]
+    return p
+
+
+@jit
+def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa, pb, normal):
+    """Contacts of one pair into pa/pb (rows) and normal: the count, or -1 when coal must solve it."""
+    if ki == SPHERE and kj == SPHERE:
+        return _sphere_sphere(ti, si[0], tj, sj[0], margin, pa, pb, normal)
+    if ki == SPHERE and kj == PLANE:
+        w, off = _plane_world(Rj, tj, nj, oj)
+        return _sphere_plane(ti, si[0], w, off, True, margin, pa, pb, normal)
+    if ki == PLANE and kj == SPHERE:
+        w, off = _plane_world(Ri, ti, ni, oi)
+        return _sphere_plane(tj, sj[0], w, off, False, margin, pa, pb, normal)
+    if ki == BOX and kj == SPHERE:
+        dist = _box_sphere(Ri, ti, si, tj, sj[0], margin, pa[0], pb[0], normal)
+        return 0 if dist - margin > EPS else 1
+    if ki == SPHERE and kj == BOX:
+        dist = _box_sphere(Rj, tj, sj, ti, si[0], margin, pb[0], pa[0], normal)
+        normal *= -1.0
+        return 0 if dist - margin > EPS else 1
+    if ki == BOX and kj == PLANE:
+        w, off = _plane_world(Rj, tj, nj, oj)
+        return _box_plane(Ri, ti, si, w, off, True, margin, patch, tol, pa, pb, normal)
+    if ki == PLANE and kj == BOX:
+        w, off = _plane_world(Ri, ti, ni, oi)
+        return _box_plane(Rj, tj, sj, w, off, False, margin, patch, tol, pa, pb, normal)
+    if ki == BOX and kj == BOX:
+        return box_box(Ri, ti, si, Rj, tj, sj, margin, patch, tol, pa, pb, normal)
+    return -1
+
+
+@jit
+def _grow(a, size):
+    b = np.empty((size,) + a.shape[1:], dtype=a.dtype)
+    b[:a.shape[0]] = a
+    return b
+
+
+@jit
+def _batch(R_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, body_index, aabb_centre, aabb_half,
+           allowed, margin, patch, tol):
+    n = kind.shape[0]
+    R_s, r_s = np.empty((n, 3, 3)), np.empty((n, 3))
+    lo, hi = np.empty((n, 3)), np.empty((n, 3))
+    for k in range(n):
+        b = body_index[k]
+        if b < 0:
+            R_s[k], r_s[k] = R_bs[k], r_bs[k]
+        else:
+            for c in range(3):
+                R_s[k, :, c] = matvec(R_body[b], R_bs[k, :, c])
+            r_s[k] = matvec(R_body[b], r_bs[k]) + r_body[b]
+        c = matvec(R_s[k], aabb_centre[k]) + r_s[k]
+        h = matvec(np.abs(R_s[k]), aabb_half[k]) + margin
+        lo[k], hi[k] = c - h, c + h
+    cap = 8 * n + 16
+    ia, ja = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
+    PA, PB, N, D = np.empty((cap, 3)), np.empty((cap, 3)), np.empty((cap, 3)), np.empty(cap)
+    fallback = np.empty((n + 4, 2), dtype=np.int64)
+    m, n_fb = 0, 0
+    pa, pb, normal = np.empty((16, 3)), np.empty((16, 3)), np.empty(3)
+    for i in range(n):
+        for j in range(i + 1, n):
+            if not allowed[i, j]:
+                continue
+            if kind[i] != PLANE and kind[j] != PLANE and (
+                    lo[j, 0] > hi[i, 0] or lo[i, 0] > hi[j, 0] or lo[j, 1] > hi[i, 1] or lo[i, 1] > hi[j, 1]
+                    or lo[j, 2] > hi[i, 2] or lo[i, 2] > hi[j, 2]):
+                continue
+            count = _pair(kind[i], kind[j], R_s[i], r_s[i], size[i], R_s[j], r_s[j], size[j], plane_normal[i],
+                          plane_offset[i], plane_normal[j], plane_offset[j], margin, patch, tol, pa, pb, normal)
+            if count < 0:
+                if n_fb == fallback.shape[0]:
+                    fallback = _grow(fallback, 2 * n_fb)
+                fallback[n_fb, 0], fallback[n_fb, 1] = i, j
+                n_fb += 1
+                continue
+            if m + count > ia.shape[0]:
+                cap = 2 * (m + count)
+                ia, ja, PA, PB, N, D = (_grow(ia, cap), _grow(ja, cap), _grow(PA, cap), _grow(PB, cap),
+                                        _grow(N, cap), _grow(D, cap))
+            for k in range(count):
+                ia[m], ja[m] = i, j
+                PA[m], PB[m], N[m] = pa[k], pb[k], normal
+                D[m] = dot(pb[k] - pa[k], normal)
+                m += 1
+    return R_s, r_s, ia[:m], ja[:m], PA[:m], PB[:m], N[:m], D[:m], fallback[:n_fb]
+
+
+def primitive_contacts(tables: PrimitiveTables, R_body: np.ndarray, r_body: np.ndarray, margin: float,
+                       patch: bool = True, tol: float = 1e-3) -> PrimitiveContacts:
+    """The contacts of every candidate pair of primitives at the body poses ``R_body`` (n_b, 3, 3) / ``r_body``
+    (n_b, 3) (module docstring); ``tol`` is coal's patch tolerance [m]."""
+    return PrimitiveContacts(*_batch(np.ascontiguousarray(R_body, dtype=np.float64),
+                                     np.ascontiguousarray(r_body, dtype=np.float64), *tables, float(margin),
+                                     bool(patch), float(tol)))
