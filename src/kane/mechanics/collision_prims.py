@@ -231,7 +231,7 @@ def _grow(a, size):
 
 @jit
 def _batch(R_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, body_index, aabb_centre, aabb_half,
-           allowed, margin, patch, tol):
+           allowed, margin, patch, tol, aabb):
     n = kind.shape[0]
     R_s, r_s = np.empty((n, 3, 3)), np.empty((n, 3))
     lo, hi = np.empty((n, 3)), np.empty((n, 3))
@@ -256,7 +256,7 @@ def _batch(R_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, b
         for j in range(i + 1, n):
             if not allowed[i, j]:
                 continue
-            if kind[i] != PLANE and kind[j] != PLANE and (
+            if aabb and kind[i] != PLANE and kind[j] != PLANE and (
                     lo[j, 0] > hi[i, 0] or lo[i, 0] > hi[j, 0] or lo[j, 1] > hi[i, 1] or lo[i, 1] > hi[j, 1]
                     or lo[j, 2] > hi[i, 2] or lo[i, 2] > hi[j, 2]):
                 continue
@@ -281,9 +281,10 @@ def _batch(R_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, b
 
 
 def primitive_contacts(tables: PrimitiveTables, R_body: np.ndarray, r_body: np.ndarray, margin: float,
-                       patch: bool = True, tol: float = 1e-3) -> PrimitiveContacts:
+                       patch: bool = True, tol: float = 1e-3, aabb: bool = True) -> PrimitiveContacts:
     """The contacts of every candidate pair of primitives at the body poses ``R_body`` (n_b, 3, 3) / ``r_body``
-    (n_b, 3) (module docstring); ``tol`` is coal's patch tolerance [m]."""
+    (n_b, 3) (module docstring); ``tol`` is coal's patch tolerance [m]; ``aabb`` False: every allowed pair is a
+    candidate (:attr:`~kane.mechanics.collision.BroadPhase.ALL`)."""
     return PrimitiveContacts(*_batch(np.ascontiguousarray(R_body, dtype=np.float64),
                                      np.ascontiguousarray(r_body, dtype=np.float64), *tables, float(margin),
-                                     bool(patch), float(tol)))
+                                     bool(patch), float(tol), bool(aabb)))
