@@ -19,6 +19,8 @@ Every function is compiled by numba (``cache=True``, ``nogil``) when numba is in
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 try:
@@ -32,12 +34,23 @@ else:
     HAVE_NUMBA = True
     jit = njit(cache=True, nogil=True)
 
-__all__ = ["HAVE_NUMBA", "jit", "dot", "matvec", "patch_basis", "box_support_set", "clip_sets", "box_box", "CORNERS"]
+__all__ = ["HAVE_NUMBA", "jit", "dot", "matvec", "Workspace", "workspace", "patch_basis", "box_support_set", "clip_sets", "box_box", "CORNERS"]
 
 EPS = 1e-12  # Eigen's dummy_precision for double, coal's threshold in the patch geometry
 # coal's box corner order (getShapeSupportSet<Box>)
 CORNERS = np.array([[1, 1, 1], [-1, 1, 1], [-1, -1, 1], [1, -1, 1], [1, 1, -1], [-1, 1, -1], [-1, -1, -1],
                     [1, -1, -1]], dtype=np.float64)
+Workspace = namedtuple("Workspace", "point corners basis plane added")
+
+
+@jit
+def workspace():
+    """Scratch of one thread's narrow phase: points (4, 3), box corners (2, 8, 3), a patch basis (3, 3), 2-D
+    polygons (5, 16, 2) and flags (16,)."""
+    return Workspace(np.empty((4, 3)), np.empty((2, 8, 3)), np.empty((3, 3)), np.empty((5, 16, 2)),
+                     np.zeros(16, dtype=np.bool_))
+
+
 EDGES = np.array([[0, 1], [1, 2], [2, 3], [3, 0], [4, 5], [5, 6], [6, 7], [7, 4], [0, 4], [1, 5], [2, 6], [3, 7]],
                  dtype=np.int64)
 
@@ -56,9 +69,9 @@ def matvec(R, v):
 
 
 @jit
-def patch_basis(n):
-    """(3, 3) rotation whose z column is the unit vector ``n`` (coal's constructOrthonormalBasisFromVector)."""
-    B = np.zeros((3, 3))
+def patch_basis(n, B):
+    """B (3, 3) := the rotation whose z column is the unit vector ``n`` (coal's constructOrthonormalBasisFromVector,
+    Eigen's unitOrthogonal)."""
     x, y, z = n[0], n[1], n[2]
     if not abs(x) <= abs(z) * EPS or not abs(y) <= abs(z) * EPS:
         inv = 1.0 / np.sqrt(x * x + y * y)
@@ -69,71 +82,70 @@ def patch_basis(n):
     B[0, 1], B[1, 1], B[2, 1] = -u0, -u1, -u2
     B[0, 0], B[1, 0], B[2, 0] = -u1 * z + u2 * y, -u2 * x + u0 * z, -u0 * y + u1 * x
     B[0, 2], B[1, 2], B[2, 2] = x, y, z
-    return B
 
 
 @jit
-def _before(p, q, v):
+def _before(px, py, qx, qy, vx, vy):
     """coal's Graham-scan order: p before q around v (counter-clockwise, nearer first when colinear)."""
-    det = (p[0] - v[0]) * (q[1] - v[1]) - (p[1] - v[1]) * (q[0] - v[0])
+    det = (px - vx) * (qy - vy) - (py - vy) * (qx - vx)
     if abs(det) <= EPS:
-        return (p[0] - v[0]) ** 2 + (p[1] - v[1]) ** 2 <= (q[0] - v[0]) ** 2 + (q[1] - v[1]) ** 2
+        return (px - vx) ** 2 + (py - vy) ** 2 <= (qx - vx) ** 2 + (qy - vy) ** 2
     return det > 0
+
+
+@jit
+def _swap(a, i, j):
+    a[i, 0], a[j, 0] = a[j, 0], a[i, 0]
+    a[i, 1], a[j, 1] = a[j, 1], a[i, 1]
 
 
 @jit
 def _hull(cloud, n, hull):
     """coal's computeSupportSetConvexHull of cloud[:n] (2-D) into hull; returns its size."""
-    if n <= 2:
-        hull[:n] = cloud[:n]
+    if n <= 3:
+        if n == 3:
+            for k in (1, 2):
+                if cloud[0, 1] > cloud[k, 1]:
+                    _swap(cloud, 0, k)
+            a0, a1 = cloud[0, 0], cloud[0, 1]
+            if (cloud[1, 0] - a0) * (cloud[2, 1] - a1) - (cloud[1, 1] - a1) * (cloud[2, 0] - a0) < 0:
+                _swap(cloud, 1, 2)
+        for k in range(n):
+            hull[k, 0], hull[k, 1] = cloud[k, 0], cloud[k, 1]
         return n
-    if n == 3:
-        for k in (1, 2):
-            if cloud[0, 1] > cloud[k, 1]:
-                t0, t1 = cloud[0, 0], cloud[0, 1]
-                cloud[0, 0], cloud[0, 1] = cloud[k, 0], cloud[k, 1]
-                cloud[k, 0], cloud[k, 1] = t0, t1
-        a, b, c = cloud[0], cloud[1], cloud[2]
-        if (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]) < 0:
-            t0, t1 = cloud[1, 0], cloud[1, 1]
-            cloud[1, 0], cloud[1, 1] = cloud[2, 0], cloud[2, 1]
-            cloud[2, 0], cloud[2, 1] = t0, t1
-        hull[:3] = cloud[:3]
-        return 3
     low = 0
     for i in range(1, n):
         if cloud[i, 1] < cloud[low, 1]:
             low = i
-    t0, t1 = cloud[0, 0], cloud[0, 1]
-    cloud[0, 0], cloud[0, 1] = cloud[low, 0], cloud[low, 1]
-    cloud[low, 0], cloud[low, 1] = t0, t1
-    v = cloud[0].copy()
+    _swap(cloud, 0, low)
+    vx, vy = cloud[0, 0], cloud[0, 1]
     for i in range(2, n):  # libstdc++'s insertion sort (stable_sort of up to 7 elements)
-        val = cloud[i].copy()
-        if _before(val, cloud[1], v):
+        x, y = cloud[i, 0], cloud[i, 1]
+        if _before(x, y, cloud[1, 0], cloud[1, 1], vx, vy):
             for j in range(i, 1, -1):
-                cloud[j] = cloud[j - 1]
-            cloud[1] = val
+                cloud[j, 0], cloud[j, 1] = cloud[j - 1, 0], cloud[j - 1, 1]
+            cloud[1, 0], cloud[1, 1] = x, y
         else:
             j = i
-            while _before(val, cloud[j - 1], v):
-                cloud[j] = cloud[j - 1]
+            while _before(x, y, cloud[j - 1, 0], cloud[j - 1, 1], vx, vy):
+                cloud[j, 0], cloud[j, 1] = cloud[j - 1, 0], cloud[j - 1, 1]
                 j -= 1
-            cloud[j] = val
-    hull[0] = cloud[0]
+            cloud[j, 0], cloud[j, 1] = x, y
+    hull[0, 0], hull[0, 1] = vx, vy
     m, start = 1, 1
     while m < 3 and start < n:
         if (hull[m - 1, 0] - cloud[start, 0]) ** 2 + (hull[m - 1, 1] - cloud[start, 1]) ** 2 > 2.220446049250313e-16:
-            hull[m] = cloud[start]
+            hull[m, 0], hull[m, 1] = cloud[start, 0], cloud[start, 1]
             m += 1
         start += 1
     for i in range(start, n):
+        x, y = cloud[i, 0], cloud[i, 1]
         while m > 1:
-            p1, p2, p3 = hull[m - 2], hull[m - 1], cloud[i]
-            if (p2[0] - p1[0]) * (p3[1] - p1[1]) - (p2[1] - p1[1]) * (p3[0] - p1[0]) > EPS:
+            if (hull[m - 1, 0] - hull[m - 2, 0]) * (y - hull[m - 2, 1]) - (hull[m - 1, 1] - hull[m - 2, 1]) * (
+                    x - hull[m - 2, 0]) > EPS:
                 break
             m -= 1
-        hull[m] = cloud[i]
+        hull[m, 0], hull[m, 1] = x, y
         m += 1
     return m
 
@@ -165,21 +177,20 @@ def box_support_set(R, t, half, direction, origin, B, tol, cloud, out):
 
 
 @jit
-def _line_cut(a, b, c, d):
+def _line_cut(ax, ay, bx, by, c, d):
     """coal's computeLineSegmentIntersection: the point of [c, d] on the line (a, b)."""
-    n0, n1 = -(b[1] - a[1]), b[0] - a[0]
+    n0, n1 = -(by - ay), bx - ax
     den = n0 * (c[0] - d[0]) + n1 * (c[1] - d[1])
     if abs(den) < 2.220446049250313e-16:
         return d[0], d[1]
-    alpha = (n0 * (a[0] - d[0]) + n1 * (a[1] - d[1])) / den
-    alpha = min(1.0, max(0.0, alpha))
+    alpha = min(1.0, max(0.0, (n0 * (ax - d[0]) + n1 * (ay - d[1])) / den))
     return alpha * c[0] + (1 - alpha) * d[0], alpha * c[1] + (1 - alpha) * d[1]
 
 
 @jit
-def clip_sets(set1, n1, set2, n2, out):
-    """coal's contact patch of two support sets (shape a's, shape b's; 2-D, counter-clockwise) into ``out``;
-    returns the count (<= 1: the single contact point stands)."""
+def clip_sets(set1, n1, set2, n2, out, buffer, added):
+    """coal's contact patch of two support sets (shape a's, shape b's; 2-D, counter-clockwise) into ``out``
+    (``buffer`` as large, ``added`` bools as scratch); returns the count (<= 1: the single contact point stands)."""
     if n1 <= 1 or n2 <= 1:
         return 0
     if n1 == 2 and n2 == 2:  # coal compares with >= here (a boolean "determinant"), kept for the same contacts
@@ -188,102 +199,106 @@ def clip_sets(set1, n1, set2, n2, out):
         l = (d[0] - c[0]) ** 2 + (d[1] - c[1]) ** 2
         if det > EPS or l < EPS or (b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2 < EPS:
             return 0
-        m = 0
-        for p in (a, b):
+        for m in range(2):
+            p = a if m == 0 else b
             s = (p[0] - c[0]) * (d[0] - c[0]) + (p[1] - c[1]) * (d[1] - c[1])
             s = 1.0 if s >= l else (0.0 if s <= 0 else s / l)
             out[m, 0], out[m, 1] = c[0] + s * (d[0] - c[0]), c[1] + s * (d[1] - c[1])
-            m += 1
-        if (out[0, 0] - out[1, 0]) ** 2 + (out[0, 1] - out[1, 1]) ** 2 < EPS:
-            m = 1
-        return m
+        return 1 if (out[0, 0] - out[1, 0]) ** 2 + (out[0, 1] - out[1, 1]) ** 2 < EPS else 2
     if n1 < n2:
-        clipper, nc, previous, m = set2, n2, set1[:n1].copy(), n1
+        clipper, nc, first, m = set2, n2, set1, n1
     else:
-        clipper, nc, previous, m = set1, n1, set2[:n2].copy(), n2
-    current = np.empty((n1 + n2, 2))
-    added = np.zeros(n1 + n2, dtype=np.bool_)
+        clipper, nc, first, m = set1, n1, set2, n2
+    for j in range(m):
+        out[j, 0], out[j, 1] = first[j, 0], first[j, 1]
+    previous, current, in_out = out, buffer, True  # ping-pong between out and buffer
     for i in range(nc):
-        a, b = clipper[i], clipper[(i + 1) % nc]
-        ab0, ab1 = b[0] - a[0], b[1] - a[1]
+        ax, ay = clipper[i, 0], clipper[i, 1]
+        ab0, ab1 = clipper[(i + 1) % nc, 0] - ax, clipper[(i + 1) % nc, 1] - ay
+        bx, by = ax + ab0, ay + ab1
         k = 0
         if m == 2:  # segment-polygon
             p1, p2 = previous[0], previous[1]
-            det1 = ab0 * (p1[1] - a[1]) - ab1 * (p1[0] - a[0])
-            det2 = ab0 * (p2[1] - a[1]) - ab1 * (p2[0] - a[0])
+            det1 = ab0 * (p1[1] - ay) - ab1 * (p1[0] - ax)
+            det2 = ab0 * (p2[1] - ay) - ab1 * (p2[0] - ax)
             if det1 >= 0 and det2 >= 0:
-                current[0], current[1] = p1, p2
-                k = 2
+                current[0, 0], current[0, 1], current[1, 0], current[1, 1] = p1[0], p1[1], p2[0], p2[1]
             elif det1 >= 0 and det1 > EPS:
-                current[0] = p1
-                current[1, 0], current[1, 1] = _line_cut(a, b, p1, p2)
-                k = 2
+                current[0, 0], current[0, 1] = p1[0], p1[1]
+                current[1, 0], current[1, 1] = _line_cut(ax, ay, bx, by, p1, p2)
             elif det1 < 0 and det2 > EPS:
-                current[0] = p2
-                current[1, 0], current[1, 1] = _line_cut(a, b, p1, p2)
-                k = 2
+                current[0, 0], current[0, 1] = p2[0], p2[1]
+                current[1, 0], current[1, 1] = _line_cut(ax, ay, bx, by, p1, p2)
             else:  # both outside, or one point left: coal stops with at most one point
                 return 0
+            k = 2
         else:  # polygon-polygon
-            added[:] = False
+            added[:m] = False
             for j in range(m):
                 jn = (j + 1) % m
                 p1, p2 = previous[j], previous[jn]
-                det1 = ab0 * (p1[1] - a[1]) - ab1 * (p1[0] - a[0])
-                det2 = ab0 * (p2[1] - a[1]) - ab1 * (p2[0] - a[0])
+                det1 = ab0 * (p1[1] - ay) - ab1 * (p1[0] - ax)
+                det2 = ab0 * (p2[1] - ay) - ab1 * (p2[0] - ax)
                 if det1 < 0 and det2 < 0:
                     continue
                 if det1 >= 0:
                     if not added[j]:
-                        current[k] = p1
+                        current[k, 0], current[k, 1] = p1[0], p1[1]
                         added[j] = True
                         k += 1
                     if det2 < 0 and det1 > EPS:
-                        current[k, 0], current[k, 1] = _line_cut(a, b, p1, p2)
+                        current[k, 0], current[k, 1] = _line_cut(ax, ay, bx, by, p1, p2)
                         k += 1
                 elif det2 > EPS:
-                    current[k, 0], current[k, 1] = _line_cut(a, b, p1, p2)
+                    current[k, 0], current[k, 1] = _line_cut(ax, ay, bx, by, p1, p2)
                     k += 1
                 elif not added[jn]:
-                    current[k] = p2
+                    current[k, 0], current[k, 1] = p2[0], p2[1]
                     added[jn] = True
                     k += 1
         if k <= 1:
             return 0
-        previous, m = current[:k].copy(), k
-    out[:m] = previous[:m]
+        previous, current, m, in_out = current, previous, k, not in_out
+    if not in_out:
+        for j in range(m):
+            out[j, 0], out[j, 1] = previous[j, 0], previous[j, 1]
     return m
 
 
 @jit
-def _corner(R, t, half, k):
-    """World position of corner k (coal's order) of the box (R, t, half)."""
-    x, y, z = CORNERS[k, 0] * half[0], CORNERS[k, 1] * half[1], CORNERS[k, 2] * half[2]
-    return np.array([R[0, 0] * x + R[0, 1] * y + R[0, 2] * z + t[0], R[1, 0] * x + R[1, 1] * y + R[1, 2] * z + t[1],
-                     R[2, 0] * x + R[2, 1] * y + R[2, 2] * z + t[2]])
+def _corners(R, t, half, out):
+    """out (8, 3) := the world corners of the box (R, t, half) in coal's order."""
+    for k in range(8):
+        x, y, z = CORNERS[k, 0] * half[0], CORNERS[k, 1] * half[1], CORNERS[k, 2] * half[2]
+        for i in range(3):
+            out[k, i] = R[i, 0] * x + R[i, 1] * y + R[i, 2] * z + t[i]
 
 
 @jit
-def _support(R, t, half, direction):
-    """coal's support point of the box along the world ``direction`` (a local component within 1e-12 of zero
-    picks the face centre's coordinate) and how many local components are nonzero (3: a corner, 2: an edge)."""
-    p = t.copy()
+def _support(R, t, half, n0, n1, n2, sign, out):
+    """out := coal's support point of the box along sign * n (a local component within 1e-12 of zero picks the
+    face centre's coordinate); returns how many local components are nonzero (3: a corner, 2: an edge)."""
     count = 0
+    out[0], out[1], out[2] = t[0], t[1], t[2]
     for c in range(3):
-        d = R[0, c] * direction[0] + R[1, c] * direction[1] + R[2, c] * direction[2]
+        d = sign * (R[0, c] * n0 + R[1, c] * n1 + R[2, c] * n2)
         s = half[c] if d > EPS else (-half[c] if d < -EPS else 0.0)
         if s != 0.0:
             count += 1
-        p += s * R[:, c]
-    return p, count
+            for i in range(3):
+                out[i] += s * R[i, c]
+    return count
 
 
 @jit
 def _segments(p1, q1, p2, q2):
-    """Closest points of the segments [p1, q1] and [p2, q2] (Ericson, Real-Time Collision Detection 5.1.9)."""
-    d1, d2, r = q1 - p1, q2 - p2, p1 - p2
-    a, e, f = dot(d1, d1), dot(d2, d2), dot(d2, r)
-    c, b = dot(d1, r), dot(d1, d2)
+    """(s, t, squared distance) of the closest points p1 + s (q1 - p1), p2 + t (q2 - p2) of two segments (Ericson,
+    Real-Time Collision Detection 5.1.9)."""
+    d10, d11, d12 = q1[0] - p1[0], q1[1] - p1[1], q1[2] - p1[2]
+    d20, d21, d22 = q2[0] - p2[0], q2[1] - p2[1], q2[2] - p2[2]
+    r0, r1, r2 = p1[0] - p2[0], p1[1] - p2[1], p1[2] - p2[2]
+    a, e, f = d10 * d10 + d11 * d11 + d12 * d12, d20 * d20 + d21 * d21 + d22 * d22, d20 * r0 + d21 * r1 + d22 * r2
+    c, b = d10 * r0 + d11 * r1 + d12 * r2, d10 * d20 + d11 * d21 + d12 * d22
     den = a * e - b * b
     s = min(1.0, max(0.0, (b * f - c * e) / den)) if den > 1e-300 else 0.0
     t = (b * s + f) / e
@@ -291,113 +306,129 @@ def _segments(p1, q1, p2, q2):
         t, s = 0.0, min(1.0, max(0.0, -c / a))
     elif t > 1.0:
         t, s = 1.0, min(1.0, max(0.0, (b - c) / a))
-    return p1 + s * d1, p2 + t * d2
+    x0, x1, x2 = r0 + s * d10 - t * d20, r1 + s * d11 - t * d21, r2 + s * d12 - t * d22
+    return s, t, x0 * x0 + x1 * x1 + x2 * x2
 
 
 @jit
-def _edge_lines(pa, na, Ra, ta, ha, pb, nb, Rb, tb, hb):
-    """Closest points of the lines through the edges whose midpoints are the support points pa, pb."""
-    ca = 0
-    for c in range(3):
-        if abs(Ra[0, c] * na[0] + Ra[1, c] * na[1] + Ra[2, c] * na[2]) <= EPS:
-            ca = c
-    cb = 0
-    for c in range(3):
-        if abs(Rb[0, c] * nb[0] + Rb[1, c] * nb[1] + Rb[2, c] * nb[2]) <= EPS:
-            cb = c
-    u, v, r = Ra[:, ca], Rb[:, cb], pa - pb
-    b, c, f = dot(u, v), dot(u, r), dot(v, r)
-    den = 1.0 - b * b
-    if den < 1e-300:
-        return pa, pb
-    s = (b * f - c) / den
-    return pa + s * u, pb + (b * s + f) * v
-
-
-@jit
-def _box_distance(Ra, ta, ha, Rb, tb, hb):
-    """(distance, point on a, point on b) of two separated boxes: the nearest of the corner-box and edge-edge
-    feature pairs."""
-    best, pa, pb = np.inf, ta.copy(), tb.copy()
+def _box_distance(Ra, ta, ha, Rb, tb, hb, ca, cb, pa, pb):
+    """Distance of two separated boxes (corners ca, cb (8, 3)), the nearest of the corner-box and edge-edge
+    feature pairs; their points into pa, pb."""
+    best = np.inf
     for side in range(2):
-        R1, t1, h1, R2, t2, h2 = (Ra, ta, ha, Rb, tb, hb) if side == 0 else (Rb, tb, hb, Ra, ta, ha)
+        C, R2, t2, h2 = (ca, Rb, tb, hb) if side == 0 else (cb, Ra, ta, ha)
         for k in range(8):
-            p = _corner(R1, t1, h1, k)
-            q = p - t2
-            c = np.empty(3)
+            q0, q1, q2 = C[k, 0] - t2[0], C[k, 1] - t2[1], C[k, 2] - t2[2]
+            w0, w1, w2 = t2[0], t2[1], t2[2]
             for i in range(3):
-                c[i] = min(h2[i], max(-h2[i], R2[0, i] * q[0] + R2[1, i] * q[1] + R2[2, i] * q[2]))
-            w = matvec(R2, c) + t2
-            d = np.sqrt(dot(p - w, p - w))
+                c = min(h2[i], max(-h2[i], R2[0, i] * q0 + R2[1, i] * q1 + R2[2, i] * q2))
+                w0, w1, w2 = w0 + c * R2[0, i], w1 + c * R2[1, i], w2 + c * R2[2, i]
+            d = (C[k, 0] - w0) ** 2 + (C[k, 1] - w1) ** 2 + (C[k, 2] - w2) ** 2
             if d < best:
                 best = d
-                pa, pb = (p, w) if side == 0 else (w, p)
+                P, Q = (pa, pb) if side == 0 else (pb, pa)
+                P[0], P[1], P[2], Q[0], Q[1], Q[2] = C[k, 0], C[k, 1], C[k, 2], w0, w1, w2
     for i in range(12):
-        a0, a1 = _corner(Ra, ta, ha, EDGES[i, 0]), _corner(Ra, ta, ha, EDGES[i, 1])
+        a0, a1 = ca[EDGES[i, 0]], ca[EDGES[i, 1]]
         for j in range(12):
-            x, y = _segments(a0, a1, _corner(Rb, tb, hb, EDGES[j, 0]), _corner(Rb, tb, hb, EDGES[j, 1]))
-            d = np.sqrt(dot(y - x, y - x))
+            b0, b1 = cb[EDGES[j, 0]], cb[EDGES[j, 1]]
+            s, t, d = _segments(a0, a1, b0, b1)
             if d < best:
-                best, pa, pb = d, x, y
-    return best, pa, pb
+                best = d
+                for c in range(3):
+                    pa[c], pb[c] = a0[c] + s * (a1[c] - a0[c]), b0[c] + t * (b1[c] - b0[c])
+    return np.sqrt(best)
 
 
 @jit
-def box_box(Ra, ta, ha, Rb, tb, hb, margin, patch, tol, out_a, out_b, normal):
+def _edge_lines(Ra, Rb, n, pa, pb):
+    """pa, pb := the closest points of the lines through the edges whose midpoints are pa, pb (the edge of a runs
+    along its local axis perpendicular to n, the edge of b likewise)."""
+    ia, ib = 0, 0
+    for c in range(3):
+        if abs(Ra[0, c] * n[0] + Ra[1, c] * n[1] + Ra[2, c] * n[2]) <= EPS:
+            ia = c
+        if abs(Rb[0, c] * n[0] + Rb[1, c] * n[1] + Rb[2, c] * n[2]) <= EPS:
+            ib = c
+    u0, u1, u2, v0, v1, v2 = Ra[0, ia], Ra[1, ia], Ra[2, ia], Rb[0, ib], Rb[1, ib], Rb[2, ib]
+    r0, r1, r2 = pa[0] - pb[0], pa[1] - pb[1], pa[2] - pb[2]
+    b, c, f = u0 * v0 + u1 * v1 + u2 * v2, u0 * r0 + u1 * r1 + u2 * r2, v0 * r0 + v1 * r1 + v2 * r2
+    den = 1.0 - b * b
+    if den < 1e-300:
+        return
+    s = (b * f - c) / den
+    t = b * s + f
+    pa[0], pa[1], pa[2] = pa[0] + s * u0, pa[1] + s * u1, pa[2] + s * u2
+    pb[0], pb[1], pb[2] = pb[0] + t * v0, pb[1] + t * v1, pb[2] + t * v2
+
+
+@jit
+def box_box(Ra, ta, ha, Rb, tb, hb, margin, patch, tol, out_a, out_b, normal, work):
     """Contacts of boxes a and b closer than ``margin``: witness points into out_a/out_b (rows), the normal a -> b
-    into ``normal``; returns the number of points (0: apart). The points of a patch share its signed distance."""
-    t = tb - ta
-    best, axis = -np.inf, np.zeros(3)
+    into ``normal``; returns the number of points (0: apart). The points of a patch share its signed distance.
+    ``work`` (:func:`workspace`) is scratch."""
+    t0, t1, t2 = tb[0] - ta[0], tb[1] - ta[1], tb[2] - ta[2]
+    best, n0, n1, n2 = -np.inf, 0.0, 0.0, 1.0
     for k in range(15):
         if k < 3:
-            L = Ra[:, k].copy()
+            L0, L1, L2 = Ra[0, k], Ra[1, k], Ra[2, k]
         elif k < 6:
-            L = Rb[:, k - 3].copy()
+            L0, L1, L2 = Rb[0, k - 3], Rb[1, k - 3], Rb[2, k - 3]
         else:
-            u, v = Ra[:, (k - 6) // 3], Rb[:, (k - 6) % 3]
-            L = np.array([u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]])
-            norm = np.sqrt(dot(L, L))
+            i, j = (k - 6) // 3, (k - 6) % 3
+            a0, a1, a2, b0, b1, b2 = Ra[0, i], Ra[1, i], Ra[2, i], Rb[0, j], Rb[1, j], Rb[2, j]
+            L0, L1, L2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+            norm = np.sqrt(L0 * L0 + L1 * L1 + L2 * L2)
             if norm < 1e-6:  # parallel edges: the face axes cover them
                 continue
-            L /= norm
+            L0, L1, L2 = L0 / norm, L1 / norm, L2 / norm
         extent = 0.0
         for c in range(3):
-            extent += ha[c] * abs(Ra[0, c] * L[0] + Ra[1, c] * L[1] + Ra[2, c] * L[2])
-            extent += hb[c] * abs(Rb[0, c] * L[0] + Rb[1, c] * L[1] + Rb[2, c] * L[2])
-        s = dot(t, L)
+            extent += ha[c] * abs(Ra[0, c] * L0 + Ra[1, c] * L1 + Ra[2, c] * L2)
+            extent += hb[c] * abs(Rb[0, c] * L0 + Rb[1, c] * L1 + Rb[2, c] * L2)
+        s = t0 * L0 + t1 * L1 + t2 * L2
         gap = abs(s) - extent
         if gap > best:
             best = gap
-            axis = L if s >= 0 else -L
+            n0, n1, n2 = (L0, L1, L2) if s >= 0 else (-L0, -L1, -L2)
     if best - margin > EPS:
         return 0
+    pa, pb = work.point[0], work.point[1]
     if best > 0.0:  # apart (within the margin): the nearest features
-        dist, pa, pb = _box_distance(Ra, ta, ha, Rb, tb, hb)
+        _corners(Ra, ta, ha, work.corners[0])
+        _corners(Rb, tb, hb, work.corners[1])
+        dist = _box_distance(Ra, ta, ha, Rb, tb, hb, work.corners[0], work.corners[1], pa, pb)
         if dist - margin > EPS:
             return 0
-        n = (pb - pa) / dist
+        n0, n1, n2 = (pb[0] - pa[0]) / dist, (pb[1] - pa[1]) / dist, (pb[2] - pa[2]) / dist
     else:  # overlapping: the separating axis of least overlap is the penetration normal
-        dist, n = best, axis
-        sb, count_b = _support(Rb, tb, hb, -n)
-        sa, count_a = _support(Ra, ta, ha, n)
+        dist = best
+        count_b = _support(Rb, tb, hb, n0, n1, n2, -1.0, pb)
+        count_a = _support(Ra, ta, ha, n0, n1, n2, 1.0, pa)
         if count_b == 3:
-            pb, pa = sb, sb - dist * n
+            pa[0], pa[1], pa[2] = pb[0] - dist * n0, pb[1] - dist * n1, pb[2] - dist * n2
         elif count_a == 3 or count_b != 2 or count_a != 2:
-            pa, pb = sa, sa + dist * n
+            pb[0], pb[1], pb[2] = pa[0] + dist * n0, pa[1] + dist * n1, pa[2] + dist * n2
         else:
-            pa, pb = _edge_lines(sa, n, Ra, ta, ha, sb, n, Rb, tb, hb)
-    normal[:] = n
+            normal[0], normal[1], normal[2] = n0, n1, n2
+            _edge_lines(Ra, Rb, normal, pa, pb)
+    normal[0], normal[1], normal[2] = n0, n1, n2
     if patch:
-        origin = 0.5 * (pa + pb)
-        B = patch_basis(n)
-        cloud, set1, set2, poly = np.empty((8, 2)), np.empty((8, 2)), np.empty((8, 2)), np.empty((16, 2))
-        n1 = box_support_set(Ra, ta, ha, n, origin, B, tol, cloud, set1)
-        n2 = box_support_set(Rb, tb, hb, -n, origin, B, tol, cloud, set2)
-        m = clip_sets(set1, n1, set2, n2, poly)
+        origin, B = work.point[2], work.basis
+        for i in range(3):
+            origin[i] = 0.5 * (pa[i] + pb[i])
+        patch_basis(normal, B)
+        flip = work.point[3]
+        flip[0], flip[1], flip[2] = -n0, -n1, -n2
+        n_a = box_support_set(Ra, ta, ha, normal, origin, B, tol, work.plane[0], work.plane[1])
+        n_b = box_support_set(Rb, tb, hb, flip, origin, B, tol, work.plane[0], work.plane[2])
+        m = clip_sets(work.plane[1], n_a, work.plane[2], n_b, work.plane[3], work.plane[4], work.added)
         if m > 1:
+            poly = work.plane[3]
             for k in range(m):
-                p = origin + poly[k, 0] * B[:, 0] + poly[k, 1] * B[:, 1]
-                out_a[k], out_b[k] = p - 0.5 * dist * n, p + 0.5 * dist * n
+                for i in range(3):
+                    x = origin[i] + poly[k, 0] * B[i, 0] + poly[k, 1] * B[i, 1]
+                    out_a[k, i], out_b[k, i] = x - 0.5 * dist * normal[i], x + 0.5 * dist * normal[i]
             return m
     out_a[0], out_b[0] = pa, pb
     return 1

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..model.collision import Box, HalfSpace, Sphere
-from .collision_box import EPS, HAVE_NUMBA, box_box, box_support_set, dot, jit, matvec, patch_basis
+from .collision_box import EPS, HAVE_NUMBA, box_box, box_support_set, dot, jit, matvec, patch_basis, workspace
 
 __all__ = ["HAVE_NUMBA", "PrimitiveTables", "PrimitiveContacts", "primitive_tables", "primitive_contacts"]
 
@@ -155,7 +155,7 @@ def _box_sphere(R, t, half, c, rad, margin, p_box, p_sphere, normal):
 
 
 @jit
-def _box_plane(R, t, half, w, off, box_first, margin, patch, tol, pa, pb, normal):
+def _box_plane(R, t, half, w, off, box_first, margin, patch, tol, pa, pb, normal, work):
     p = _support_down(R, t, half, w)
     dist = dot(w, p) - off
     if dist - margin > EPS:
@@ -164,14 +164,17 @@ def _box_plane(R, t, half, w, off, box_first, margin, patch, tol, pa, pb, normal
     n = -w if box_first else w
     normal[:] = n
     if patch:
-        origin = 0.5 * (p + q)
-        B = patch_basis(n)
-        cloud, poly = np.empty((8, 2)), np.empty((8, 2))
-        m = box_support_set(R, t, half, -w, origin, B, tol, cloud, poly)
+        origin, B, down = work.point[2], work.basis, work.point[3]
+        for i in range(3):
+            origin[i], down[i] = 0.5 * (p[i] + q[i]), -w[i]
+        patch_basis(n, B)
+        m = box_support_set(R, t, half, down, origin, B, tol, work.plane[0], work.plane[1])
         if m > 1:
+            poly = work.plane[1]
             for k in range(m):
-                x = origin + poly[k, 0] * B[:, 0] + poly[k, 1] * B[:, 1]
-                pa[k], pb[k] = x - 0.5 * dist * n, x + 0.5 * dist * n
+                for i in range(3):
+                    x = origin[i] + poly[k, 0] * B[i, 0] + poly[k, 1] * B[i, 1]
+                    pa[k, i], pb[k, i] = x - 0.5 * dist * n[i], x + 0.5 * dist * n[i]
             return m
     if box_first:
         pa[0], pb[0] = p, q
@@ -194,7 +197,7 @@ def _support_down(R, t, half, w):
 
 
 @jit
-def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa, pb, normal):
+def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa, pb, normal, work):
     """Contacts of one pair into pa/pb (rows) and normal: the count, or -1 when coal must solve it."""
     if ki == SPHERE and kj == SPHERE:
         return _sphere_sphere(ti, si[0], tj, sj[0], margin, pa, pb, normal)
@@ -213,12 +216,12 @@ def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa
         return 0 if dist - margin > EPS else 1
     if ki == BOX and kj == PLANE:
         w, off = _plane_world(Rj, tj, nj, oj)
-        return _box_plane(Ri, ti, si, w, off, True, margin, patch, tol, pa, pb, normal)
+        return _box_plane(Ri, ti, si, w, off, True, margin, patch, tol, pa, pb, normal, work)
     if ki == PLANE and kj == BOX:
         w, off = _plane_world(Ri, ti, ni, oi)
-        return _box_plane(Rj, tj, sj, w, off, False, margin, patch, tol, pa, pb, normal)
+        return _box_plane(Rj, tj, sj, w, off, False, margin, patch, tol, pa, pb, normal, work)
     if ki == BOX and kj == BOX:
-        return box_box(Ri, ti, si, Rj, tj, sj, margin, patch, tol, pa, pb, normal)
+        return box_box(Ri, ti, si, Rj, tj, sj, margin, patch, tol, pa, pb, normal, work)
     return -1
 
 
@@ -237,21 +240,29 @@ def _batch(R_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, b
     lo, hi = np.empty((n, 3)), np.empty((n, 3))
     for k in range(n):
         b = body_index[k]
-        if b < 0:
-            R_s[k], r_s[k] = R_bs[k], r_bs[k]
-        else:
-            for c in range(3):
-                R_s[k, :, c] = matvec(R_body[b], R_bs[k, :, c])
-            r_s[k] = matvec(R_body[b], r_bs[k]) + r_body[b]
-        c = matvec(R_s[k], aabb_centre[k]) + r_s[k]
-        h = matvec(np.abs(R_s[k]), aabb_half[k]) + margin
-        lo[k], hi[k] = c - h, c + h
+        for i in range(3):
+            if b < 0:
+                r_s[k, i] = r_bs[k, i]
+                for j in range(3):
+                    R_s[k, i, j] = R_bs[k, i, j]
+            else:
+                r_s[k, i] = r_body[b, i] + R_body[b, i, 0] * r_bs[k, 0] + R_body[b, i, 1] * r_bs[k, 1] + \
+                    R_body[b, i, 2] * r_bs[k, 2]
+                for j in range(3):
+                    R_s[k, i, j] = R_body[b, i, 0] * R_bs[k, 0, j] + R_body[b, i, 1] * R_bs[k, 1, j] + \
+                        R_body[b, i, 2] * R_bs[k, 2, j]
+        for i in range(3):
+            c, h = r_s[k, i], margin
+            for j in range(3):
+                c += R_s[k, i, j] * aabb_centre[k, j]
+                h += abs(R_s[k, i, j]) * aabb_half[k, j]
+            lo[k, i], hi[k, i] = c - h, c + h
     cap = 8 * n + 16
     ia, ja = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
     PA, PB, N, D = np.empty((cap, 3)), np.empty((cap, 3)), np.empty((cap, 3)), np.empty(cap)
     fallback = np.empty((n + 4, 2), dtype=np.int64)
     m, n_fb = 0, 0
-    pa, pb, normal = np.empty((16, 3)), np.empty((16, 3)), np.empty(3)
+    pa, pb, normal, work = np.empty((16, 3)), np.empty((16, 3)), np.empty(3), workspace()
     for i in range(n):
         for j in range(i + 1, n):
             if not allowed[i, j]:
@@ -261,7 +272,8 @@ def _batch(R_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, b
                     or lo[j, 2] > hi[i, 2] or lo[i, 2] > hi[j, 2]):
                 continue
             count = _pair(kind[i], kind[j], R_s[i], r_s[i], size[i], R_s[j], r_s[j], size[j], plane_normal[i],
-                          plane_offset[i], plane_normal[j], plane_offset[j], margin, patch, tol, pa, pb, normal)
+                          plane_offset[i], plane_normal[j], plane_offset[j], margin, patch, tol, pa, pb, normal,
+                          work)
             if count < 0:
                 if n_fb == fallback.shape[0]:
                     fallback = _grow(fallback, 2 * n_fb)
@@ -274,8 +286,10 @@ def _batch(R_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, b
                                         _grow(N, cap), _grow(D, cap))
             for k in range(count):
                 ia[m], ja[m] = i, j
-                PA[m], PB[m], N[m] = pa[k], pb[k], normal
-                D[m] = dot(pb[k] - pa[k], normal)
+                D[m] = 0.0
+                for c in range(3):
+                    PA[m, c], PB[m, c], N[m, c] = pa[k, c], pb[k, c], normal[c]
+                    D[m] += (pb[k, c] - pa[k, c]) * normal[c]
                 m += 1
     return R_s, r_s, ia[:m], ja[:m], PA[:m], PB[:m], N[:m], D[:m], fallback[:n_fb]
 
