@@ -116,7 +116,7 @@ def body_poses(model, poses) -> BodyPoses:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     n = model.n_bodies
     if a.shape == (n, 3) and b.shape == (n, 4):
-        return BodyPoses(np.array([quaternion_to_rotation(e) for e in b]).reshape(n, 3, 3), a)
+        return BodyPoses(quaternion_to_rotation(b).reshape(n, 3, 3), a)
     if a.shape == (n, 3, 3) and b.shape == (n, 3):
         return BodyPoses(a, b)
     raise ArgumentError(f"body poses of model {model.name!r} ({n} bodies): expected (R ({n}, 3, 3), r ({n}, 3)) or "

@@ -15,6 +15,7 @@ The batch is what :mod:`kane.switching.contact_fast` steps without building per-
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,8 @@ class ContactBatch:
     ``shape_a``/``shape_b`` (m,) collision indices into ``shape_names``, ``point_a``/``point_b`` (m, 3) witness
     points [m] (world), ``normal`` (m, 3) unit normals a -> b, ``distance`` (m,) signed distances [m],
     ``mu_static``/``mu_kinetic``/``restitution`` (m,) of each pair, ``pair`` (m,) the pair id ``shape_a * n_shapes
-    + shape_b`` (the contacts of a pair are consecutive), ``materials`` {pair id: ContactMaterial}."""
+    + shape_b`` (the contacts of a pair are consecutive), ``materials`` {pair id: ContactMaterial} (a mapping of
+    the batch's pairs, built on first use)."""
 
     body_names: tuple[str, ...]
     shape_names: tuple[str, ...]
@@ -131,6 +133,29 @@ def _use_compiled(options: CollisionOptions) -> bool:
     return HAVE_NUMBA
 
 
+class _PairMaterials(Mapping):
+    """{pair id: ContactMaterial} of the pairs in ``pair`` (ids ``i * n + j``), made on first use."""
+
+    def __init__(self, cm, n_shapes: int, pair: np.ndarray):
+        self._cm, self._n, self._pair, self._keys = cm, n_shapes, pair, None
+
+    def _ids(self) -> frozenset:
+        if self._keys is None:
+            self._keys = frozenset(np.unique(self._pair).tolist())
+        return self._keys
+
+    def __getitem__(self, key):
+        if key not in self._ids():
+            raise KeyError(key)
+        return self._cm.material(int(key) // self._n, int(key) % self._n)
+
+    def __iter__(self):
+        return iter(sorted(self._ids()))
+
+    def __len__(self) -> int:
+        return len(self._ids())
+
+
 def _coal_pairs(cm, data, R_s, r_s, pairs):
     """Per pair (i, j) of ``pairs`` coal's contacts: (point_a (k, 3), point_b (k, 3), normal (3,)) or None."""
     import coal
@@ -151,16 +176,18 @@ def contacts_batch(model, data: CollisionData | None, poses) -> ContactBatch:
     shapes = _shapes(cm)
     options = data.options
     bp = body_poses(cm.model, poses)
+    n_shapes = len(shapes.names)
     if _use_compiled(options):
         from .collision_prims import primitive_contacts
 
         res = primitive_contacts(shapes.tables, bp.R_world, bp.r_world, options.margin, options.patch,
                                  _PATCH_TOLERANCE, options.broad_phase is BroadPhase.SWEEP)
-        ia, ja, pa, pb, normal, distance = res.shape_a, res.shape_b, res.point_a, res.point_b, res.normal, res.distance
-        if len(res.coal_pairs):  # shapes other than spheres, boxes and half-spaces: coal, merged in pair order
-            per_pair = _coal_pairs(cm, data, res.R_shapes, res.r_shapes, res.coal_pairs)
-            ia, ja, pa, pb, normal = _merge((ia, ja, pa, pb, normal), res.coal_pairs, per_pair)
-            distance = np.einsum("ki,ki->k", pb - pa, normal)
+        if not len(res.coal_pairs):  # every pair solved in compiled code
+            return ContactBatch(shapes.bodies, shapes.names, *res[2:-1], _PairMaterials(cm, n_shapes, res.pair))
+        # shapes other than spheres, boxes and half-spaces: coal, merged in pair order
+        ia, ja, pa, pb, normal = _merge((res.shape_a, res.shape_b, res.point_a, res.point_b, res.normal),
+                                        res.coal_pairs, _coal_pairs(cm, data, res.R_shapes, res.r_shapes,
+                                                                    res.coal_pairs))
     else:
         R_s, r_s = cm.shape_poses(bp)
         pairs = np.array(candidate_pairs(cm, R_s, r_s, options.margin, options.broad_phase),
@@ -168,13 +195,11 @@ def contacts_batch(model, data: CollisionData | None, poses) -> ContactBatch:
         empty = np.zeros((0, 3))
         ia, ja, pa, pb, normal = _merge((np.zeros(0, np.int64), np.zeros(0, np.int64), empty, empty, empty), pairs,
                                         _coal_pairs(cm, data, R_s, r_s, pairs))
-        distance = np.einsum("ki,ki->k", pb - pa, normal)
-    n_shapes = len(shapes.names)
+    distance = np.einsum("ki,ki->k", pb - pa, normal)
     pair_id = ia * n_shapes + ja
-    keys = np.unique(pair_id)
-    materials = {k: cm.material(k // n_shapes, k % n_shapes) for k in keys.tolist()}
-    table = np.array([[m.mu_static, m.mu_kinetic, m.restitution] for m in materials.values()]).reshape(-1, 3)
-    mat = table[np.searchsorted(keys, pair_id)] if len(keys) else np.zeros((0, 3))
+    materials = _PairMaterials(cm, n_shapes, pair_id)
+    mat = np.array([[m.mu_static, m.mu_kinetic, m.restitution] for m in map(materials.__getitem__,
+                                                                           pair_id.tolist())]).reshape(-1, 3)
     return ContactBatch(shapes.bodies, shapes.names, cm.body_index[ia], cm.body_index[ja], ia, ja, pa, pb, normal,
                         distance, mat[:, 0].copy(), mat[:, 1].copy(), mat[:, 2].copy(), pair_id, materials)
 

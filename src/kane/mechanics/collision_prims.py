@@ -35,7 +35,9 @@ class PrimitiveTables(NamedTuple):
     """Per collision shape of a model: ``kind`` (n,) SPHERE/PLANE/BOX/OTHER, ``size`` (n, 3) (radius in column 0,
     or the half extents), ``plane_normal`` (n, 3) unit and ``plane_offset`` (n,) (n . x <= offset in the shape
     frame), the body-to-shape placement ``R_body_shape`` (n, 3, 3) / ``r_body_shape`` (n, 3), ``body_index`` (n,)
-    (-1: the ground), coal's local AABB ``aabb_centre``/``aabb_half`` (n, 3), the pair filter ``allowed`` (n, n)."""
+    (-1: the ground), coal's local AABB ``aabb_centre``/``aabb_half`` (n, 3), the pair filter ``allowed`` (n, n),
+    ``material_index`` (n,) into the distinct materials and ``material_table`` (u, u, 3) the (mu_static,
+    mu_kinetic, restitution) of each pair of distinct materials (the model's ``material(i, j)``)."""
 
     kind: np.ndarray
     size: np.ndarray
@@ -47,21 +49,30 @@ class PrimitiveTables(NamedTuple):
     aabb_centre: np.ndarray
     aabb_half: np.ndarray
     allowed: np.ndarray
+    material_index: np.ndarray
+    material_table: np.ndarray
 
 
 class PrimitiveContacts(NamedTuple):
     """One call's result: shape poses ``R_shapes`` (n, 3, 3) / ``r_shapes`` (n, 3); per contact (m rows, pair by
-    pair in (i, j) order) ``shape_a``/``shape_b`` (m,), ``point_a``/``point_b``/``normal`` (m, 3), ``distance``
-    (m,); ``coal_pairs`` (k, 2) the candidate pairs left to coal."""
+    pair in (i, j) order) ``body_a``/``body_b``/``shape_a``/``shape_b`` (m,), ``point_a``/``point_b``/``normal``
+    (m, 3), ``distance``, ``mu_static``, ``mu_kinetic``, ``restitution`` (m,), ``pair`` (m,) ``shape_a * n +
+    shape_b``; ``coal_pairs`` (k, 2) the candidate pairs left to coal."""
 
     R_shapes: np.ndarray
     r_shapes: np.ndarray
+    body_a: np.ndarray
+    body_b: np.ndarray
     shape_a: np.ndarray
     shape_b: np.ndarray
     point_a: np.ndarray
     point_b: np.ndarray
     normal: np.ndarray
     distance: np.ndarray
+    mu_static: np.ndarray
+    mu_kinetic: np.ndarray
+    restitution: np.ndarray
+    pair: np.ndarray
     coal_pairs: np.ndarray
 
 
@@ -78,9 +89,17 @@ def primitive_tables(cm) -> PrimitiveTables:
         elif isinstance(c.shape, HalfSpace):
             n_k = np.asarray(c.shape.normal, dtype=float)
             kind[k], normal[k], offset[k] = PLANE, n_k / np.linalg.norm(n_k), c.shape.offset
+    distinct: dict = {}  # material -> (index, a shape that has it)
+    index = np.array([distinct.setdefault(c.material, (len(distinct), k))[0] for k, c in enumerate(cm.collisions)],
+                     dtype=np.int64).reshape(n)
+    table = np.zeros((len(distinct), len(distinct), 3))
+    for u, i in distinct.values():
+        for v, j in distinct.values():
+            mat = cm.material(i, j)
+            table[u, v] = mat.mu_static, mat.mu_kinetic, mat.restitution
     tables = PrimitiveTables(kind, size, normal, offset, np.array(cm._R_body_shape), np.array(cm._r_body_shape),
                              np.asarray(cm.body_index, dtype=np.int64), np.array(cm.aabb_centre),
-                             np.array(cm.aabb_half), np.array(cm.allowed))
+                             np.array(cm.aabb_half), np.array(cm.allowed), index, table)
     for arr in tables:
         arr.setflags(write=False)
     return tables
@@ -234,7 +253,7 @@ def _grow(a, size):
 
 @jit
 def _batch(R_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, body_index, aabb_centre, aabb_half,
-           allowed, margin, patch, tol, aabb):
+           allowed, material_index, material_table, margin, patch, tol, aabb):
     n = kind.shape[0]
     R_s, r_s = np.empty((n, 3, 3)), np.empty((n, 3))
     lo, hi = np.empty((n, 3)), np.empty((n, 3))
@@ -258,8 +277,10 @@ def _batch(R_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, b
                 h += abs(R_s[k, i, j]) * aabb_half[k, j]
             lo[k, i], hi[k, i] = c - h, c + h
     cap = 8 * n + 16
-    ia, ja = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
+    ia, ja, ba, bb, P = (np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64),
+                         np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64))
     PA, PB, N, D = np.empty((cap, 3)), np.empty((cap, 3)), np.empty((cap, 3)), np.empty(cap)
+    MS, MK, E = np.empty(cap), np.empty(cap), np.empty(cap)
     fallback = np.empty((n + 4, 2), dtype=np.int64)
     m, n_fb = 0, 0
     pa, pb, normal, work = np.empty((16, 3)), np.empty((16, 3)), np.empty(3), workspace()
@@ -282,16 +303,20 @@ def _batch(R_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, b
                 continue
             if m + count > ia.shape[0]:
                 cap = 2 * (m + count)
-                ia, ja, PA, PB, N, D = (_grow(ia, cap), _grow(ja, cap), _grow(PA, cap), _grow(PB, cap),
-                                        _grow(N, cap), _grow(D, cap))
+                ia, ja, ba, bb, P = _grow(ia, cap), _grow(ja, cap), _grow(ba, cap), _grow(bb, cap), _grow(P, cap)
+                PA, PB, N, D = _grow(PA, cap), _grow(PB, cap), _grow(N, cap), _grow(D, cap)
+                MS, MK, E = _grow(MS, cap), _grow(MK, cap), _grow(E, cap)
+            mat = material_table[material_index[i], material_index[j]]
             for k in range(count):
-                ia[m], ja[m] = i, j
+                ia[m], ja[m], ba[m], bb[m], P[m] = i, j, body_index[i], body_index[j], i * n + j
+                MS[m], MK[m], E[m] = mat[0], mat[1], mat[2]
                 D[m] = 0.0
                 for c in range(3):
                     PA[m, c], PB[m, c], N[m, c] = pa[k, c], pb[k, c], normal[c]
                     D[m] += (pb[k, c] - pa[k, c]) * normal[c]
                 m += 1
-    return R_s, r_s, ia[:m], ja[:m], PA[:m], PB[:m], N[:m], D[:m], fallback[:n_fb]
+    return (R_s, r_s, ba[:m], bb[:m], ia[:m], ja[:m], PA[:m], PB[:m], N[:m], D[:m], MS[:m], MK[:m], E[:m], P[:m],
+            fallback[:n_fb])
 
 
 def primitive_contacts(tables: PrimitiveTables, R_body: np.ndarray, r_body: np.ndarray, margin: float,
