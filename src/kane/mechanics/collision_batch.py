@@ -124,13 +124,11 @@ def _coal_pair(coal, cm, work, patch_on, i, j):
 
 
 def _use_compiled(options: CollisionOptions) -> bool:
-    if options.narrow_phase is NarrowPhase.COAL:
-        return False
-    if options.narrow_phase is NarrowPhase.COMPILED:
-        return True
-    from .collision_box import HAVE_NUMBA
+    if options.narrow_phase is NarrowPhase.AUTO:
+        from .collision_box import HAVE_NUMBA
 
-    return HAVE_NUMBA
+        return HAVE_NUMBA
+    return options.narrow_phase is NarrowPhase.COMPILED
 
 
 class _PairMaterials(Mapping):
@@ -183,11 +181,11 @@ def contacts_batch(model, data: CollisionData | None, poses) -> ContactBatch:
         res = primitive_contacts(shapes.tables, bp.R_world, bp.r_world, options.margin, options.patch,
                                  _PATCH_TOLERANCE, options.broad_phase is BroadPhase.SWEEP)
         if not len(res.coal_pairs):  # every pair solved in compiled code
-            return ContactBatch(shapes.bodies, shapes.names, *res[2:-1], _PairMaterials(cm, n_shapes, res.pair))
+            return ContactBatch(shapes.bodies, shapes.names, *res[:-1], _PairMaterials(cm, n_shapes, res.pair))
         # shapes other than spheres, boxes and half-spaces: coal, merged in pair order
+        R_s, r_s = cm.shape_poses(bp)
         ia, ja, pa, pb, normal = _merge((res.shape_a, res.shape_b, res.point_a, res.point_b, res.normal),
-                                        res.coal_pairs, _coal_pairs(cm, data, res.R_shapes, res.r_shapes,
-                                                                    res.coal_pairs))
+                                        res.coal_pairs, _coal_pairs(cm, data, R_s, r_s, res.coal_pairs))
     else:
         R_s, r_s = cm.shape_poses(bp)
         pairs = np.array(candidate_pairs(cm, R_s, r_s, options.margin, options.broad_phase),

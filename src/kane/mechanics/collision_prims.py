@@ -54,13 +54,10 @@ class PrimitiveTables(NamedTuple):
 
 
 class PrimitiveContacts(NamedTuple):
-    """One call's result: shape poses ``R_shapes`` (n, 3, 3) / ``r_shapes`` (n, 3); per contact (m rows, pair by
-    pair in (i, j) order) ``body_a``/``body_b``/``shape_a``/``shape_b`` (m,), ``point_a``/``point_b``/``normal``
+    """One call's result: per contact (m rows, pair by pair in (i, j) order) ``body_a``/``body_b``/``shape_a``/``shape_b`` (m,), ``point_a``/``point_b``/``normal``
     (m, 3), ``distance``, ``mu_static``, ``mu_kinetic``, ``restitution`` (m,), ``pair`` (m,) ``shape_a * n +
     shape_b``; ``coal_pairs`` (k, 2) the candidate pairs left to coal."""
 
-    R_shapes: np.ndarray
-    r_shapes: np.ndarray
     body_a: np.ndarray
     body_b: np.ndarray
     shape_a: np.ndarray
@@ -277,10 +274,7 @@ def _batch(R_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, b
                 h += abs(R_s[k, i, j]) * aabb_half[k, j]
             lo[k, i], hi[k, i] = c - h, c + h
     cap = 8 * n + 16
-    ia, ja, ba, bb, P = (np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64),
-                         np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64))
-    PA, PB, N, D = np.empty((cap, 3)), np.empty((cap, 3)), np.empty((cap, 3)), np.empty(cap)
-    MS, MK, E = np.empty(cap), np.empty(cap), np.empty(cap)
+    FS, IS = np.empty((cap, 13)), np.empty((cap, 5), dtype=np.int64)  # per contact: floats, integers
     fallback = np.empty((n + 4, 2), dtype=np.int64)
     m, n_fb = 0, 0
     pa, pb, normal, work = np.empty((16, 3)), np.empty((16, 3)), np.empty(3), workspace()
@@ -301,22 +295,27 @@ def _batch(R_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, b
                 fallback[n_fb, 0], fallback[n_fb, 1] = i, j
                 n_fb += 1
                 continue
-            if m + count > ia.shape[0]:
-                cap = 2 * (m + count)
-                ia, ja, ba, bb, P = _grow(ia, cap), _grow(ja, cap), _grow(ba, cap), _grow(bb, cap), _grow(P, cap)
-                PA, PB, N, D = _grow(PA, cap), _grow(PB, cap), _grow(N, cap), _grow(D, cap)
-                MS, MK, E = _grow(MS, cap), _grow(MK, cap), _grow(E, cap)
+            if m + count > FS.shape[0]:
+                FS, IS = _grow(FS, 2 * (m + count)), _grow(IS, 2 * (m + count))
             mat = material_table[material_index[i], material_index[j]]
             for k in range(count):
-                ia[m], ja[m], ba[m], bb[m], P[m] = i, j, body_index[i], body_index[j], i * n + j
-                MS[m], MK[m], E[m] = mat[0], mat[1], mat[2]
-                D[m] = 0.0
+                IS[m, 0], IS[m, 1], IS[m, 2], IS[m, 3], IS[m, 4] = body_index[i], body_index[j], i, j, i * n + j
+                d = 0.0
                 for c in range(3):
-                    PA[m, c], PB[m, c], N[m, c] = pa[k, c], pb[k, c], normal[c]
-                    D[m] += (pb[k, c] - pa[k, c]) * normal[c]
+                    FS[m, c], FS[m, 3 + c], FS[m, 6 + c] = pa[k, c], pb[k, c], normal[c]
+                    d += (pb[k, c] - pa[k, c]) * normal[c]
+                FS[m, 9], FS[m, 10], FS[m, 11], FS[m, 12] = d, mat[0], mat[1], mat[2]
                 m += 1
-    return (R_s, r_s, ba[:m], bb[:m], ia[:m], ja[:m], PA[:m], PB[:m], N[:m], D[:m], MS[:m], MK[:m], E[:m], P[:m],
-            fallback[:n_fb])
+    # field by field, each a contiguous block: (m, 3) points and normals, then (m,) columns
+    F, I = np.empty(13 * m), np.empty(5 * m, dtype=np.int64)
+    for k in range(m):
+        for c in range(9):
+            F[(c // 3) * 3 * m + 3 * k + c % 3] = FS[k, c]
+        for c in range(4):
+            F[(9 + c) * m + k] = FS[k, 9 + c]
+        for c in range(5):
+            I[c * m + k] = IS[k, c]
+    return F, I, fallback[:n_fb], m
 
 
 def primitive_contacts(tables: PrimitiveTables, R_body: np.ndarray, r_body: np.ndarray, margin: float,
@@ -324,6 +323,9 @@ def primitive_contacts(tables: PrimitiveTables, R_body: np.ndarray, r_body: np.n
     """The contacts of every candidate pair of primitives at the body poses ``R_body`` (n_b, 3, 3) / ``r_body``
     (n_b, 3) (module docstring); ``tol`` is coal's patch tolerance [m]; ``aabb`` False: every allowed pair is a
     candidate (:attr:`~kane.mechanics.collision.BroadPhase.ALL`)."""
-    return PrimitiveContacts(*_batch(np.ascontiguousarray(R_body, dtype=np.float64),
-                                     np.ascontiguousarray(r_body, dtype=np.float64), *tables, float(margin),
-                                     bool(patch), float(tol), bool(aabb)))
+    F, I, coal_pairs, m = _batch(np.ascontiguousarray(R_body, dtype=np.float64),
+                                 np.ascontiguousarray(r_body, dtype=np.float64), *tables, float(margin), bool(patch),
+                                 float(tol), bool(aabb))
+    return PrimitiveContacts(I[:m], I[m:2 * m], I[2 * m:3 * m], I[3 * m:4 * m], F[:3 * m].reshape(m, 3),
+                             F[3 * m:6 * m].reshape(m, 3), F[6 * m:9 * m].reshape(m, 3), F[9 * m:10 * m],
+                             F[10 * m:11 * m], F[11 * m:12 * m], F[12 * m:], I[4 * m:], coal_pairs)
