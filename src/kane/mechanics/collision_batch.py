@@ -27,6 +27,7 @@ from .collision import BroadPhase, CollisionData, CollisionOptions, NarrowPhase,
 
 __all__ = ["ContactBatch", "contacts_batch"]
 
+_NUMBA: dict = {}  # "have": whether numba is installed (looked up once)
 _PATCH_TOLERANCE = 1e-3  # coal's ContactPatchRequest default patch_tolerance [m]
 
 
@@ -124,10 +125,14 @@ def _coal_pair(coal, cm, work, patch_on, i, j):
 
 
 def _use_compiled(options: CollisionOptions) -> bool:
+    """Whether ``options`` send the batch through the compiled narrow phase (AUTO: when numba is installed)."""
     if options.narrow_phase is NarrowPhase.AUTO:
-        from .collision_box import HAVE_NUMBA
+        numba = _NUMBA.get("have")
+        if numba is None:
+            from .collision_box import HAVE_NUMBA
 
-        return HAVE_NUMBA
+            numba = _NUMBA.setdefault("have", HAVE_NUMBA)
+        return numba
     return options.narrow_phase is NarrowPhase.COMPILED
 
 

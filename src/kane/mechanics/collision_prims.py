@@ -172,44 +172,39 @@ def _box_sphere(R, t, half, c, rad, margin, p_box, p_sphere, normal):
 
 @jit
 def _box_plane(R, t, half, w, off, box_first, margin, patch, tol, pa, pb, normal, work):
-    p = _support_down(R, t, half, w)
-    dist = dot(w, p) - off
+    """coal's halfspaceDistance with a box: its support point along -w (a local component within 1e-12 of zero
+    takes the face centre's coordinate) and that point's projection; the patch: the corners within ``tol``."""
+    p, q = work.point[0], work.point[1]
+    for i in range(3):
+        p[i] = t[i]
+    for c in range(3):
+        d = -(R[0, c] * w[0] + R[1, c] * w[1] + R[2, c] * w[2])
+        s = half[c] if d > EPS else (-half[c] if d < -EPS else 0.0)
+        for i in range(3):
+            p[i] += s * R[i, c]
+    dist = w[0] * p[0] + w[1] * p[1] + w[2] * p[2] - off
     if dist - margin > EPS:
         return 0
-    q = p - dist * w  # on the plane
-    n = -w if box_first else w
-    normal[:] = n
+    sign = -1.0 if box_first else 1.0
+    for i in range(3):
+        q[i] = p[i] - dist * w[i]  # on the plane
+        normal[i] = sign * w[i]
     if patch:
         origin, B, down = work.point[2], work.basis, work.point[3]
         for i in range(3):
             origin[i], down[i] = 0.5 * (p[i] + q[i]), -w[i]
-        patch_basis(n, B)
+        patch_basis(normal, B)
         m = box_support_set(R, t, half, down, origin, B, tol, work.plane[0], work.plane[1])
         if m > 1:
             poly = work.plane[1]
             for k in range(m):
                 for i in range(3):
                     x = origin[i] + poly[k, 0] * B[i, 0] + poly[k, 1] * B[i, 1]
-                    pa[k, i], pb[k, i] = x - 0.5 * dist * n[i], x + 0.5 * dist * n[i]
+                    pa[k, i], pb[k, i] = x - 0.5 * dist * normal[i], x + 0.5 * dist * normal[i]
             return m
-    if box_first:
-        pa[0], pb[0] = p, q
-    else:
-        pa[0], pb[0] = q, p
+    for i in range(3):
+        pa[0, i], pb[0, i] = (p[i], q[i]) if box_first else (q[i], p[i])
     return 1
-
-
-@jit
-def _support_down(R, t, half, w):
-    """coal's box support point along -w (a local component within 1e-12 of zero: the face centre's)."""
-    p = t.copy()
-    for c in range(3):
-        d = -(R[0, c] * w[0] + R[1, c] * w[1] + R[2, c] * w[2])
-        if d > EPS:
-            p += half[c] * R[:, c]
-        elif d < -EPS:
-            p -= half[c] * R[:, c]
-    return p
 
 
 @jit
