@@ -22,8 +22,8 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..model.contact import ContactPoint
-from .collision import BroadPhase, CollisionData, CollisionOptions, NarrowPhase, body_poses, candidate_pairs, \
-    collision_model
+from .collision import BodyPoses, BroadPhase, CollisionData, CollisionOptions, NarrowPhase, body_poses, \
+    candidate_pairs, collision_model
 
 __all__ = ["ContactBatch", "contacts_batch"]
 
@@ -159,6 +159,15 @@ class _PairMaterials(Mapping):
         return len(self._ids())
 
 
+def _quaternion_poses(n_bodies: int, poses):
+    """(position (n_b, 3), wxyz (n_b, 4)) float arrays when ``poses`` has that form, else None (body_poses reads
+    and checks the other forms)."""
+    if isinstance(poses, BodyPoses) or not isinstance(poses, (tuple, list)) or len(poses) != 2:
+        return None
+    a, b = np.asarray(poses[0], dtype=float), np.asarray(poses[1], dtype=float)
+    return (a, b) if a.shape == (n_bodies, 3) and b.shape == (n_bodies, 4) else None
+
+
 def _coal_pairs(cm, data, R_s, r_s, pairs):
     """Per pair (i, j) of ``pairs`` coal's contacts: (point_a (k, 3), point_b (k, 3), normal (3,)) or None."""
     import coal
@@ -178,20 +187,27 @@ def contacts_batch(model, data: CollisionData | None, poses) -> ContactBatch:
         raise ArgumentError(f"collision data was made for model {data.model.model.name!r}, not {cm.model.name!r}")
     shapes = _shapes(cm)
     options = data.options
-    bp = body_poses(cm.model, poses)
     n_shapes = len(shapes.names)
+    quaternions = _quaternion_poses(cm.model.n_bodies, poses)
+    bp = body_poses(cm.model, poses) if quaternions is None else None
     if _use_compiled(options):
         from .collision_prims import primitive_contacts
 
-        res = primitive_contacts(shapes.tables, bp.R_world, bp.r_world, options.margin, options.patch,
-                                 _PATCH_TOLERANCE, options.broad_phase is BroadPhase.SWEEP)
+        if quaternions is None:
+            res = primitive_contacts(shapes.tables, bp.R_world, bp.r_world, options.margin, options.patch,
+                                     _PATCH_TOLERANCE, options.broad_phase is BroadPhase.SWEEP)
+        else:  # the compiled call turns the quaternions into rotations
+            res = primitive_contacts(shapes.tables, None, quaternions[0], options.margin, options.patch,
+                                     _PATCH_TOLERANCE, options.broad_phase is BroadPhase.SWEEP, quaternions[1])
         if not len(res.coal_pairs):  # every pair solved in compiled code
             return ContactBatch(shapes.bodies, shapes.names, *res[:-1], _PairMaterials(cm, n_shapes, res.pair))
         # shapes other than spheres, boxes and half-spaces: coal, merged in pair order
+        bp = body_poses(cm.model, poses)
         R_s, r_s = cm.shape_poses(bp)
         ia, ja, pa, pb, normal = _merge((res.shape_a, res.shape_b, res.point_a, res.point_b, res.normal),
                                         res.coal_pairs, _coal_pairs(cm, data, R_s, r_s, res.coal_pairs))
     else:
+        bp = body_poses(cm.model, poses) if bp is None else bp
         R_s, r_s = cm.shape_poses(bp)
         pairs = np.array(candidate_pairs(cm, R_s, r_s, options.margin, options.broad_phase),
                          dtype=np.int64).reshape(-1, 2)

@@ -330,8 +330,14 @@ def _box_distance(Ra, ta, ha, Rb, tb, hb, ca, cb, pa, pb):
                 P[0], P[1], P[2], Q[0], Q[1], Q[2] = C[k, 0], C[k, 1], C[k, 2], w0, w1, w2
     for i in range(12):
         a0, a1 = ca[EDGES[i, 0]], ca[EDGES[i, 1]]
+        ra = 0.5 * np.sqrt((a1[0] - a0[0]) ** 2 + (a1[1] - a0[1]) ** 2 + (a1[2] - a0[2]) ** 2)
         for j in range(12):
             b0, b1 = cb[EDGES[j, 0]], cb[EDGES[j, 1]]
+            rb = 0.5 * np.sqrt((b1[0] - b0[0]) ** 2 + (b1[1] - b0[1]) ** 2 + (b1[2] - b0[2]) ** 2)
+            gap = np.sqrt((0.5 * (a0[0] + a1[0] - b0[0] - b1[0])) ** 2 + (0.5 * (a0[1] + a1[1] - b0[1] - b1[1])) ** 2
+                          + (0.5 * (a0[2] + a1[2] - b0[2] - b1[2])) ** 2) - ra - rb
+            if gap > 0.0 and gap * gap >= best:  # the edges' bounding spheres are farther apart than the best
+                continue
             s, t, d = _segments(a0, a1, b0, b1)
             if d < best:
                 best = d

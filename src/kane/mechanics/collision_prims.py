@@ -244,9 +244,21 @@ def _grow(a, size):
 
 
 @jit
-def _batch(R_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, body_index, aabb_centre, aabb_half,
+def _batch(R_body, e_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, body_index, aabb_centre, aabb_half,
            allowed, material_index, material_table, margin, patch, tol, aabb):
     n = kind.shape[0]
+    if e_body.shape[0]:  # scalar-first quaternions: kane.spatial.quaternion_to_rotation's arithmetic
+        R_body = np.empty((e_body.shape[0], 3, 3))
+        for k in range(e_body.shape[0]):
+            norm = np.sqrt(e_body[k, 0] * e_body[k, 0] + e_body[k, 1] * e_body[k, 1] + e_body[k, 2] * e_body[k, 2]
+                           + e_body[k, 3] * e_body[k, 3])
+            w, x, y, z = e_body[k, 0] / norm, e_body[k, 1] / norm, e_body[k, 2] / norm, e_body[k, 3] / norm
+            R_body[k, 0, 0], R_body[k, 0, 1], R_body[k, 0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), \
+                2 * (x * z + w * y)
+            R_body[k, 1, 0], R_body[k, 1, 1], R_body[k, 1, 2] = 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), \
+                2 * (y * z - w * x)
+            R_body[k, 2, 0], R_body[k, 2, 1], R_body[k, 2, 2] = 2 * (x * z - w * y), 2 * (y * z + w * x), \
+                1 - 2 * (x * x + y * y)
     R_s, r_s = np.empty((n, 3, 3)), np.empty((n, 3))
     lo, hi = np.empty((n, 3)), np.empty((n, 3))
     for k in range(n):
@@ -313,14 +325,20 @@ def _batch(R_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, b
     return F, I, fallback[:n_fb], m
 
 
-def primitive_contacts(tables: PrimitiveTables, R_body: np.ndarray, r_body: np.ndarray, margin: float,
-                       patch: bool = True, tol: float = 1e-3, aabb: bool = True) -> PrimitiveContacts:
-    """The contacts of every candidate pair of primitives at the body poses ``R_body`` (n_b, 3, 3) / ``r_body``
-    (n_b, 3) (module docstring); ``tol`` is coal's patch tolerance [m]; ``aabb`` False: every allowed pair is a
-    candidate (:attr:`~kane.mechanics.collision.BroadPhase.ALL`)."""
-    F, I, coal_pairs, m = _batch(np.ascontiguousarray(R_body, dtype=np.float64),
-                                 np.ascontiguousarray(r_body, dtype=np.float64), *tables, float(margin), bool(patch),
-                                 float(tol), bool(aabb))
+def primitive_contacts(tables: PrimitiveTables, R_body: np.ndarray | None, r_body: np.ndarray, margin: float,
+                       patch: bool = True, tol: float = 1e-3, aabb: bool = True,
+                       e_body: np.ndarray | None = None) -> PrimitiveContacts:
+    """The contacts of every candidate pair of primitives at the body poses ``R_body`` (n_b, 3, 3) (or the
+    scalar-first quaternions ``e_body`` (n_b, 4), R_body None) / ``r_body`` (n_b, 3) (module docstring); ``tol`` is
+    coal's patch tolerance [m]; ``aabb`` False: every allowed pair is a candidate
+    (:attr:`~kane.mechanics.collision.BroadPhase.ALL`)."""
+    e = _NO_QUATERNIONS if e_body is None else np.ascontiguousarray(e_body, dtype=np.float64)
+    R = _NO_ROTATIONS if R_body is None else np.ascontiguousarray(R_body, dtype=np.float64)
+    F, I, coal_pairs, m = _batch(R, e, np.ascontiguousarray(r_body, dtype=np.float64), *tables, float(margin),
+                                 bool(patch), float(tol), bool(aabb))
     return PrimitiveContacts(I[:m], I[m:2 * m], I[2 * m:3 * m], I[3 * m:4 * m], F[:3 * m].reshape(m, 3),
                              F[3 * m:6 * m].reshape(m, 3), F[6 * m:9 * m].reshape(m, 3), F[9 * m:10 * m],
                              F[10 * m:11 * m], F[11 * m:12 * m], F[12 * m:], I[4 * m:], coal_pairs)
+
+
+_NO_QUATERNIONS, _NO_ROTATIONS = np.zeros((0, 4)), np.zeros((0, 3, 3))
