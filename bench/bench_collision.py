@@ -96,7 +96,7 @@ def run() -> dict:
 
 
 def profile(n: int = 5000) -> None:
-    """cProfile of ``n`` compiled contacts_batch calls on the scene: the compiled kernel against the Python around it."""
+    """cProfile of ``n`` compiled contacts_batch calls on the scene: the compiled kernel, the Python around it."""
     import cProfile
     import pstats
 

@@ -42,8 +42,8 @@ from ..model.collision import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Hal
 from ..model.contact import ContactPoint
 from ..spatial import quaternion_to_rotation
 
-__all__ = ["BroadPhase", "NarrowPhase", "CollisionOptions", "CollisionModel", "collision_model", "CollisionData", "BodyPoses", "PairDistance",
-           "body_poses", "contacts", "pair_distance", "candidate_pairs"]
+__all__ = ["BroadPhase", "NarrowPhase", "CollisionOptions", "CollisionModel", "collision_model", "CollisionData",
+           "BodyPoses", "PairDistance", "body_poses", "contacts", "pair_distance", "candidate_pairs"]
 
 GROUND = "ground"
 _EYE = np.eye(3)[None]

@@ -85,7 +85,8 @@ _ARRAYS = ("body_a", "body_b", "shape_a", "shape_b", "point_a", "point_b", "norm
 
 
 class _Shapes:
-    """Names of a CollisionModel's shapes and bodies and its :class:`~kane.mechanics.collision_prims.PrimitiveTables`."""
+    """Names of a CollisionModel's shapes and bodies, and its
+    :class:`~kane.mechanics.collision_prims.PrimitiveTables`."""
 
     def __init__(self, cm):
         from .collision_prims import primitive_tables

@@ -34,7 +34,8 @@ else:
     HAVE_NUMBA = True
     jit = njit(cache=True, nogil=True)
 
-__all__ = ["HAVE_NUMBA", "jit", "dot", "matvec", "Workspace", "workspace", "patch_basis", "box_support_set", "clip_sets", "box_box", "CORNERS"]
+__all__ = ["HAVE_NUMBA", "jit", "dot", "matvec", "Workspace", "workspace", "patch_basis", "box_support_set",
+           "clip_sets", "box_box", "CORNERS"]
 
 EPS = 1e-12  # Eigen's dummy_precision for double, coal's threshold in the patch geometry
 # coal's box corner order (getShapeSupportSet<Box>)

@@ -54,7 +54,8 @@ class PrimitiveTables(NamedTuple):
 
 
 class PrimitiveContacts(NamedTuple):
-    """One call's result: per contact (m rows, pair by pair in (i, j) order) ``body_a``/``body_b``/``shape_a``/``shape_b`` (m,), ``point_a``/``point_b``/``normal``
+    """One call's result: per contact (m rows, pair by pair in (i, j) order) ``body_a``/``body_b``/``shape_a``/
+    ``shape_b`` (m,), ``point_a``/``point_b``/``normal``
     (m, 3), ``distance``, ``mu_static``, ``mu_kinetic``, ``restitution`` (m,), ``pair`` (m,) ``shape_a * n +
     shape_b``; ``coal_pairs`` (k, 2) the candidate pairs left to coal."""
 
@@ -104,6 +105,7 @@ def primitive_tables(cm) -> PrimitiveTables:
 
 @jit
 def _sphere_sphere(ca, ra, cb, rb, margin, pa, pb, normal):
+    """Two spheres: the points of each along the line of centres (none for concentric spheres)."""
     d = cb - ca
     dist = np.sqrt(dot(d, d))
     if dist == 0.0 or dist - ra - rb - margin > EPS:
@@ -122,6 +124,7 @@ def _plane_world(R_p, r_p, n_local, offset):
 
 @jit
 def _sphere_plane(c, rad, w, off, sphere_first, margin, pa, pb, normal):
+    """A sphere and the half-space w . x <= off: its deepest point and that point's projection onto the plane."""
     gap = dot(w, c) - off - rad
     if gap - margin > EPS:
         return 0
@@ -136,8 +139,8 @@ def _sphere_plane(c, rad, w, off, sphere_first, margin, pa, pb, normal):
 
 @jit
 def _box_sphere(R, t, half, c, rad, margin, p_box, p_sphere, normal):
-    """coal's boxSphereDistance: (distance, found); normal from the sphere to the box... as coal: n points from
-    the box into the sphere's witness side (coal's Box-Sphere pair order)."""
+    """coal's boxSphereDistance: the signed distance; p_box, p_sphere the witness points and ``normal`` from the box
+    to the sphere (the Box-Sphere order; the Sphere-Box pair swaps the points and negates it)."""
     q = matvec(R.T, c - t)
     pb = t.copy()
     outside, axis, min_d = False, -1, np.inf
@@ -238,14 +241,17 @@ def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa
 
 @jit
 def _grow(a, size):
+    """``a`` copied into a larger array of ``size`` rows."""
     b = np.empty((size,) + a.shape[1:], dtype=a.dtype)
     b[:a.shape[0]] = a
     return b
 
 
 @jit
-def _batch(R_body, e_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, body_index, aabb_centre, aabb_half,
-           allowed, material_index, material_table, margin, patch, tol, aabb):
+def _batch(R_body, e_body, r_body, kind, size, plane_normal, plane_offset, R_bs, r_bs, body_index, aabb_centre,
+           aabb_half, allowed, material_index, material_table, margin, patch, tol, aabb):
+    """The batch (primitive_contacts): shape poses and AABBs, every allowed candidate pair in (i, j) order, the
+    contacts in field blocks F (13 m floats) and I (5 m integers), the pairs left to coal, m."""
     n = kind.shape[0]
     if e_body.shape[0]:  # scalar-first quaternions: kane.spatial.quaternion_to_rotation's arithmetic
         R_body = np.empty((e_body.shape[0], 3, 3))
