@@ -27,7 +27,7 @@ from .collision import BodyPoses, BroadPhase, CollisionData, CollisionOptions, N
 
 __all__ = ["ContactBatch", "contacts_batch"]
 
-_NUMBA: dict = {}  # "have": whether numba is installed (looked up once)
+_NUMBA: dict = {}  # "have": whether numba is installed, "primitive_contacts": the function (looked up once)
 _PATCH_TOLERANCE = 1e-3  # coal's ContactPatchRequest default patch_tolerance [m]
 
 
@@ -192,8 +192,11 @@ def contacts_batch(model, data: CollisionData | None, poses) -> ContactBatch:
     quaternions = _quaternion_poses(cm.model.n_bodies, poses)
     bp = body_poses(cm.model, poses) if quaternions is None else None
     if _use_compiled(options):
-        from .collision_prims import primitive_contacts
+        primitive_contacts = _NUMBA.get("primitive_contacts")
+        if primitive_contacts is None:
+            from .collision_prims import primitive_contacts
 
+            _NUMBA["primitive_contacts"] = primitive_contacts
         if quaternions is None:
             res = primitive_contacts(shapes.tables, bp.R_world, bp.r_world, options.margin, options.patch,
                                      _PATCH_TOLERANCE, options.broad_phase is BroadPhase.SWEEP)
