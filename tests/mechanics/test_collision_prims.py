@@ -197,3 +197,63 @@ def test_pile_compiled_batch_equals_coal_batch_during_a_run():
         np.testing.assert_array_equal(got.pair, ref.pair)  # pair order kept: the warm start matches (pair, rank)
         total += n
     assert total > 300
+
+
+def test_threads_get_the_same_batches():
+    """Four threads on one CollisionData (the compiled call releases the GIL, each call its own scratch): the
+    batches of a single thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    m, _ = pile()
+    data = CollisionData(m, CollisionOptions(margin=MARGIN))
+    rng = np.random.default_rng(3)
+    R = Rotation.random(N_BOXES, random_state=rng).as_matrix()
+    r = np.c_[rng.uniform(0, 0.3, (N_BOXES, 2)), rng.uniform(0.0, 0.5, N_BOXES)]
+    ref = contacts_batch(m, data, (R, r))
+    assert len(ref) > 10
+    with ThreadPoolExecutor(4) as pool:
+        for got in pool.map(lambda _: contacts_batch(m, data, (R, r)), range(16)):
+            np.testing.assert_array_equal(got.pair, ref.pair)
+            np.testing.assert_array_equal(got.point_a, ref.point_a)
+            np.testing.assert_array_equal(got.point_b, ref.point_b)
+
+
+def test_without_numba_the_same_arithmetic_runs_in_python():
+    """numba is optional: with it hidden, AUTO goes through coal and COMPILED runs the kernels as Python, giving
+    coal's contacts (a box on a box turned 30 deg, and a sphere on the floor)."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+sys.modules["numba"] = None
+import numpy as np
+from scipy.spatial.transform import Rotation
+from kane import System
+from kane import joints as J
+from kane.mechanics import collision_box
+from kane.mechanics.collision import CollisionData, CollisionOptions
+from kane.mechanics.collision_batch import contacts_batch
+from kane.model.collision import Box, HalfSpace, Sphere
+assert not collision_box.HAVE_NUMBA
+s = System("p")
+for k, shape in enumerate((Box((0.1, 0.1, 0.1)), Box((0.1, 0.1, 0.1)), Sphere(0.05))):
+    s.add_body(f"b{k}", 1.0, inertia=(0.1, 0.1, 0.1))
+    s.add_joint("ground", f"b{k}", J.Free(), name=f"j{k}")
+    s.add_collision(f"b{k}", shape, name=f"s{k}")
+s.add_collision("ground", HalfSpace(), name="floor")
+m = s.compile()
+R = np.array([np.eye(3), Rotation.from_euler("z", 30, degrees=True).as_matrix(), np.eye(3)])
+r = np.array([[0, 0, 0.0995], [0.02, 0.01, 0.298], [1.0, 0, 0.0499]])
+a = contacts_batch(m, CollisionData(m, CollisionOptions(narrow_phase="compiled")), (R, r))
+b = contacts_batch(m, CollisionData(m, CollisionOptions(narrow_phase="coal")), (R, r))
+c = contacts_batch(m, CollisionData(m, CollisionOptions()), (R, r))
+assert a.pair.tolist() == b.pair.tolist() == c.pair.tolist()
+for p in set(a.pair.tolist()):
+    x, y = a.point_a[a.pair == p], b.point_a[b.pair == p]
+    assert np.abs(x[:, None] - y[None]).sum(axis=2).min(axis=1).max() < 1e-9
+print(len(a), sorted(np.bincount(a.pair).tolist()))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[0] == "13"  # 4 corners on the floor, the octagon-like 8 of the turned box, 1 sphere
