@@ -11,7 +11,7 @@ from kane import System
 from kane import joints as J
 from kane.mechanics.collision import CollisionData, CollisionOptions, pair_distance
 from kane.mechanics.collision_batch import contacts_batch
-from kane.model.collision import Box, HalfSpace, Sphere
+from kane.model.collision import Box, Capsule, HalfSpace, Sphere
 
 MARGIN = 0.005
 COAL = CollisionOptions(margin=MARGIN, narrow_phase="coal")
@@ -53,7 +53,9 @@ def compare(m, poses, data_coal, data_fast):
 
 PAIRS = {"sphere-sphere": (Sphere(0.2), Sphere(0.3)), "sphere-plane": (Sphere(0.3), None),
          "sphere-box": (Sphere(0.15), Box((0.1, 0.2, 0.3))), "box-sphere": (Box((0.1, 0.2, 0.3)), Sphere(0.15)),
-         "box-plane": (Box((0.1, 0.2, 0.3)), None), "box-box": (Box((0.1, 0.2, 0.3)), Box((0.2, 0.1, 0.15)))}
+         "box-plane": (Box((0.1, 0.2, 0.3)), None), "box-box": (Box((0.1, 0.2, 0.3)), Box((0.2, 0.1, 0.15))),
+         "capsule-plane": (Capsule(0.1, 0.4), None), "sphere-capsule": (Sphere(0.15), Capsule(0.1, 0.4)),
+         "capsule-sphere": (Capsule(0.1, 0.4), Sphere(0.15))}
 
 
 @pytest.mark.parametrize("name", sorted(PAIRS))
@@ -112,6 +114,21 @@ def test_box_box_patches_match_coal(kind):
         assert (sizes == 2).sum() > 30
     else:  # crossing edges (coal gives 1 or 2 points there; some yaws miss the other edge)
         assert (sizes >= 1).sum() > 30
+
+
+def test_capsule_lying_on_the_floor_gives_its_two_ends_as_coal():
+    """A capsule lying on the floor (tilted by less than coal's patch tolerance over its length: both segment ends;
+    tilted more: one point), penetrating or apart within the margin: coal's points to 1e-9."""
+    m = two_shapes(Capsule(0.05, 0.3), None)
+    rng = np.random.default_rng(8)
+    sizes = []
+    for _ in range(40):
+        tilt = rng.uniform(-0.006, 0.006)  # over the 0.3 m segment: height differences up to 1.8 mm
+        R = (Rotation.from_euler("z", rng.uniform(-np.pi, np.pi)) * Rotation.from_euler("x", np.pi / 2 + tilt))
+        r = np.r_[rng.uniform(-1, 1, 2), 0.05 + 0.15 * abs(np.sin(tilt)) + rng.uniform(-0.003, 0.004)]
+        sizes.append(compare(m, (R.as_matrix()[None], r[None]), CollisionData(m, COAL), CollisionData(m, COMPILED))[0])
+    sizes = np.array(sizes)
+    assert (sizes == 2).sum() > 10 and (sizes == 1).sum() > 5
 
 
 def test_box_box_distance_within_margin_matches_coal_distance():
@@ -234,7 +251,7 @@ from kane import joints as J
 from kane.mechanics import collision_box
 from kane.mechanics.collision import CollisionData, CollisionOptions
 from kane.mechanics.collision_batch import contacts_batch
-from kane.model.collision import Box, HalfSpace, Sphere
+from kane.model.collision import Box, Capsule, HalfSpace, Sphere
 assert not collision_box.HAVE_NUMBA
 s = System("p")
 for k, shape in enumerate((Box((0.1, 0.1, 0.1)), Box((0.1, 0.1, 0.1)), Sphere(0.05))):

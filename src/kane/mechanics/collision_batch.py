@@ -4,9 +4,9 @@
 pairs in the same order, same points, normals and distances) and returns them as arrays: per contact the body and
 shape indices of both sides, the two witness points, the normal (a -> b), the signed distance and the pair's
 friction and restitution. By default (:attr:`NarrowPhase.AUTO` with numba installed) the whole batch is one
-compiled call (:mod:`kane.mechanics.collision_prims`: broad phase, the sphere/box/half-space narrow phase with
-coal's contact patches, the output arrays); a pair with another shape (capsule, cylinder, ellipsoid, mesh) goes
-through coal as :func:`~kane.mechanics.collision.contacts` does, merged in pair order. :attr:`NarrowPhase.COAL`
+compiled call (:mod:`kane.mechanics.collision_prims`: broad phase, the sphere/box/half-space narrow phase and
+capsule-sphere/plane, with coal's contact patches, the output arrays); any other pair (capsule-box,
+capsule-capsule, cylinders, ellipsoids, meshes) goes through coal as :func:`~kane.mechanics.collision.contacts` does, merged in pair order. :attr:`NarrowPhase.COAL`
 (``CollisionOptions.narrow_phase``) sends every pair to coal.
 :meth:`ContactBatch.points` gives the :class:`~kane.model.contact.ContactPoint` list, for code that wants records.
 

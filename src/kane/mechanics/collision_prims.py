@@ -1,17 +1,20 @@
-"""Narrow phase of spheres, boxes and half-spaces in compiled code, and the whole contact batch in one call.
+"""Narrow phase of spheres, boxes, half-spaces (and capsules against the first and the last) in compiled code, and
+the whole contact batch in one call.
 
 :func:`primitive_contacts` takes the body poses and the per-shape tables of a collision model
-(:class:`PrimitiveTables`, built once per model) and returns, in one compiled call, the shape poses, the candidate
+(:class:`PrimitiveTables`, built once per model) and returns, in one compiled call, the candidate
 pairs' contacts (the broad phase of :func:`kane.mechanics.collision.candidate_pairs`: allowed pairs whose world
 AABBs grown by the margin overlap, a half-space with every shape it may meet, in (i, j) order) and the pairs it
-leaves to coal (a shape that is not a sphere, box or half-space, two half-spaces). Per pair it gives what coal's
+leaves to coal (any other pair of shapes, two half-spaces). Per pair it gives what coal's
 ``collide`` (security margin = the margin) and ``computeContactPatch`` give:
 
 - sphere-sphere, sphere-plane: the closed forms (the deepest points, normal a -> b);
 - sphere-box: coal's ``boxSphereDistance`` (the clamped centre, or the nearest face when the centre is inside);
 - box-plane: the box's deepest corner and its projection, or, when several corners lie within the patch tolerance
   of it, those corners projected onto the mid-plane (coal's support-set patch);
-- box-box: :func:`kane.mechanics.collision_box.box_box` (separating axes, coal's patch clipping).
+- box-box: :func:`kane.mechanics.collision_box.box_box` (separating axes, coal's patch clipping);
+- capsule-sphere: coal's ``sphereCapsuleDistance``; capsule-plane: the support point, or both segment ends when
+  the capsule lies within the patch tolerance of flat (coal's capsule support set).
 
 A patch's points share the pair's normal and signed distance; one point is the witness pair. Compiled by numba when
 it is installed (:data:`~kane.mechanics.collision_box.HAVE_NUMBA`), plain Python otherwise.
@@ -23,17 +26,17 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..model.collision import Box, HalfSpace, Sphere
+from ..model.collision import Box, Capsule, HalfSpace, Sphere
 from .collision_box import EPS, HAVE_NUMBA, box_box, box_support_set, dot, jit, matvec, patch_basis, workspace
 
 __all__ = ["HAVE_NUMBA", "PrimitiveTables", "PrimitiveContacts", "primitive_tables", "primitive_contacts"]
 
-SPHERE, PLANE, BOX, OTHER = 0, 1, 2, 3
+SPHERE, PLANE, BOX, OTHER, CAPSULE = 0, 1, 2, 3, 4
 
 
 class PrimitiveTables(NamedTuple):
-    """Per collision shape of a model: ``kind`` (n,) SPHERE/PLANE/BOX/OTHER, ``size`` (n, 3) (radius in column 0,
-    or the half extents), ``plane_normal`` (n, 3) unit and ``plane_offset`` (n,) (n . x <= offset in the shape
+    """Per collision shape of a model: ``kind`` (n,) SPHERE/PLANE/BOX/CAPSULE/OTHER, ``size`` (n, 3) (radius in
+    column 0, a capsule's half length in column 1, or the half extents), ``plane_normal`` (n, 3) unit and ``plane_offset`` (n,) (n . x <= offset in the shape
     frame), the body-to-shape placement ``R_body_shape`` (n, 3, 3) / ``r_body_shape`` (n, 3), ``body_index`` (n,)
     (-1: the ground), coal's local AABB ``aabb_centre``/``aabb_half`` (n, 3), the pair filter ``allowed`` (n, n),
     ``material_index`` (n,) into the distinct materials and ``material_table`` (u, u, 3) the (mu_static,
@@ -84,6 +87,8 @@ def primitive_tables(cm) -> PrimitiveTables:
             kind[k], size[k, 0] = SPHERE, c.shape.radius
         elif isinstance(c.shape, Box):
             kind[k], size[k] = BOX, c.shape.half_extents
+        elif isinstance(c.shape, Capsule):
+            kind[k], size[k, 0], size[k, 1] = CAPSULE, c.shape.radius, 0.5 * c.shape.length
         elif isinstance(c.shape, HalfSpace):
             n_k = np.asarray(c.shape.normal, dtype=float)
             kind[k], normal[k], offset[k] = PLANE, n_k / np.linalg.norm(n_k), c.shape.offset
@@ -211,6 +216,73 @@ def _box_plane(R, t, half, w, off, box_first, margin, patch, tol, pa, pb, normal
 
 
 @jit
+def _sphere_capsule(c, r1, R, t, r2, h, pa, pb, normal):
+    """coal's sphereCapsuleDistance: the signed distance; the witness points on the sphere (pa) and the capsule (pb),
+    ``normal`` from the sphere to the capsule."""
+    s1 = np.empty(3)
+    v, w = np.empty(3), np.empty(3)
+    for i in range(3):
+        s1[i] = t[i] + h * R[i, 2]
+        v[i] = -2.0 * h * R[i, 2]
+        w[i] = c[i] - s1[i]
+    c1, c2 = dot(w, v), dot(v, v)
+    if c1 <= 0:
+        sp = s1
+    elif c2 <= c1:
+        sp = s1 + v
+    else:
+        sp = s1 + v * (c1 / c2)
+    n = sp - c
+    norm = np.sqrt(dot(n, n))
+    if norm > 2.220446049250313e-16:
+        n = n / norm
+    else:
+        n = np.array([1.0, 0.0, 0.0])
+    normal[:] = n
+    pa[:] = c + n * r1
+    pb[:] = sp - n * r2
+    return norm - r1 - r2
+
+
+@jit
+def _capsule_plane(R, t, rad, h, w, off, capsule_first, margin, patch, tol, pa, pb, normal, work):
+    """coal's halfspaceDistance with a capsule: its support point along -w and that point's projection; the patch:
+    both segment ends when they lie within ``tol`` of the support plane (coal's capsule support set)."""
+    d = np.empty(3)
+    for c in range(3):
+        d[c] = -(R[0, c] * w[0] + R[1, c] * w[1] + R[2, c] * w[2])
+    z = h if d[2] > EPS else (-h if d[2] < -EPS else 0.0)
+    nd = np.sqrt(dot(d, d))
+    local = np.array([rad * d[0] / nd, rad * d[1] / nd, z + rad * d[2] / nd])
+    p = matvec(R, local) + t
+    dist = dot(w, p) - off
+    if dist - margin > EPS:
+        return 0
+    q = p - dist * w
+    normal[:] = -w if capsule_first else w
+    if patch:
+        value = d[2] * z + rad * dot(d, d)
+        if value - (rad * (d[0] * d[0] + d[1] * d[1]) + d[2] * h) <= tol and \
+                value - (rad * (d[0] * d[0] + d[1] * d[1]) - d[2] * h) <= tol:
+            origin = 0.5 * (p + q)
+            B = work.basis
+            patch_basis(normal, B)
+            for k in range(2):
+                end = matvec(R, np.array([rad * d[0], rad * d[1], h if k == 0 else -h])) + t - origin
+                x0 = B[0, 0] * end[0] + B[1, 0] * end[1] + B[2, 0] * end[2]
+                x1 = B[0, 1] * end[0] + B[1, 1] * end[1] + B[2, 1] * end[2]
+                for i in range(3):
+                    x = origin[i] + x0 * B[i, 0] + x1 * B[i, 1]
+                    pa[k, i], pb[k, i] = x - 0.5 * dist * normal[i], x + 0.5 * dist * normal[i]
+            return 2
+    if capsule_first:
+        pa[0], pb[0] = p, q
+    else:
+        pa[0], pb[0] = q, p
+    return 1
+
+
+@jit
 def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa, pb, normal, work):
     """Contacts of one pair into pa/pb (rows) and normal: the count, or -1 when coal must solve it."""
     if ki == SPHERE and kj == SPHERE:
@@ -236,6 +308,19 @@ def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa
         return _box_plane(Rj, tj, sj, w, off, False, margin, patch, tol, pa, pb, normal, work)
     if ki == BOX and kj == BOX:
         return box_box(Ri, ti, si, Rj, tj, sj, margin, patch, tol, pa, pb, normal, work)
+    if ki == SPHERE and kj == CAPSULE:
+        dist = _sphere_capsule(ti, si[0], Rj, tj, sj[0], sj[1], pa[0], pb[0], normal)
+        return 0 if dist - margin > EPS else 1
+    if ki == CAPSULE and kj == SPHERE:
+        dist = _sphere_capsule(tj, sj[0], Ri, ti, si[0], si[1], pb[0], pa[0], normal)
+        normal *= -1.0
+        return 0 if dist - margin > EPS else 1
+    if ki == CAPSULE and kj == PLANE:
+        w, off = _plane_world(Rj, tj, nj, oj)
+        return _capsule_plane(Ri, ti, si[0], si[1], w, off, True, margin, patch, tol, pa, pb, normal, work)
+    if ki == PLANE and kj == CAPSULE:
+        w, off = _plane_world(Ri, ti, ni, oi)
+        return _capsule_plane(Rj, tj, sj[0], sj[1], w, off, False, margin, patch, tol, pa, pb, normal, work)
     return -1
 
 
