@@ -6,8 +6,8 @@ shape indices of both sides, the two witness points, the normal (a -> b), the si
 friction and restitution. By default (:attr:`NarrowPhase.AUTO` with numba installed) the whole batch is one
 compiled call (:mod:`kane.mechanics.collision_prims`: broad phase, the sphere/box/half-space narrow phase and
 capsule-sphere/plane, with coal's contact patches, the output arrays); any other pair (capsule-box,
-capsule-capsule, cylinders, ellipsoids, meshes) goes through coal as :func:`~kane.mechanics.collision.contacts` does, merged in pair order. :attr:`NarrowPhase.COAL`
-(``CollisionOptions.narrow_phase``) sends every pair to coal.
+capsule-capsule, cylinders, ellipsoids, meshes) goes through coal as :func:`~kane.mechanics.collision.contacts`
+does, merged in pair order. :attr:`NarrowPhase.COAL` (``CollisionOptions.narrow_phase``) sends every pair to coal.
 :meth:`ContactBatch.points` gives the :class:`~kane.model.contact.ContactPoint` list, for code that wants records.
 
 The batch is what :mod:`kane.switching.contact_fast` steps without building per-contact objects.
