@@ -35,12 +35,13 @@ SPHERE, PLANE, BOX, OTHER, CAPSULE = 0, 1, 2, 3, 4
 
 
 class PrimitiveTables(NamedTuple):
-    """Per collision shape of a model: ``kind`` (n,) SPHERE/PLANE/BOX/CAPSULE/OTHER, ``size`` (n, 3) (radius in
-    column 0, a capsule's half length in column 1, or the half extents), ``plane_normal`` (n, 3) unit and
-    ``plane_offset`` (n,) (n . x <= offset in the shape frame), the body-to-shape placement ``R_body_shape``
-    (n, 3, 3) / ``r_body_shape`` (n, 3), ``body_index`` (n,) (-1: the ground), coal's local AABB ``aabb_centre``/``aabb_half`` (n, 3), the pair filter ``allowed`` (n, n),
-    ``material_index`` (n,) into the distinct materials and ``material_table`` (u, u, 3) the (mu_static,
-    mu_kinetic, restitution) of each pair of distinct materials (the model's ``material(i, j)``)."""
+    """Per collision shape of a model: ``kind`` (n,) SPHERE/PLANE/BOX/CAPSULE/OTHER; ``size`` (n, 3): the radius
+    in column 0 and a capsule's half length in column 1, or the half extents; ``plane_normal`` (n, 3) unit and
+    ``plane_offset`` (n,): n . x <= offset in the shape frame; the body-to-shape placement ``R_body_shape``
+    (n, 3, 3) / ``r_body_shape`` (n, 3); ``body_index`` (n,), -1 the ground; coal's local AABB ``aabb_centre`` /
+    ``aabb_half`` (n, 3); the pair filter ``allowed`` (n, n); ``material_index`` (n,) into the distinct materials
+    and ``material_table`` (u, u, 3): (mu_static, mu_kinetic, restitution) of each pair of distinct materials (the
+    model's ``material(i, j)``)."""
 
     kind: np.ndarray
     size: np.ndarray
