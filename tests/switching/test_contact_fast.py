@@ -117,7 +117,9 @@ def pile(n=6, seed=0):
 
 def test_fast_path_equals_the_general_path_on_a_coal_heap():
     model, bodies, q0, u0 = pile()
-    data = CollisionData(model, CollisionOptions(margin=0.01))
+    # coal for the batch too: the same geometry on both paths (the compiled narrow phase is compared with coal in
+    # tests/mechanics/test_collision_prims.py)
+    data = CollisionData(model, CollisionOptions(margin=0.01, narrow_phase="coal"))
     poses = lambda q: (q.reshape(-1, 7)[:, 0:3], q.reshape(-1, 7)[:, 3:7])  # noqa: E731
     general = lambda q: contacts(model, data, poses(q))  # noqa: E731
     batched = lambda q: contacts_batch(model, data, poses(q))  # noqa: E731

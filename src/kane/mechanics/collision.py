@@ -23,7 +23,8 @@ Body poses: ``body_poses`` is (R_world (n_b, 3, 3), r_world (n_b, 3)) of every b
 :func:`kane.analysis.kinematic_outputs.kinematic_outputs` at (t, q, u): kane's numerical body poses.
 
 Cost: the pair loop runs in Python around coal's calls (bench/bench_collision.py: 20 resting boxes, 80 points,
-milliseconds per call against MuJoCo's ~10 us mj_collision).
+milliseconds per call against MuJoCo's ~10 us mj_collision); :func:`kane.mechanics.collision_batch.contacts_batch`
+gives the same contacts from one compiled call for spheres, boxes and half-spaces.
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ from ..model.collision import Box, Capsule, ConvexMesh, Cylinder, Ellipsoid, Hal
 from ..model.contact import ContactPoint
 from ..spatial import quaternion_to_rotation
 
-__all__ = ["BroadPhase", "CollisionOptions", "CollisionModel", "collision_model", "CollisionData", "BodyPoses", "PairDistance",
-           "body_poses", "contacts", "pair_distance", "candidate_pairs"]
+__all__ = ["BroadPhase", "NarrowPhase", "CollisionOptions", "CollisionModel", "collision_model", "CollisionData",
+           "BodyPoses", "PairDistance", "body_poses", "contacts", "pair_distance", "candidate_pairs"]
 
 GROUND = "ground"
 _EYE = np.eye(3)[None]
@@ -55,14 +56,26 @@ class BroadPhase(Enum):
     ALL = "all"
 
 
+class NarrowPhase(Enum):
+    """Who solves the pairs of :func:`kane.mechanics.collision_batch.contacts_batch`: AUTO (the compiled
+    sphere/box/half-space code of :mod:`kane.mechanics.collision_prims` when numba is installed, coal for other
+    shapes), COMPILED (that code, also without numba), COAL (coal for every pair, the reference)."""
+
+    AUTO = "auto"
+    COMPILED = "compiled"
+    COAL = "coal"
+
+
 @dataclass(frozen=True)
 class CollisionOptions:
     """``margin`` [m] >= 0: pairs closer than this are reported (apart ones with distance > 0);
-    ``patch``: several points per face contact (coal's contact patch) instead of one; ``broad_phase``."""
+    ``patch``: several points per face contact (coal's contact patch) instead of one; ``broad_phase``;
+    ``narrow_phase`` (:class:`NarrowPhase`, read by ``contacts_batch``)."""
 
     margin: float = 0.0
     patch: bool = True
     broad_phase: BroadPhase = BroadPhase.SWEEP
+    narrow_phase: NarrowPhase = NarrowPhase.AUTO
 
     def __post_init__(self):
         m = float(self.margin)
@@ -71,6 +84,7 @@ class CollisionOptions:
                                 f"{self.margin!r}")
         object.__setattr__(self, "margin", m)
         object.__setattr__(self, "broad_phase", BroadPhase(self.broad_phase))
+        object.__setattr__(self, "narrow_phase", NarrowPhase(self.narrow_phase))
 
 
 class BodyPoses(NamedTuple):
@@ -102,7 +116,7 @@ def body_poses(model, poses) -> BodyPoses:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     n = model.n_bodies
     if a.shape == (n, 3) and b.shape == (n, 4):
-        return BodyPoses(np.array([quaternion_to_rotation(e) for e in b]).reshape(n, 3, 3), a)
+        return BodyPoses(quaternion_to_rotation(b).reshape(n, 3, 3), a)
     if a.shape == (n, 3, 3) and b.shape == (n, 3):
         return BodyPoses(a, b)
     raise ArgumentError(f"body poses of model {model.name!r} ({n} bodies): expected (R ({n}, 3, 3), r ({n}, 3)) or "

@@ -3,9 +3,11 @@
 :func:`contacts_batch` finds the same contacts as :func:`kane.mechanics.collision.contacts` (same broad phase, same
 pairs in the same order, same points, normals and distances) and returns them as arrays: per contact the body and
 shape indices of both sides, the two witness points, the normal (a -> b), the signed distance and the pair's
-friction and restitution. Sphere-plane and sphere-sphere pairs are solved in compiled code (numba when available,
-the same arithmetic in numpy otherwise; closed forms, no iteration); every other pair (boxes, capsules, meshes,
-patches of face contacts) goes through coal exactly as :func:`~kane.mechanics.collision.contacts` does.
+friction and restitution. By default (:attr:`NarrowPhase.AUTO` with numba installed) the whole batch is one
+compiled call (:mod:`kane.mechanics.collision_prims`: broad phase, the sphere/box/half-space narrow phase and
+capsule-sphere/plane, with coal's contact patches, the output arrays); any other pair (capsule-box,
+capsule-capsule, cylinders, ellipsoids, meshes) goes through coal as :func:`~kane.mechanics.collision.contacts`
+does, merged in pair order. :attr:`NarrowPhase.COAL` (``CollisionOptions.narrow_phase``) sends every pair to coal.
 :meth:`ContactBatch.points` gives the :class:`~kane.model.contact.ContactPoint` list, for code that wants records.
 
 The batch is what :mod:`kane.switching.contact_fast` steps without building per-contact objects.
@@ -13,18 +15,20 @@ The batch is what :mod:`kane.switching.contact_fast` steps without building per-
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import ArgumentError
-from ..model.collision import Box, HalfSpace, Sphere
-from ..model.contact import ContactMaterial, ContactPoint
-from .collision import CollisionData, body_poses, candidate_pairs, collision_model
+from ..model.contact import ContactPoint
+from .collision import BodyPoses, BroadPhase, CollisionData, CollisionOptions, NarrowPhase, body_poses, \
+    candidate_pairs, collision_model
 
 __all__ = ["ContactBatch", "contacts_batch"]
 
-_SPHERE, _PLANE, _OTHER = 0, 1, 2
+_NUMBA: dict = {}  # "have": whether numba is installed, "primitive_contacts": the function (looked up once)
+_PATCH_TOLERANCE = 1e-3  # coal's ContactPatchRequest default patch_tolerance [m]
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,8 @@ class ContactBatch:
     ``shape_a``/``shape_b`` (m,) collision indices into ``shape_names``, ``point_a``/``point_b`` (m, 3) witness
     points [m] (world), ``normal`` (m, 3) unit normals a -> b, ``distance`` (m,) signed distances [m],
     ``mu_static``/``mu_kinetic``/``restitution`` (m,) of each pair, ``pair`` (m,) the pair id ``shape_a * n_shapes
-    + shape_b`` (the contacts of a pair are consecutive), ``materials`` {pair id: ContactMaterial}."""
+    + shape_b`` (the contacts of a pair are consecutive), ``materials`` {pair id: ContactMaterial} (a mapping of
+    the batch's pairs, built on first use)."""
 
     body_names: tuple[str, ...]
     shape_names: tuple[str, ...]
@@ -79,133 +84,16 @@ _ARRAYS = ("body_a", "body_b", "shape_a", "shape_b", "point_a", "point_b", "norm
            "mu_kinetic", "restitution", "pair")
 
 
-def _closed_forms(kind_a, kind_b, R_a, r_a, R_b, r_b, radius_a, radius_b, plane_n, plane_d, margin, out):
-    """Sphere-plane and sphere-sphere pairs (k of them) in closed form: out (k, 10) rows (found, point_a (3),
-    point_b (3), normal (3)); the distance is normal . (point_b - point_a). A plane is the half-space n . x <= d in
-    its shape frame; its sphere's deepest point is the witness on the sphere, the projection onto the plane the
-    one on the plane (coal's witness points)."""
-    for k in range(kind_a.shape[0]):
-        out[k, 0] = 0.0
-        if kind_a[k] == _SPHERE and kind_b[k] == _SPHERE:
-            d0, d1, d2 = r_b[k, 0] - r_a[k, 0], r_b[k, 1] - r_a[k, 1], r_b[k, 2] - r_a[k, 2]
-            dist = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-            if dist == 0.0 or dist - radius_a[k] - radius_b[k] > margin:
-                continue
-            n0, n1, n2 = d0 / dist, d1 / dist, d2 / dist
-            out[k, 0] = 1.0
-            out[k, 1], out[k, 2], out[k, 3] = (r_a[k, 0] + radius_a[k] * n0, r_a[k, 1] + radius_a[k] * n1,
-                                               r_a[k, 2] + radius_a[k] * n2)
-            out[k, 4], out[k, 5], out[k, 6] = (r_b[k, 0] - radius_b[k] * n0, r_b[k, 1] - radius_b[k] * n1,
-                                               r_b[k, 2] - radius_b[k] * n2)
-            out[k, 7], out[k, 8], out[k, 9] = n0, n1, n2
-            continue
-        sphere_first = kind_a[k] == _SPHERE
-        if sphere_first:
-            c, R_p, r_p, rad = r_a[k], R_b[k], r_b[k], radius_a[k]
-        else:
-            c, R_p, r_p, rad = r_b[k], R_a[k], r_a[k], radius_b[k]
-        w0 = R_p[0, 0] * plane_n[k, 0] + R_p[0, 1] * plane_n[k, 1] + R_p[0, 2] * plane_n[k, 2]  # world normal
-        w1 = R_p[1, 0] * plane_n[k, 0] + R_p[1, 1] * plane_n[k, 1] + R_p[1, 2] * plane_n[k, 2]
-        w2 = R_p[2, 0] * plane_n[k, 0] + R_p[2, 1] * plane_n[k, 1] + R_p[2, 2] * plane_n[k, 2]
-        offset = plane_d[k] + w0 * r_p[0] + w1 * r_p[1] + w2 * r_p[2]
-        height = w0 * c[0] + w1 * c[1] + w2 * c[2] - offset  # of the centre above the plane
-        gap = height - rad
-        if gap > margin:
-            continue
-        s0, s1, s2 = c[0] - rad * w0, c[1] - rad * w1, c[2] - rad * w2  # the sphere's deepest point
-        p0, p1, p2 = s0 - gap * w0, s1 - gap * w1, s2 - gap * w2  # its projection onto the plane
-        out[k, 0] = 1.0
-        if sphere_first:  # normal a -> b: from the sphere into the plane
-            out[k, 1], out[k, 2], out[k, 3], out[k, 4], out[k, 5], out[k, 6] = s0, s1, s2, p0, p1, p2
-            out[k, 7], out[k, 8], out[k, 9] = -w0, -w1, -w2
-        else:
-            out[k, 1], out[k, 2], out[k, 3], out[k, 4], out[k, 5], out[k, 6] = p0, p1, p2, s0, s1, s2
-            out[k, 7], out[k, 8], out[k, 9] = w0, w1, w2
-
-
-def _separated(box_a, box_b, R_a, r_a, R_b, r_b, half_a, half_b, plane_n, plane_d, bound, out):
-    """out[k] True when pair k (box-box or box-plane) is provably farther apart than ``bound``: a separating axis
-    (the 15 of two boxes, the plane's normal) with a gap > bound. A gap along an axis is a lower bound of the
-    distance, so a pair marked here is one coal reports apart too; the others go to coal."""
-    for k in range(box_a.shape[0]):
-        out[k] = False
-        if box_a[k] and box_b[k]:
-            t0, t1, t2 = r_b[k, 0] - r_a[k, 0], r_b[k, 1] - r_a[k, 1], r_b[k, 2] - r_a[k, 2]
-            for axis in range(15):
-                if axis < 3:
-                    l0, l1, l2 = R_a[k, 0, axis], R_a[k, 1, axis], R_a[k, 2, axis]
-                elif axis < 6:
-                    l0, l1, l2 = R_b[k, 0, axis - 3], R_b[k, 1, axis - 3], R_b[k, 2, axis - 3]
-                else:
-                    i, j = (axis - 6) // 3, (axis - 6) % 3
-                    a0, a1, a2 = R_a[k, 0, i], R_a[k, 1, i], R_a[k, 2, i]
-                    b0, b1, b2 = R_b[k, 0, j], R_b[k, 1, j], R_b[k, 2, j]
-                    l0, l1, l2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
-                    norm = np.sqrt(l0 * l0 + l1 * l1 + l2 * l2)
-                    if norm < 1e-6:  # parallel edges: the face axes cover them
-                        continue
-                    l0, l1, l2 = l0 / norm, l1 / norm, l2 / norm
-                extent = 0.0
-                for c in range(3):
-                    extent += half_a[k, c] * abs(R_a[k, 0, c] * l0 + R_a[k, 1, c] * l1 + R_a[k, 2, c] * l2)
-                    extent += half_b[k, c] * abs(R_b[k, 0, c] * l0 + R_b[k, 1, c] * l1 + R_b[k, 2, c] * l2)
-                if abs(t0 * l0 + t1 * l1 + t2 * l2) - extent > bound:
-                    out[k] = True
-                    break
-        else:  # a box and a plane (n . x <= d in the plane's frame)
-            if box_a[k]:
-                R_x, r_x, half, R_p, r_p = R_a[k], r_a[k], half_a[k], R_b[k], r_b[k]
-            else:
-                R_x, r_x, half, R_p, r_p = R_b[k], r_b[k], half_b[k], R_a[k], r_a[k]
-            w0 = R_p[0, 0] * plane_n[k, 0] + R_p[0, 1] * plane_n[k, 1] + R_p[0, 2] * plane_n[k, 2]
-            w1 = R_p[1, 0] * plane_n[k, 0] + R_p[1, 1] * plane_n[k, 1] + R_p[1, 2] * plane_n[k, 2]
-            w2 = R_p[2, 0] * plane_n[k, 0] + R_p[2, 1] * plane_n[k, 1] + R_p[2, 2] * plane_n[k, 2]
-            height = w0 * (r_x[0] - r_p[0]) + w1 * (r_x[1] - r_p[1]) + w2 * (r_x[2] - r_p[2]) - plane_d[k]
-            for c in range(3):
-                height -= half[c] * abs(R_x[0, c] * w0 + R_x[1, c] * w1 + R_x[2, c] * w2)
-            out[k] = height > bound
-
-
-_COMPILED: dict = {}
-
-
-def _compiled(name, function):
-    """``function`` compiled by numba (once per process), or the Python function without numba."""
-    kernel = _COMPILED.get(name)
-    if kernel is None:
-        try:
-            import numba
-        except ImportError:
-            kernel = function
-        else:
-            kernel = numba.njit(cache=False, nogil=True)(function)
-        kernel = _COMPILED.setdefault(name, kernel)
-    return kernel
-
-
-def _kernel():
-    """:func:`_closed_forms` compiled."""
-    return _compiled("closed", _closed_forms)
-
-
 class _Shapes:
-    """Per collision shape of a CollisionModel: kind (sphere / plane / other), radius, plane normal and offset."""
+    """Names of a CollisionModel's shapes and bodies, and its
+    :class:`~kane.mechanics.collision_prims.PrimitiveTables`."""
 
     def __init__(self, cm):
-        n = len(cm.collisions)
-        self.kind = np.full(n, _OTHER, dtype=np.int64)
-        self.radius, self.normal, self.offset = np.zeros(n), np.zeros((n, 3)), np.zeros(n)
-        self.box, self.half = np.zeros(n, dtype=np.bool_), np.zeros((n, 3))
-        for k, c in enumerate(cm.collisions):
-            if isinstance(c.shape, Box):
-                self.box[k], self.half[k] = True, c.shape.half_extents
-            elif isinstance(c.shape, Sphere):
-                self.kind[k], self.radius[k] = _SPHERE, c.shape.radius
-            elif isinstance(c.shape, HalfSpace):
-                n_k = np.asarray(c.shape.normal, dtype=float)
-                self.kind[k], self.normal[k], self.offset[k] = _PLANE, n_k / np.linalg.norm(n_k), c.shape.offset
+        from .collision_prims import primitive_tables
+
         self.names = tuple(c.name for c in cm.collisions)
         self.bodies = tuple(b.name for b in cm.model.bodies)
+        self.tables = primitive_tables(cm)
 
 
 def _shapes(cm) -> _Shapes:
@@ -237,65 +125,120 @@ def _coal_pair(coal, cm, work, patch_on, i, j):
             np.array(contact.normal, dtype=float))
 
 
+def _use_compiled(options: CollisionOptions) -> bool:
+    """Whether ``options`` send the batch through the compiled narrow phase (AUTO: when numba is installed)."""
+    if options.narrow_phase is NarrowPhase.AUTO:
+        numba = _NUMBA.get("have")
+        if numba is None:
+            from .collision_box import HAVE_NUMBA
+
+            numba = _NUMBA.setdefault("have", HAVE_NUMBA)
+        return numba
+    return options.narrow_phase is NarrowPhase.COMPILED
+
+
+class _PairMaterials(Mapping):
+    """{pair id: ContactMaterial} of the pairs in ``pair`` (ids ``i * n + j``), made on first use."""
+
+    def __init__(self, cm, n_shapes: int, pair: np.ndarray):
+        self._cm, self._n, self._pair, self._keys = cm, n_shapes, pair, None
+
+    def _ids(self) -> frozenset:
+        if self._keys is None:
+            self._keys = frozenset(np.unique(self._pair).tolist())
+        return self._keys
+
+    def __getitem__(self, key):
+        if key not in self._ids():
+            raise KeyError(key)
+        return self._cm.material(int(key) // self._n, int(key) % self._n)
+
+    def __iter__(self):
+        return iter(sorted(self._ids()))
+
+    def __len__(self) -> int:
+        return len(self._ids())
+
+
+def _quaternion_poses(n_bodies: int, poses):
+    """(position (n_b, 3), wxyz (n_b, 4)) float arrays when ``poses`` has that form, else None (body_poses reads
+    and checks the other forms)."""
+    if isinstance(poses, BodyPoses) or not isinstance(poses, (tuple, list)) or len(poses) != 2:
+        return None
+    a, b = np.asarray(poses[0], dtype=float), np.asarray(poses[1], dtype=float)
+    return (a, b) if a.shape == (n_bodies, 3) and b.shape == (n_bodies, 4) else None
+
+
+def _coal_pairs(cm, data, R_s, r_s, pairs):
+    """Per pair (i, j) of ``pairs`` coal's contacts: (point_a (k, 3), point_b (k, 3), normal (3,)) or None."""
+    import coal
+
+    work = data.work()
+    for k in np.unique(pairs).tolist():
+        work.transforms[k].setTransform(R_s[k], r_s[k])
+    return [_coal_pair(coal, cm, work, data.options.patch, int(i), int(j)) for i, j in pairs.tolist()]
+
+
 def contacts_batch(model, data: CollisionData | None, poses) -> ContactBatch:
     """The contacts of ``model``'s collision shapes at the body ``poses`` as a :class:`ContactBatch`: the same
     contacts, in the same order, as :func:`kane.mechanics.collision.contacts` (module docstring)."""
-    import coal
-
     cm = collision_model(model)
     data = CollisionData(cm) if data is None else data
     if data.model is not cm:
         raise ArgumentError(f"collision data was made for model {data.model.model.name!r}, not {cm.model.name!r}")
     shapes = _shapes(cm)
-    R_s, r_s = cm.shape_poses(body_poses(cm.model, poses))
-    margin = data.options.margin
-    pairs = np.array(candidate_pairs(cm, R_s, r_s, margin, data.options.broad_phase), dtype=np.int64).reshape(-1, 2)
-    i_all, j_all = pairs[:, 0], pairs[:, 1]
-    closed = (shapes.kind[i_all] != _OTHER) & (shapes.kind[j_all] != _OTHER) & ~(
-        (shapes.kind[i_all] == _PLANE) & (shapes.kind[j_all] == _PLANE))
-    rows = np.zeros((int(closed.sum()), 10))
-    if rows.shape[0]:
-        ic, jc = i_all[closed], j_all[closed]
-        plane = np.where(shapes.kind[ic] == _PLANE, ic, jc)
-        _kernel()(shapes.kind[ic], shapes.kind[jc], R_s[ic], r_s[ic], R_s[jc], r_s[jc], shapes.radius[ic],
-                  shapes.radius[jc], shapes.normal[plane], shapes.offset[plane], margin, rows)
-    work = data.work()
-    others = np.flatnonzero(~closed)
-    box_a, box_b = shapes.box[i_all[others]], shapes.box[j_all[others]]
-    test = (box_a & box_b) | (box_a & (shapes.kind[j_all[others]] == _PLANE)) | (
-        box_b & (shapes.kind[i_all[others]] == _PLANE))
-    if test.any():  # box pairs that a separating axis shows apart by more than the margin skip coal
-        ic, jc = i_all[others[test]], j_all[others[test]]
-        plane = np.where(shapes.kind[ic] == _PLANE, ic, jc)
-        apart = np.zeros(ic.size, dtype=np.bool_)
-        _compiled("separated", _separated)(shapes.box[ic], shapes.box[jc], R_s[ic], r_s[ic], R_s[jc], r_s[jc],
-                                           shapes.half[ic], shapes.half[jc], shapes.normal[plane],
-                                           shapes.offset[plane], margin * (1.0 + 1e-9) + 1e-9, apart)
-        others = np.r_[others[~test], others[test][~apart]]
-    for k in np.unique(pairs[others]).tolist():
-        T = work.transforms[k]
-        T.setTransform(R_s[k], r_s[k])
-    per_pair: list = [None] * len(pairs)
-    for row, k in zip(rows, np.flatnonzero(closed).tolist()):
-        if row[0]:
-            per_pair[k] = (row[None, 1:4], row[None, 4:7], row[7:10])
-    for k in others.tolist():
-        per_pair[k] = _coal_pair(coal, cm, work, data.options.patch, int(i_all[k]), int(j_all[k]))
+    options = data.options
+    n_shapes = len(shapes.names)
+    quaternions = _quaternion_poses(cm.model.n_bodies, poses)
+    bp = body_poses(cm.model, poses) if quaternions is None else None
+    if _use_compiled(options):
+        primitive_contacts = _NUMBA.get("primitive_contacts")
+        if primitive_contacts is None:
+            from .collision_prims import primitive_contacts
+
+            _NUMBA["primitive_contacts"] = primitive_contacts
+        if quaternions is None:
+            res = primitive_contacts(shapes.tables, bp.R_world, bp.r_world, options.margin, options.patch,
+                                     _PATCH_TOLERANCE, options.broad_phase is BroadPhase.SWEEP)
+        else:  # the compiled call turns the quaternions into rotations
+            res = primitive_contacts(shapes.tables, None, quaternions[0], options.margin, options.patch,
+                                     _PATCH_TOLERANCE, options.broad_phase is BroadPhase.SWEEP, quaternions[1])
+        if not len(res.coal_pairs):  # every pair solved in compiled code
+            return ContactBatch(shapes.bodies, shapes.names, *res[:-1], _PairMaterials(cm, n_shapes, res.pair))
+        # shapes other than spheres, boxes and half-spaces: coal, merged in pair order
+        bp = body_poses(cm.model, poses)
+        R_s, r_s = cm.shape_poses(bp)
+        ia, ja, pa, pb, normal = _merge((res.shape_a, res.shape_b, res.point_a, res.point_b, res.normal),
+                                        res.coal_pairs, _coal_pairs(cm, data, R_s, r_s, res.coal_pairs))
+    else:
+        bp = body_poses(cm.model, poses) if bp is None else bp
+        R_s, r_s = cm.shape_poses(bp)
+        pairs = np.array(candidate_pairs(cm, R_s, r_s, options.margin, options.broad_phase),
+                         dtype=np.int64).reshape(-1, 2)
+        empty = np.zeros((0, 3))
+        ia, ja, pa, pb, normal = _merge((np.zeros(0, np.int64), np.zeros(0, np.int64), empty, empty, empty), pairs,
+                                        _coal_pairs(cm, data, R_s, r_s, pairs))
+    distance = np.einsum("ki,ki->k", pb - pa, normal)
+    pair_id = ia * n_shapes + ja
+    materials = _PairMaterials(cm, n_shapes, pair_id)
+    mat = np.array([[m.mu_static, m.mu_kinetic, m.restitution] for m in map(materials.__getitem__,
+                                                                           pair_id.tolist())]).reshape(-1, 3)
+    return ContactBatch(shapes.bodies, shapes.names, cm.body_index[ia], cm.body_index[ja], ia, ja, pa, pb, normal,
+                        distance, mat[:, 0].copy(), mat[:, 1].copy(), mat[:, 2].copy(), pair_id, materials)
+
+
+def _merge(compiled, pairs, per_pair):
+    """The compiled rows (shape_a, shape_b, point_a, point_b, normal) and coal's per pair results of ``pairs``,
+    sorted by pair (a pair's points stay consecutive and in order)."""
     found = [k for k, v in enumerate(per_pair) if v is not None]
     counts = np.array([len(per_pair[k][0]) for k in found], dtype=np.int64)
-    ia, ja = np.repeat(i_all[found], counts), np.repeat(j_all[found], counts)
+    ia, ja = np.repeat(pairs[found, 0], counts), np.repeat(pairs[found, 1], counts)
     if found:
         pa = np.concatenate([per_pair[k][0] for k in found])
         pb = np.concatenate([per_pair[k][1] for k in found])
         normal = np.repeat(np.array([per_pair[k][2] for k in found]), counts, axis=0)
     else:
         pa = pb = normal = np.zeros((0, 3))
-    n_shapes = len(cm.collisions)
-    pair_id = ia * n_shapes + ja
-    materials = {int(i) * n_shapes + int(j): cm.material(int(i), int(j)) for i, j in zip(i_all[found], j_all[found])}
-    keys = np.array(list(materials), dtype=np.int64)  # ascending: the pairs come sorted
-    table = np.array([[m.mu_static, m.mu_kinetic, m.restitution] for m in materials.values()]).reshape(-1, 3)
-    mat = table[np.searchsorted(keys, pair_id)] if len(keys) else np.zeros((0, 3))
-    return ContactBatch(shapes.bodies, shapes.names, cm.body_index[ia], cm.body_index[ja], ia, ja, pa, pb, normal,
-                        np.einsum("ki,ki->k", pb - pa, normal), mat[:, 0].copy(), mat[:, 1].copy(), mat[:, 2].copy(),
-                        pair_id, materials)
+    rows = [np.concatenate([x, y]) for x, y in zip(compiled, (ia, ja, pa, pb, normal))]
+    order = np.argsort(rows[0] * (1 << 31) + rows[1], kind="stable")
+    return tuple(r[order] for r in rows)
