@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..model.collision import Box, Capsule, HalfSpace, Sphere
-from .collision_box import EPS, HAVE_NUMBA, box_box, box_support_set, dot, jit, matvec, patch_basis, workspace
+from .collision_box import EPS, HAVE_NUMBA, box_box, box_support_set, dot, jit, mat3_vec, patch_basis, workspace
 
 __all__ = ["HAVE_NUMBA", "PrimitiveTables", "PrimitiveContacts", "primitive_tables", "primitive_contacts"]
 
@@ -124,7 +124,7 @@ def _sphere_sphere(ca, ra, cb, rb, margin, pa, pb, normal):
 @jit
 def _plane_world(R_p, r_p, n_local, offset):
     """World normal and offset of a half-space n . x <= offset given in its shape frame (R_p, r_p)."""
-    w = matvec(R_p, n_local)
+    w = mat3_vec(R_p, n_local)
     return w, offset + dot(w, r_p)
 
 
@@ -147,7 +147,7 @@ def _sphere_plane(c, rad, w, off, sphere_first, margin, pa, pb, normal):
 def _box_sphere(R, t, half, c, rad, margin, p_box, p_sphere, normal):
     """coal's boxSphereDistance: the signed distance; p_box, p_sphere the witness points and ``normal`` from the box
     to the sphere (the Box-Sphere order; the Sphere-Box pair swaps the points and negates it)."""
-    q = matvec(R.T, c - t)
+    q = mat3_vec(R.T, c - t)
     pb = t.copy()
     outside, axis, min_d = False, -1, np.inf
     for i in range(3):
@@ -255,7 +255,7 @@ def _capsule_plane(R, t, rad, h, w, off, capsule_first, margin, patch, tol, pa, 
     z = h if d[2] > EPS else (-h if d[2] < -EPS else 0.0)
     nd = np.sqrt(dot(d, d))
     local = np.array([rad * d[0] / nd, rad * d[1] / nd, z + rad * d[2] / nd])
-    p = matvec(R, local) + t
+    p = mat3_vec(R, local) + t
     dist = dot(w, p) - off
     if dist - margin > EPS:
         return 0
@@ -269,7 +269,7 @@ def _capsule_plane(R, t, rad, h, w, off, capsule_first, margin, patch, tol, pa, 
             B = work.basis
             patch_basis(normal, B)
             for k in range(2):
-                end = matvec(R, np.array([rad * d[0], rad * d[1], h if k == 0 else -h])) + t - origin
+                end = mat3_vec(R, np.array([rad * d[0], rad * d[1], h if k == 0 else -h])) + t - origin
                 x0 = B[0, 0] * end[0] + B[1, 0] * end[1] + B[2, 0] * end[2]
                 x1 = B[0, 1] * end[0] + B[1, 1] * end[1] + B[2, 1] * end[2]
                 for i in range(3):
