@@ -34,7 +34,7 @@ else:
     HAVE_NUMBA = True
     jit = njit(cache=True, nogil=True)
 
-__all__ = ["HAVE_NUMBA", "jit", "dot", "mat3_vec", "Workspace", "workspace", "patch_basis", "box_support_set",
+__all__ = ["HAVE_NUMBA", "jit", "jit_dot3", "jit_mat3_vec", "Workspace", "workspace", "patch_basis", "box_support_set",
            "clip_sets", "box_box", "CORNERS"]
 
 EPS = 1e-12  # Eigen's dummy_precision for double, coal's threshold in the patch geometry
@@ -57,13 +57,13 @@ EDGES = np.array([[0, 1], [1, 2], [2, 3], [3, 0], [4, 5], [5, 6], [6, 7], [7, 4]
 
 
 @jit
-def dot(a, b):
+def jit_dot3(a, b):
     """a . b of two 3-vectors."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
 @jit
-def mat3_vec(R, v):
+def jit_mat3_vec(R, v):
     """R v of a (3, 3) matrix and a 3-vector."""
     return np.array([R[0, 0] * v[0] + R[0, 1] * v[1] + R[0, 2] * v[2], R[1, 0] * v[0] + R[1, 1] * v[1] + R[1, 2] * v[2],
                      R[2, 0] * v[0] + R[2, 1] * v[1] + R[2, 2] * v[2]])

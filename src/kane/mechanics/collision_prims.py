@@ -27,7 +27,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ..model.collision import Box, Capsule, HalfSpace, Sphere
-from .collision_box import EPS, HAVE_NUMBA, box_box, box_support_set, dot, jit, mat3_vec, patch_basis, workspace
+from .collision_box import (EPS, HAVE_NUMBA, box_box, box_support_set, jit, jit_dot3, jit_mat3_vec, patch_basis,
+                            workspace)
 
 __all__ = ["HAVE_NUMBA", "PrimitiveTables", "PrimitiveContacts", "primitive_tables", "primitive_contacts"]
 
@@ -113,7 +114,7 @@ def primitive_tables(cm) -> PrimitiveTables:
 def _sphere_sphere(ca, ra, cb, rb, margin, pa, pb, normal):
     """Two spheres: the points of each along the line of centres (none for concentric spheres)."""
     d = cb - ca
-    dist = np.sqrt(dot(d, d))
+    dist = np.sqrt(jit_dot3(d, d))
     if dist == 0.0 or dist - ra - rb - margin > EPS:
         return 0
     normal[:] = d / dist
@@ -124,14 +125,14 @@ def _sphere_sphere(ca, ra, cb, rb, margin, pa, pb, normal):
 @jit
 def _plane_world(R_p, r_p, n_local, offset):
     """World normal and offset of a half-space n . x <= offset given in its shape frame (R_p, r_p)."""
-    w = mat3_vec(R_p, n_local)
-    return w, offset + dot(w, r_p)
+    w = jit_mat3_vec(R_p, n_local)
+    return w, offset + jit_dot3(w, r_p)
 
 
 @jit
 def _sphere_plane(c, rad, w, off, sphere_first, margin, pa, pb, normal):
     """A sphere and the half-space w . x <= off: its deepest point and that point's projection onto the plane."""
-    gap = dot(w, c) - off - rad
+    gap = jit_dot3(w, c) - off - rad
     if gap - margin > EPS:
         return 0
     s = c - rad * w  # the sphere's deepest point and its projection onto the plane
@@ -147,7 +148,7 @@ def _sphere_plane(c, rad, w, off, sphere_first, margin, pa, pb, normal):
 def _box_sphere(R, t, half, c, rad, margin, p_box, p_sphere, normal):
     """coal's boxSphereDistance: the signed distance; p_box, p_sphere the witness points and ``normal`` from the box
     to the sphere (the Box-Sphere order; the Sphere-Box pair swaps the points and negates it)."""
-    q = mat3_vec(R.T, c - t)
+    q = jit_mat3_vec(R.T, c - t)
     pb = t.copy()
     outside, axis, min_d = False, -1, np.inf
     for i in range(3):
@@ -163,7 +164,7 @@ def _box_sphere(R, t, half, c, rad, margin, p_box, p_sphere, normal):
             if not outside and face < min_d:
                 axis, min_d = i, face
     n = pb - c
-    pdist = np.sqrt(dot(n, n))
+    pdist = np.sqrt(jit_dot3(n, n))
     if outside:
         dist = pdist - rad
         n = n / -pdist
@@ -226,7 +227,7 @@ def _sphere_capsule(c, r1, R, t, r2, h, pa, pb, normal):
         s1[i] = t[i] + h * R[i, 2]
         v[i] = -2.0 * h * R[i, 2]
         w[i] = c[i] - s1[i]
-    c1, c2 = dot(w, v), dot(v, v)
+    c1, c2 = jit_dot3(w, v), jit_dot3(v, v)
     if c1 <= 0:
         sp = s1
     elif c2 <= c1:
@@ -234,7 +235,7 @@ def _sphere_capsule(c, r1, R, t, r2, h, pa, pb, normal):
     else:
         sp = s1 + v * (c1 / c2)
     n = sp - c
-    norm = np.sqrt(dot(n, n))
+    norm = np.sqrt(jit_dot3(n, n))
     if norm > 2.220446049250313e-16:
         n = n / norm
     else:
@@ -253,23 +254,23 @@ def _capsule_plane(R, t, rad, h, w, off, capsule_first, margin, patch, tol, pa, 
     for c in range(3):
         d[c] = -(R[0, c] * w[0] + R[1, c] * w[1] + R[2, c] * w[2])
     z = h if d[2] > EPS else (-h if d[2] < -EPS else 0.0)
-    nd = np.sqrt(dot(d, d))
+    nd = np.sqrt(jit_dot3(d, d))
     local = np.array([rad * d[0] / nd, rad * d[1] / nd, z + rad * d[2] / nd])
-    p = mat3_vec(R, local) + t
-    dist = dot(w, p) - off
+    p = jit_mat3_vec(R, local) + t
+    dist = jit_dot3(w, p) - off
     if dist - margin > EPS:
         return 0
     q = p - dist * w
     normal[:] = -w if capsule_first else w
     if patch:
-        value = d[2] * z + rad * dot(d, d)
+        value = d[2] * z + rad * jit_dot3(d, d)
         if value - (rad * (d[0] * d[0] + d[1] * d[1]) + d[2] * h) <= tol and \
                 value - (rad * (d[0] * d[0] + d[1] * d[1]) - d[2] * h) <= tol:
             origin = 0.5 * (p + q)
             B = work.basis
             patch_basis(normal, B)
             for k in range(2):
-                end = mat3_vec(R, np.array([rad * d[0], rad * d[1], h if k == 0 else -h])) + t - origin
+                end = jit_mat3_vec(R, np.array([rad * d[0], rad * d[1], h if k == 0 else -h])) + t - origin
                 x0 = B[0, 0] * end[0] + B[1, 0] * end[1] + B[2, 0] * end[2]
                 x1 = B[0, 1] * end[0] + B[1, 1] * end[1] + B[2, 1] * end[2]
                 for i in range(3):
