@@ -42,7 +42,8 @@ from scipy.linalg import cho_factor, cho_solve
 
 from ..errors import ArgumentError, KaneError
 from .cone_solver import solve_cones
-from .contact_stepping import (MODES, ContactOptions, ContactRecords, ContactRun, ContactScheme, _bodies_of,
+from .contact_samples import SampleBlock, modes_text, records_of
+from .contact_stepping import (MODES, ContactOptions, ContactRun, ContactScheme, _bodies_of,
                                _check_state, dense_rows, step_count)
 from .contact_stepping import simulate_contacts as simulate_time_stepping
 
@@ -55,11 +56,13 @@ _MOVING = 1e-7  # [m/s] a slip this fast has its own direction; slower, the mode
 
 class ContactInconsistencyError(KaneError):
     """No consistent contact mode, or several with different accelerations (Painleve-type), at time ``t`` [s]
-    among the contacts ``contacts`` (their names); ``kind`` is ``"none"`` or ``"several"``."""
+    among the contacts ``contacts`` (their names); ``kind`` is ``"none"`` or ``"several"``; ``q`` (n_q,), ``u``
+    (n_u,) the state there (the last good one) and ``modes`` ((name, mode name), ...) the modes before it."""
 
-    def __init__(self, message: str, t: float, contacts: tuple, kind: str):
+    def __init__(self, message: str, t: float, contacts: tuple, kind: str, q=None, u=None, modes: tuple = ()):
         super().__init__(message)
         self.t, self.contacts, self.kind = float(t), tuple(contacts), kind
+        self.q, self.u, self.modes = q, u, tuple(modes)
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,10 @@ class EventContactRun(ContactRun):
     the segment ends."""
 
     events: tuple = ()
+
+
+def _named(modes: dict) -> tuple:
+    return tuple((f"{k[0]}#{k[1]}", MODES[m.kind]) for k, m in modes.items())
 
 
 @dataclass(frozen=True)
@@ -257,15 +264,16 @@ class _Problem:
             if self.consistent(data, modes, u, solved):
                 found.append((modes, solved[0]))
         names = tuple(f"{k[0]}#{k[1]}" for k in keys)
+        where = (q.copy(), u.copy(), _named(previous))
         if not found:
             raise ContactInconsistencyError(f"Painleve-type inconsistency at t = {t:.12g} s: no consistent contact "
-                                            f"mode for {', '.join(names)}", t, names, "none")
+                                            f"mode for {', '.join(names)}", t, names, "none", *where)
         first = found[0][1]
         for _, udot in found[1:]:
             if np.linalg.norm(udot - first) > 1e-6 * (1.0 + np.linalg.norm(first)):
                 raise ContactInconsistencyError(f"Painleve-type inconsistency at t = {t:.12g} s: several contact "
                                                 f"modes with different accelerations for {', '.join(names)}", t,
-                                                names, "several")
+                                                names, "several", *where)
         modes = {k: m for k, m in found[0][0].items() if m.kind != OPEN}
         return modes, data
 
@@ -340,10 +348,18 @@ def _event_functions(problem: _Problem, modes: dict, fields: Callable, slip_tole
 
 def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float,
                     options: ContactOptions = ContactOptions(), bodies=None, params=None,
-                    events: EventOptions = EventOptions()) -> EventContactRun:
+                    events: EventOptions = EventOptions(), sink: Callable | None = None,
+                    window: int | None = None) -> EventContactRun:
     """The event-driven run (module docstring) from t = 0, (q0 (n_q,), u0 (n_u,)) to t_end [s], sampled every h
     [s] (the outputs of :func:`.contact_stepping.simulate_contacts`, forces at the samples' instants), with the
-    events. Reached by :func:`simulate_contacts` with ``ContactOptions(scheme=ContactScheme.EVENT_DRIVEN)``."""
+    events. Reached by :func:`simulate_contacts` with ``ContactOptions(scheme=ContactScheme.EVENT_DRIVEN)``.
+
+    ``sink(block)``: called with every :class:`SampleBlock` as the run makes it (at each segment's end, before
+    the event that ends it is resolved), so a run that fails or is stopped keeps its samples (it may raise to stop
+    the run); ``window``: integrate at most this many samples at a time (a segment longer than that is continued
+    from its last sample; None: whole segments). A failure of the integrator or more than ``max_events`` events
+    raise :class:`kane.simulate.SimulationError` with the time, the modes and the last good state; no consistent
+    mode, :class:`ContactInconsistencyError` with them."""
     n = step_count(h, t_end)
     bodies = _bodies_of(dynamics, bodies)
     q, u = _check_state(dynamics, q0, u0)
@@ -375,12 +391,34 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
                                fields(t, y)["udot"]])
 
     Q, U = np.empty((n + 1, q.size)), np.empty((n + 1, u.size))
+    has_energy = dynamics.capabilities.energy
+    energy = np.empty(n + 1) if has_energy else None
     rec: dict = {k: [] for k in ("step", "name", "pn", "pt", "n", "slip", "mode")}
     iterations = np.zeros(max(n, 1), dtype=np.int64)
     log: list[ContactEvent] = []
+    sent = [0, 0, 0, 0]  # samples, record rows, events and evaluations given to the sink
+
+    def send(evaluations):
+        if sink is None or (k_next == sent[0] and len(log) == sent[2]):
+            return
+        lo = sent[0]
+        block = SampleBlock(lo, grid[lo:k_next], Q[lo:k_next], U[lo:k_next],
+                            None if energy is None else energy[lo:k_next], records_of(rec, sent[1]),
+                            tuple(log[sent[2]:]), evaluations - sent[3], _named(modes))
+        sent[:] = [k_next, len(rec["step"]), len(log), evaluations]
+        sink(block)
+
+    def failed(reason, t_fail, y_fail):
+        from ..simulate.simulator import SimulationError
+
+        text = modes_text(_named(modes))
+        return SimulationError(f"event-driven contact: {reason} (modes: {text})", reason=reason, t=t_fail,
+                               mode=text, t_good=t_fail, q=y_fail[:n_q].copy(), u=y_fail[n_q:].copy())
 
     def sample(k, t, y):
         Q[k], U[k] = y[:n_q], y[n_q:]
+        if has_energy:
+            energy[k] = dynamics.energy(t, Q[k], U[k], params)
         if not modes:
             return
         v = fields(t, y)
@@ -394,26 +432,32 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
             rec["slip"].append(v["vt"][key])
             rec["mode"].append(mode.kind)
 
-    t, k_next = 0.0, 0
+    t, k_next, evaluations = 0.0, 0, 0
     y = np.concatenate([q, u])
     while True:
         funcs, meaning = _event_functions(problem, modes, fields, options.slip_tolerance, y)
         calls[0] = 0
-        sol = solve_ivp(rhs, (t, float(grid[-1])), y, method="DOP853", rtol=events.rtol, atol=events.atol,
+        t_to = float(grid[-1] if window is None else grid[min(n, k_next + int(window))])
+        sol = solve_ivp(rhs, (t, t_to), y, method="DOP853", rtol=events.rtol, atol=events.atol,
                         events=funcs, dense_output=True, max_step=events.max_step)
-        if sol.status < 0:
-            raise KaneError(f"event-driven contact: the integrator failed at t = {sol.t[-1]:.12g} s: "
-                            f"{sol.message}")
         t_stop = float(sol.t[-1])
-        while k_next <= n and (grid[k_next] < t_stop or (sol.status == 0 and k_next <= n)):
+        while k_next <= n and (grid[k_next] < t_stop or (sol.status == 0 and grid[k_next] <= t_stop)) and \
+                sol.sol is not None:
             sample(k_next, float(grid[k_next]), sol.sol(grid[k_next]))
             k_next += 1
         iterations[min(max(k_next - 1, 0), iterations.size - 1)] += calls[0]
+        evaluations += calls[0]
+        send(evaluations)
+        if sol.status < 0:
+            raise failed(f"the integrator failed at t = {t_stop:.12g} s: {sol.message}", t_stop, sol.y[:, -1])
         if sol.status == 0:
-            break
+            if t_stop >= grid[-1]:
+                break
+            t, y = t_stop, sol.y[:, -1].copy()  # the window ends before the segment: go on in the same modes
+            continue
         if len(log) >= events.max_events:
-            raise KaneError(f"event-driven contact: more than {events.max_events} events by t = {t_stop:.12g} s "
-                            f"(a Zeno run?); raise EventOptions.max_events or use ContactScheme.TIME_STEPPING")
+            raise failed(f"more than {events.max_events} events by t = {t_stop:.12g} s (a Zeno run?); raise "
+                         f"EventOptions.max_events or use ContactScheme.TIME_STEPPING", t_stop, sol.y[:, -1])
         which = min((float(te[0]), i) for i, te in enumerate(sol.t_events) if len(te))[1]
         kind, key = meaning[which]
         t = t_stop
@@ -450,18 +494,9 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
         cache.clear()
         if kind == "slip->stick" and key in modes and modes[key].kind == SLIP:
             kind = "slip->slip"
-        log.append(ContactEvent(t, kind, f"{key[0]}#{key[1]}",
-                                tuple((f"{kk[0]}#{kk[1]}", MODES[m.kind]) for kk, m in modes.items())))
+        log.append(ContactEvent(t, kind, f"{key[0]}#{key[1]}", _named(modes)))
         y = np.concatenate([qe, ue])
-    has_energy = dynamics.capabilities.energy
-    energy = np.array([dynamics.energy(tk, Q[k], U[k], params) for k, tk in enumerate(grid)]) if has_energy \
-        else None
-    records = ContactRecords(np.array(rec["step"], dtype=np.int64), tuple(rec["name"]),
-                             np.array(rec["pn"], dtype=float), np.array(rec["pt"], dtype=float).reshape(-1, 2),
-                             np.array(rec["n"], dtype=float).reshape(-1, 3),
-                             np.array(rec["slip"], dtype=float).reshape(-1, 2),
-                             np.array(rec["mode"], dtype=np.int8))
-    return EventContactRun(grid, Q, U, energy, records, iterations[:n], np.ones(n, dtype=bool), float(h),
+    return EventContactRun(grid, Q, U, energy, records_of(rec), iterations[:n], np.ones(n, dtype=bool), float(h),
                            options.scheme, tuple(log))
 
 
