@@ -21,7 +21,7 @@ from kane.io.trajectory import TrajectoryWriter
 from kane.model.contact import ContactMaterial, ContactPoint
 from kane.simulate.simulator import SimulationError
 from kane.switching import ContactOptions, ContactScheme, FreeBodies, simulate_contacts
-from kane.switching.contact_run import ContactJob, ContactRunOptions, run_contacts
+from kane.switching.contact_run import ContactJob, ContactRunOptions, pair_block_outputs, run_contacts
 from kane.switching.contact_stream import STREAM_EVERY, run_scheme, write_contact_stream
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -161,12 +161,15 @@ def test_an_event_driven_run_that_meets_a_painleve_inconsistency_keeps_its_sampl
     writer = TrajectoryWriter(path)
     writer.open(q_names=[f"q{i}" for i in range(7)], u_names=[f"u{i}" for i in range(6)],
                 residual_names=[f"plane|end.{f}" for f in ("normal_force", "mode")], has_energy=True)
-    pairs = ("plane|end",)
+
+    def outputs(block, previous):
+        return pair_block_outputs(ContactScheme.EVENT_DRIVEN, block, ("plane|end",), contacts, previous)
+
     with pytest.raises(SimulationError, match=r"(?s)at t = 0\.0054\d* s in contact modes 'plane\|end#0 slip'.*"
                                               r"Painleve-type inconsistency.*saved to .*rod\.h5") as info:
         write_contact_stream(writer, ContactScheme.EVENT_DRIVEN,
                              run_scheme(ContactScheme.EVENT_DRIVEN, bodies, contacts, q0, u0, 1e-3, 0.01, events,
-                                        bodies, None), pairs, contacts, 1e-3, q0, u0, method="contact event-driven")
+                                        bodies, None), outputs, 1e-3, q0, u0, method="contact event-driven")
     t_stop = info.value.t
     assert 0.0054 < t_stop < 0.0055  # the end reaches the patch at about 5.4 ms
     ref = simulate_contacts(bodies, contacts, q0, u0, 1e-3, 0.005, events)  # the same run, up to 5 ms

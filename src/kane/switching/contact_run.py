@@ -370,8 +370,11 @@ class ContactJob:
                     has_energy=dyn.capabilities.energy, description=self.description or f"contact run ({method})",
                     params=params, method=method)
         run = run_scheme(opts.scheme, dyn, contact_points, q0, u0, opts.dt, t_end, contact, bodies, params)
-        write_contact_stream(writer, opts.scheme, run, pairs, contact_points, opts.dt, q0, u0, method=method,
-                             progress=progress, limits=(opts.max_steps, opts.max_wall_time))
+        def outputs(block, previous):
+            return pair_block_outputs(opts.scheme, block, pairs, contact_points, previous)
+
+        write_contact_stream(writer, opts.scheme, run, outputs, opts.dt, q0, u0, method=method, progress=progress,
+                             limits=(opts.max_steps, opts.max_wall_time))
         return None
 
 

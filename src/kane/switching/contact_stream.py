@@ -7,7 +7,7 @@ by its step or wall-time limit, or by a failure leaves the file closed with ever
 :class:`.contact_events.SampleBlock` to its ``sink`` every ``every`` steps; the event-driven scheme hands its blocks
 from :func:`.contact_events.simulate_events` (``sink``, ``window``). :func:`write_contact_stream` runs either with
 a :class:`kane.io.trajectory.TrajectoryWriter` open, turns each block into the file's samples and
-``"<pair>.<field>"`` series (:func:`.contact_run.pair_block_outputs`), and closes the file as the run pipeline
+``"<pair>.<field>"`` series (``outputs``: :func:`.contact_run.pair_block_outputs`), and closes the file as the run pipeline
 (:func:`kane.simulate.run`) does: "completed"; "interrupted: SIGINT" / "SIGTERM" / "KeyboardInterrupt"
 (:func:`kane.simulate.run_limits.interrupted_status`), the exception going on; "failed: <reason>" for a step or
 wall-time limit (:func:`kane.simulate.run_limits.limit_reached`), a :class:`.contact_events.ContactInconsistencyError`,
@@ -164,8 +164,8 @@ class _Progress:
 class _Stream:
     """The sink of one run: each block to the writer, progress, limits and the stop record."""
 
-    def __init__(self, writer, scheme: ContactScheme, pairs, points_of, progress, limits, method: str, q0, u0):
-        self.writer, self.scheme, self.pairs, self.points_of = writer, scheme, pairs, points_of
+    def __init__(self, writer, scheme: ContactScheme, outputs, progress, limits, method: str, q0, u0):
+        self.writer, self.scheme, self.outputs = writer, scheme, outputs
         self.progress, self.limits, self.method = progress, limits, method
         self.state = _Progress(0.0, Stats(method=method), np.array(q0), np.array(u0))
         self.previous = None  # the last sample of the previous block (time stepping records end one sample on)
@@ -178,12 +178,9 @@ class _Stream:
                      loop="python", loop_reason=f"contact {self.scheme.value} loop")
 
     def __call__(self, block: SampleBlock) -> None:
-        from .contact_run import pair_block_outputs
-
         m = block.t.shape[0]
         if m:
-            outputs = pair_block_outputs(self.scheme, block, self.pairs, self.points_of, self.previous)
-            self.writer.append_block(block.t, block.q, block.u, block.energy, outputs)
+            self.writer.append_block(block.t, block.q, block.u, block.energy, self.outputs(block, self.previous))
             self.previous = (block.start + m - 1, block.t[-1], block.q[-1])
         for ev in block.events:
             self.writer.add_event(EventRecord(float(ev.t), f"{ev.kind} {ev.contact}", "contact",
@@ -216,14 +213,15 @@ class _Stream:
         return self.writer.close(status, self.stats(h))
 
 
-def write_contact_stream(writer, scheme: ContactScheme, run: Callable, pairs, points_of, h: float, q0, u0, *,
+def write_contact_stream(writer, scheme: ContactScheme, run: Callable, outputs: Callable, h: float, q0, u0, *,
                          method: str, progress=None, limits=(None, None)):
     """Run ``run(sink, watch)`` (a scheme's run, calling ``sink(block)`` with its :class:`SampleBlock` and, in
     time stepping, ``watch(k, t)`` before each step) with ``writer`` (a :class:`kane.io.trajectory.TrajectoryWriter`,
-    open) taking the blocks, and close it (module docstring); returns the file's path. ``pairs``: the collision
-    pairs' names; ``points_of(q)``: the model's contact points at q; ``progress(state)``: the CLI's progress (``t``,
-    ``stats``); ``limits``: (max_steps, max_wall_time [s]) (None: none)."""
-    stream = _Stream(writer, scheme, pairs, points_of, progress, tuple(limits), method, q0, u0)
+    open) taking the blocks, and close it (module docstring); returns the file's path. ``outputs(block,
+    previous)``: the block's series name -> (m,) (``previous``: (index, t, q) of the sample before it, or None);
+    ``h`` [s] the step or sampling interval; ``progress(state)``: the CLI's progress (``t``, ``stats``);
+    ``limits``: (max_steps, max_wall_time [s]) (None: none)."""
+    stream = _Stream(writer, scheme, outputs, progress, tuple(limits), method, q0, u0)
     stream.writer.start_mode(0.0, "start")
 
     def watch(k, t):
