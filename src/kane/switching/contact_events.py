@@ -69,8 +69,10 @@ class ContactInconsistencyError(KaneError):
 class EventOptions:
     """Tolerances of the event-driven scheme: ``rtol``/``atol`` of the integrator (DOP853); ``gap_tolerance``
     [m] (a contact this close touches); ``velocity_tolerance`` [m/s] (an approach slower than this is a resting
-    contact, not an impact); ``force_tolerance`` (relative, of the mode checks); ``max_events`` (more is refused
-    as a Zeno run); ``max_step`` [s] of the integrator."""
+    contact, not an impact; a rebound slower than this ends at rest); ``force_tolerance`` (relative, of the mode
+    checks); ``max_events`` (more is refused as a Zeno run); ``max_step`` [s] of the integrator;
+    ``accumulation_time`` [s]: an impact of a contact that had one less than this before is plastic (e = 0), so
+    the impacts of a bouncing or rocking body accumulate to a resting contact instead of chattering ever faster."""
 
     rtol: float = 1e-12
     atol: float = 1e-12
@@ -79,9 +81,11 @@ class EventOptions:
     force_tolerance: float = 1e-9
     max_events: int = 1000
     max_step: float = math.inf
+    accumulation_time: float = 1e-3
 
     def __post_init__(self):
-        for key in ("rtol", "atol", "gap_tolerance", "velocity_tolerance", "force_tolerance", "max_step"):
+        for key in ("rtol", "atol", "gap_tolerance", "velocity_tolerance", "force_tolerance", "max_step",
+                    "accumulation_time"):
             if not float(getattr(self, key)) > 0:
                 raise ArgumentError(f"EventOptions: {key}: expected > 0, got {getattr(self, key)!r}")
         if int(self.max_events) < 1:
@@ -290,13 +294,15 @@ class _Problem:
         MinvAT = cho_solve(cho_factor(data["M"]), A.T)
         return u - MinvAT @ np.linalg.lstsq(A @ MinvAT, A @ u, rcond=1e-13)[0]
 
-    def impact(self, t, q, u, material_keys) -> np.ndarray:
-        """u after the frictional Newton impact of every touching contact (cone solver)."""
+    def impact(self, t, q, u, material_keys, plastic=()) -> np.ndarray:
+        """u after the frictional Newton impact of every touching contact (cone solver); a rebound slower than
+        ``velocity_tolerance``, and every one of the keys ``plastic``, is made plastic (e = 0)."""
         data = self.state(t, q, u, material_keys)
         J, cps = data["J"], data["cps"]
         v = (J @ u).reshape(-1, 3)
-        e = np.array([cp.material.restitution for cp in cps])
+        e = np.array([0.0 if k in plastic else cp.material.restitution for k, cp in zip(material_keys, cps)])
         target = -e * np.minimum(v[:, 0], 0.0)
+        target[target < self.options.velocity_tolerance] = 0.0  # a rebound this slow ends at rest (no chatter)
         slipping = np.hypot(v[:, 1], v[:, 2]) > 1e-9
         mu = np.array([cp.material.mu_kinetic if s else cp.material.mu_static for cp, s in zip(cps, slipping)])
         MinvJT = cho_solve(cho_factor(data["M"]), J.T)
@@ -310,23 +316,37 @@ class _Problem:
 def _event_functions(problem: _Problem, modes: dict, fields: Callable, slip_tolerance: float, y0) -> tuple[list,
                                                                                                          list]:
     """The segment's event functions g(t, y) (terminal, falling through 0) and what each one means: per open
-    contact its gap (one falling from a gap <= 0 at the start, separating, is not an impact). A slip that
-    began at rest ends when its slip velocity falls to -slip_tolerance along its direction (not at 0, which a
-    contact held at zero slip by the others would cross at round-off)."""
+    contact its gap; one that touches at the start (gap d0 <= gap_tolerance: it was left open, separating or
+    accelerating away) meets the other body again at gap = min(d0, 0) - gap_tolerance (found at d0 it would be
+    found again at the start, a zero-length segment again and again; and one that starts a hair below 0 and
+    rises less than that before it comes back would never cross 0 and would sink in unseen).
+    A slip that began at rest ends when its slip velocity falls to -slip_tolerance along its direction (not at 0,
+    which a contact held at zero slip by the others would cross at round-off). The contact points of a state are
+    found once for all the functions."""
     n_q = problem.n_q
     closed = list(modes)
-    known = [k for k in problem.points(y0[:n_q]) if k not in modes]
+    start = problem.points(y0[:n_q])
+    known = [k for k in start if k not in modes]
+    tol = problem.options.gap_tolerance
+    lift = {k: tol - min(start[k].distance, 0.0) if start[k].distance <= tol else 0.0 for k in known}
+    last: dict = {}
+
+    def points(y):
+        key = y[:n_q].tobytes()
+        if last.get("key") != key:
+            last["key"], last["points"] = key, problem.points(y[:n_q])
+        return last["points"]
 
     def gap(t, y, k):
-        cp = problem.points(y[:n_q]).get(k)
-        return 1.0 if cp is None else cp.distance
+        cp = points(y).get(k)
+        return 1.0 if cp is None else cp.distance + lift[k]
 
     def newcomers(t, y):  # contact points that contacts(q) did not list at the segment's start
-        gaps = [cp.distance for k, cp in problem.points(y[:n_q]).items() if k not in modes and k not in known]
+        gaps = [cp.distance for k, cp in points(y).items() if k not in modes and k not in known]
         return min(gaps) if gaps else 1.0
 
     funcs = [newcomers] + [lambda t, y, k=k: gap(t, y, k) for k in known]
-    meaning = [("impact", None)] * len(funcs)
+    meaning = [("impact", None)] + [("impact", k) for k in known]
     for k in closed:
         mode = modes[k]
         funcs.append(lambda t, y, k=k: fields(t, y)["N"][k])
@@ -396,6 +416,7 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
     rec: dict = {k: [] for k in ("step", "name", "pn", "pt", "n", "slip", "mode")}
     iterations = np.zeros(max(n, 1), dtype=np.int64)
     log: list[ContactEvent] = []
+    impacts: dict = {}  # contact -> time of its last impact
     sent = [0, 0, 0, 0]  # samples, record rows, events and evaluations given to the sink
 
     def send(evaluations):
@@ -467,10 +488,13 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
         if kind == "impact":
             pts = problem.points(qe)
             touching = [kk for kk, cp in pts.items() if cp.distance <= events.gap_tolerance or kk in modes]
-            key = min((kk for kk in pts if kk not in modes), key=lambda kk: pts[kk].distance)
+            if key is None:  # a newcomer: the deepest point not in contact (the one whose gap fell through 0)
+                key = min((kk for kk in pts if kk not in modes), key=lambda kk: pts[kk].distance)
             J = dense_rows(qe, [pts[key]], bodies, problem.n_u)
             if J[0] @ ue < -events.velocity_tolerance:
-                ue = problem.impact(t, qe, ue, touching)
+                plastic = {kk for kk in touching if t - impacts.get(kk, -math.inf) < events.accumulation_time}
+                ue = problem.impact(t, qe, ue, touching, plastic)
+                impacts[key] = t
             else:
                 kind = "touch"
         elif kind in ("open", "stick->slip"):  # every closed contact at the same boundary (a symmetric box)
