@@ -48,7 +48,7 @@ def thrown_scene(seed):
     return bodies, contacts, q0, u0, mu
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", [1, 4, 5])  # 10 to 26 impacts each, a few seconds (seeds 0, 2, 3: 8 to 34 s)
 def test_seeded_dropped_and_thrown_spheres_never_gain_energy_and_keep_their_forces_in_the_cones(seed):
     bodies, contacts, q0, u0, mu = thrown_scene(seed)
     run = simulate_contacts(bodies, contacts, q0, u0, 0.02, 0.3, EVENTS)

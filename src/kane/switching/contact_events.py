@@ -42,8 +42,9 @@ from scipy.linalg import cho_factor, cho_solve
 
 from ..errors import ArgumentError, KaneError
 from .cone_solver import solve_cones
-from .contact_samples import SampleBlock, modes_text, records_of
-from .contact_stepping import (MODES, ContactOptions, ContactRun, ContactScheme, _bodies_of,
+from .contact_samples import SampleBlock, records_of, run_failure
+from .contact_samples import mode_names as _named
+from .contact_stepping import (ContactOptions, ContactRun, ContactScheme, _bodies_of,
                                _check_state, dense_rows, step_count)
 from .contact_stepping import simulate_contacts as simulate_time_stepping
 
@@ -112,10 +113,6 @@ class EventContactRun(ContactRun):
     the segment ends."""
 
     events: tuple = ()
-
-
-def _named(modes: dict) -> tuple:
-    return tuple((f"{k[0]}#{k[1]}", MODES[m.kind]) for k, m in modes.items())
 
 
 @dataclass(frozen=True)
@@ -316,13 +313,10 @@ class _Problem:
 def _event_functions(problem: _Problem, modes: dict, fields: Callable, slip_tolerance: float, y0) -> tuple[list,
                                                                                                          list]:
     """The segment's event functions g(t, y) (terminal, falling through 0) and what each one means: per open
-    contact its gap; one that touches at the start (gap d0 <= gap_tolerance: it was left open, separating or
-    accelerating away) meets the other body again at gap = min(d0, 0) - gap_tolerance (found at d0 it would be
-    found again at the start, a zero-length segment again and again; and one that starts a hair below 0 and
-    rises less than that before it comes back would never cross 0 and would sink in unseen).
+    contact its gap; one touching at the start (gap d0 <= gap_tolerance, left open) meets the other body again at
+    gap min(d0, 0) - gap_tolerance (at d0 it is found again at the start, and from a hair below 0 maybe never).
     A slip that began at rest ends when its slip velocity falls to -slip_tolerance along its direction (not at 0,
-    which a contact held at zero slip by the others would cross at round-off). The contact points of a state are
-    found once for all the functions."""
+    which a contact held at zero slip by the others would cross at round-off)."""
     n_q = problem.n_q
     closed = list(modes)
     start = problem.points(y0[:n_q])
@@ -373,13 +367,10 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
     """The event-driven run (module docstring) from t = 0, (q0 (n_q,), u0 (n_u,)) to t_end [s], sampled every h
     [s] (the outputs of :func:`.contact_stepping.simulate_contacts`, forces at the samples' instants), with the
     events. Reached by :func:`simulate_contacts` with ``ContactOptions(scheme=ContactScheme.EVENT_DRIVEN)``.
-
-    ``sink(block)``: called with every :class:`SampleBlock` as the run makes it (at each segment's end, before
-    the event that ends it is resolved), so a run that fails or is stopped keeps its samples (it may raise to stop
-    the run); ``window``: integrate at most this many samples at a time (a segment longer than that is continued
-    from its last sample; None: whole segments). A failure of the integrator or more than ``max_events`` events
-    raise :class:`kane.simulate.SimulationError` with the time, the modes and the last good state; no consistent
-    mode, :class:`ContactInconsistencyError` with them."""
+    ``sink(block)`` gets every :class:`SampleBlock` as it is made (at each segment's end, before its event is
+    resolved; it may raise to stop the run); ``window``: at most this many samples per integration (None: whole
+    segments). An integrator failure or a Zeno run raise :class:`kane.simulate.SimulationError`, no consistent
+    mode :class:`ContactInconsistencyError`, with the time, the modes and the last good state."""
     n = step_count(h, t_end)
     bodies = _bodies_of(dynamics, bodies)
     q, u = _check_state(dynamics, q0, u0)
@@ -429,13 +420,6 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
         sent[:] = [k_next, len(rec["step"]), len(log), evaluations]
         sink(block)
 
-    def failed(reason, t_fail, y_fail):
-        from ..simulate.simulator import SimulationError
-
-        text = modes_text(_named(modes))
-        return SimulationError(f"event-driven contact: {reason} (modes: {text})", reason=reason, t=t_fail,
-                               mode=text, t_good=t_fail, q=y_fail[:n_q].copy(), u=y_fail[n_q:].copy())
-
     def sample(k, t, y):
         Q[k], U[k] = y[:n_q], y[n_q:]
         if has_energy:
@@ -462,23 +446,24 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
         sol = solve_ivp(rhs, (t, t_to), y, method="DOP853", rtol=events.rtol, atol=events.atol,
                         events=funcs, dense_output=True, max_step=events.max_step)
         t_stop = float(sol.t[-1])
-        while k_next <= n and (grid[k_next] < t_stop or (sol.status == 0 and grid[k_next] <= t_stop)) and \
-                sol.sol is not None:
+        while k_next <= n and (grid[k_next] < t_stop or (sol.status == 0 and grid[k_next] <= t_stop)):
             sample(k_next, float(grid[k_next]), sol.sol(grid[k_next]))
             k_next += 1
         iterations[min(max(k_next - 1, 0), iterations.size - 1)] += calls[0]
         evaluations += calls[0]
         send(evaluations)
         if sol.status < 0:
-            raise failed(f"the integrator failed at t = {t_stop:.12g} s: {sol.message}", t_stop, sol.y[:, -1])
+            raise run_failure("event-driven contact", f"the integrator failed at t = {t_stop:.12g} s: "
+                              f"{sol.message}", t_stop, sol.y[:n_q, -1], sol.y[n_q:, -1], _named(modes))
         if sol.status == 0:
             if t_stop >= grid[-1]:
                 break
             t, y = t_stop, sol.y[:, -1].copy()  # the window ends before the segment: go on in the same modes
             continue
         if len(log) >= events.max_events:
-            raise failed(f"more than {events.max_events} events by t = {t_stop:.12g} s (a Zeno run?); raise "
-                         f"EventOptions.max_events or use ContactScheme.TIME_STEPPING", t_stop, sol.y[:, -1])
+            raise run_failure("event-driven contact", f"more than {events.max_events} events by t = {t_stop:.12g} "
+                              f"s (a Zeno run?); raise EventOptions.max_events or use ContactScheme.TIME_STEPPING",
+                              t_stop, sol.y[:n_q, -1], sol.y[n_q:, -1], _named(modes))
         which = min((float(te[0]), i) for i, te in enumerate(sol.t_events) if len(te))[1]
         kind, key = meaning[which]
         t = t_stop

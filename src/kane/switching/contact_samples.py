@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .contact_stepping import ContactRecords
+from .contact_stepping import MODES, ContactRecords
 
-__all__ = ["SampleBlock", "modes_text", "records_of"]
+__all__ = ["SampleBlock", "mode_names", "modes_text", "records_of", "run_failure"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,21 @@ class SampleBlock:
 def modes_text(modes: tuple) -> str:
     """``"a|b#0 stick, a|b#1 slip"`` of ((name, mode name), ...), or ``"all open"``."""
     return ", ".join(f"{name} {mode}" for name, mode in modes) or "all open"
+
+
+def mode_names(modes: dict) -> tuple:
+    """((``"<pair>#<rank>"``, mode name), ...) of ``modes`` {(pair, rank): a mode with ``kind`` in MODES}."""
+    return tuple((f"{k[0]}#{k[1]}", MODES[m.kind]) for k, m in modes.items())
+
+
+def run_failure(scheme: str, reason: str, t: float, q, u, modes: tuple):
+    """The :class:`kane.simulate.SimulationError` of a contact run of ``scheme`` that stopped at t [s] in
+    ``modes`` ((name, mode name), ...), (q, u) its last good state."""
+    from ..simulate.simulator import SimulationError
+
+    text = modes_text(modes)
+    return SimulationError(f"{scheme}: {reason} (modes: {text})", reason=reason, t=t, mode=text, t_good=t,
+                           q=np.array(q, dtype=float), u=np.array(u, dtype=float))
 
 
 def records_of(rec: dict, lo: int = 0, hi: int | None = None) -> ContactRecords:

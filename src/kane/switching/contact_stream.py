@@ -37,7 +37,7 @@ from ..mechanics.collision_batch import ContactBatch
 from ..simulate.run_limits import interrupt_signals, interrupted_status, limit_reached
 from ..simulate.simulator import SimulationError
 from .contact_events import ContactInconsistencyError, simulate_events
-from .contact_samples import SampleBlock, modes_text, records_of
+from .contact_samples import SampleBlock, modes_text, records_of, run_failure
 from .contact_fast import WarmStart
 from .contact_stepping import (MODES, ContactOptions, ContactScheme, _bodies_of, _check_state,
                                _pair_names, contact_step, step_count)
@@ -132,10 +132,8 @@ def stream_time_stepping(dynamics, contacts: Callable, q0, u0, h: float, t_end: 
         send()
         if isinstance(exc, SimulationError):
             raise
-        text = modes_text(state["modes"])
-        reason = f"the contact step from t = {t!r} s raised {type(exc).__name__}: {exc}"
-        raise SimulationError(f"contact time stepping: {reason} (modes: {text})", reason=reason, t=t, mode=text,
-                              t_good=t, q=np.array(q_k), u=np.array(u_k)) from exc
+        raise run_failure("contact time stepping", f"the contact step from t = {t!r} s raised "
+                          f"{type(exc).__name__}: {exc}", t, q_k, u_k, state["modes"]) from exc
     except BaseException:
         send()
         raise
