@@ -235,7 +235,7 @@ class _Problem:
         v = (data["J"] @ u).reshape(-1, 3)
         at_rest = {}
         for i, k in enumerate(keys):
-            at_rest[k] = k in rest or np.hypot(v[i, 1], v[i, 2]) <= 1e-9 * (1.0 + np.abs(v[i]).max())
+            at_rest[k] = k in rest or np.hypot(v[i, 1], v[i, 2]) <= _MOVING  # slower: no direction of its own
         base = {}
         for i, k in enumerate(keys):
             if v[i, 0] > opt.velocity_tolerance:
