@@ -294,7 +294,8 @@ def _start(model, path, t_end, method, rtol, atol, dt, output_dt, dependent, pro
 
     if has_collisions(lm):  # [[collision]] shapes: a contact scheme runs it
         with err.status("deriving the equations of motion and the contact geometry"):
-            dyn, job, writer = contact_simulation(lm, s, path, contact_scheme, f"{lm.name} ({model})")
+            dyn, job, writer = contact_simulation(lm, s, path, contact_scheme, f"{lm.name} ({model})", max_steps,
+                                                  max_wall_time or None)
         return lm, dyn, job, writer, s
     if not Method.parse(s.method).adaptive and s.dt is None:
         raise ModelError(f"method {s.method!r} is fixed-step: give --dt [s] (or dt in [simulation])")

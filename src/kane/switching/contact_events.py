@@ -31,7 +31,6 @@ the contacts and the time.
 
 from __future__ import annotations
 
-import enum
 import itertools
 import math
 from collections.abc import Callable
@@ -41,9 +40,13 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.linalg import cho_factor, cho_solve
 
-from ..errors import ArgumentError, KaneError
+from ..errors import KaneError
 from .cone_solver import solve_cones
-from .contact_stepping import (MODES, ContactOptions, ContactRecords, ContactRun, ContactScheme, _bodies_of,
+from .contact_event_records import (ContactEvent, ContactInconsistencyError, EventContactRun, EventEngine,
+                                    EventOptions)
+from .contact_samples import SampleBlock, records_of, run_failure
+from .contact_samples import mode_names as _named
+from .contact_stepping import (ContactOptions, ContactRun, ContactScheme, _bodies_of,
                                _check_state, dense_rows, step_count)
 from .contact_stepping import simulate_contacts as simulate_time_stepping
 
@@ -52,81 +55,6 @@ __all__ = ["ContactEvent", "ContactInconsistencyError", "EventContactRun", "Even
 
 OPEN, STICK, SLIP = 0, 1, 2
 _MOVING = 1e-7  # [m/s] a slip this fast has its own direction; slower, the mode's direction stands
-
-
-class ContactInconsistencyError(KaneError):
-    """No consistent contact mode, or several with different accelerations (Painleve-type), at time ``t`` [s]
-    among the contacts ``contacts`` (their names); ``kind`` is ``"none"`` or ``"several"``."""
-
-    def __init__(self, message: str, t: float, contacts: tuple, kind: str):
-        super().__init__(message)
-        self.t, self.contacts, self.kind = float(t), tuple(contacts), kind
-
-
-class EventEngine(enum.Enum):
-    """Who integrates the segments between events: ``AUTO`` the compiled path when the scene qualifies
-    (:func:`.contact_events_fast.engine_of`), else the Python loop; ``COMPILED`` (refused by name when the scene
-    does not qualify); ``PYTHON`` (scipy's DOP853 on the Python right-hand side)."""
-
-    AUTO = "auto"
-    COMPILED = "compiled"
-    PYTHON = "python"
-
-
-@dataclass(frozen=True)
-class EventOptions:
-    """Tolerances of the event-driven scheme: ``rtol``/``atol`` of the integrator (DOP853 in the Python loop,
-    DOPRI5 on the compiled path); ``gap_tolerance`` [m] (a contact this close touches); ``velocity_tolerance``
-    [m/s] (an approach slower than this is a resting contact, not an impact); ``force_tolerance`` (relative, of
-    the mode checks); ``max_events`` (more is refused as a Zeno run); ``max_step`` [s] of the integrator;
-    ``engine`` (:class:`EventEngine`) who integrates between events."""
-
-    rtol: float = 1e-12
-    atol: float = 1e-12
-    gap_tolerance: float = 1e-8
-    velocity_tolerance: float = 1e-7
-    force_tolerance: float = 1e-9
-    max_events: int = 1000
-    max_step: float = math.inf
-    engine: EventEngine = EventEngine.AUTO
-
-    def __post_init__(self):
-        if not isinstance(self.engine, EventEngine):
-            try:
-                object.__setattr__(self, "engine", EventEngine(self.engine))
-            except ValueError:
-                raise ArgumentError(f"EventOptions: engine: expected one of "
-                                    f"{', '.join(e.value for e in EventEngine)}, got {self.engine!r}") from None
-        for key in ("rtol", "atol", "gap_tolerance", "velocity_tolerance", "force_tolerance", "max_step"):
-            if not float(getattr(self, key)) > 0:
-                raise ArgumentError(f"EventOptions: {key}: expected > 0, got {getattr(self, key)!r}")
-        if int(self.max_events) < 1:
-            raise ArgumentError(f"EventOptions: max_events: expected >= 1, got {self.max_events!r}")
-
-
-@dataclass(frozen=True)
-class ContactEvent:
-    """One event: time ``t`` [s], ``kind`` ("impact", "touch" (a contact closing at zero speed), "open",
-    "stick->slip", "slip->stick", "slip->slip" (the slip reversed and slips on), "slip turned" (a 3-D slip turned
-    across its starting direction; it slips on along the new one)),
-    ``contact`` (the triggering contact's name) and the modes after it (name -> mode name)."""
-
-    t: float
-    kind: str
-    contact: str
-    modes: tuple
-
-
-@dataclass(frozen=True)
-class EventContactRun(ContactRun):
-    """A :class:`ContactRun` of the event-driven scheme, with ``events`` (tuple of :class:`ContactEvent`); its
-    ``iterations`` count the right-hand sides evaluated, per segment between events, on the output interval where
-    the segment ends; ``engine`` "compiled" or "python" (who integrated the segments) and ``engine_reason`` why
-    not the compiled path ("" when it ran)."""
-
-    events: tuple = ()
-    engine: str = "python"
-    engine_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -249,7 +177,7 @@ class _Problem:
         v = (data["J"] @ u).reshape(-1, 3)
         at_rest = {}
         for i, k in enumerate(keys):
-            at_rest[k] = k in rest or np.hypot(v[i, 1], v[i, 2]) <= 1e-9 * (1.0 + np.abs(v[i]).max())
+            at_rest[k] = k in rest or np.hypot(v[i, 1], v[i, 2]) <= _MOVING  # slower: no direction of its own
         base = {}
         for i, k in enumerate(keys):
             if v[i, 0] > opt.velocity_tolerance:
@@ -279,15 +207,16 @@ class _Problem:
             if self.consistent(data, modes, u, solved):
                 found.append((modes, solved[0]))
         names = tuple(f"{k[0]}#{k[1]}" for k in keys)
+        where = (q.copy(), u.copy(), _named(previous))
         if not found:
             raise ContactInconsistencyError(f"Painleve-type inconsistency at t = {t:.12g} s: no consistent contact "
-                                            f"mode for {', '.join(names)}", t, names, "none")
+                                            f"mode for {', '.join(names)}", t, names, "none", *where)
         first = found[0][1]
         for _, udot in found[1:]:
             if np.linalg.norm(udot - first) > 1e-6 * (1.0 + np.linalg.norm(first)):
                 raise ContactInconsistencyError(f"Painleve-type inconsistency at t = {t:.12g} s: several contact "
                                                 f"modes with different accelerations for {', '.join(names)}", t,
-                                                names, "several")
+                                                names, "several", *where)
         modes = {k: m for k, m in found[0][0].items() if m.kind != OPEN}
         return modes, data
 
@@ -304,13 +233,15 @@ class _Problem:
         MinvAT = cho_solve(cho_factor(data["M"]), A.T)
         return u - MinvAT @ np.linalg.lstsq(A @ MinvAT, A @ u, rcond=1e-13)[0]
 
-    def impact(self, t, q, u, material_keys) -> np.ndarray:
-        """u after the frictional Newton impact of every touching contact (cone solver)."""
+    def impact(self, t, q, u, material_keys, plastic=()) -> np.ndarray:
+        """u after the frictional Newton impact of every touching contact (cone solver); a rebound slower than
+        ``velocity_tolerance``, and every one of the keys ``plastic``, is made plastic (e = 0)."""
         data = self.state(t, q, u, material_keys)
         J, cps = data["J"], data["cps"]
         v = (J @ u).reshape(-1, 3)
-        e = np.array([cp.material.restitution for cp in cps])
+        e = np.array([0.0 if k in plastic else cp.material.restitution for k, cp in zip(material_keys, cps)])
         target = -e * np.minimum(v[:, 0], 0.0)
+        target[target < self.options.velocity_tolerance] = 0.0  # a rebound this slow ends at rest (no chatter)
         slipping = np.hypot(v[:, 1], v[:, 2]) > 1e-9
         mu = np.array([cp.material.mu_kinetic if s else cp.material.mu_static for cp, s in zip(cps, slipping)])
         MinvJT = cho_solve(cho_factor(data["M"]), J.T)
@@ -324,23 +255,34 @@ class _Problem:
 def _event_functions(problem: _Problem, modes: dict, fields: Callable, slip_tolerance: float, y0) -> tuple[list,
                                                                                                          list]:
     """The segment's event functions g(t, y) (terminal, falling through 0) and what each one means: per open
-    contact its gap (one falling from a gap <= 0 at the start, separating, is not an impact). A slip that
-    began at rest ends when its slip velocity falls to -slip_tolerance along its direction (not at 0, which a
-    contact held at zero slip by the others would cross at round-off)."""
+    contact its gap; one touching at the start (gap d0 <= gap_tolerance, left open) meets the other body again at
+    gap min(d0, 0) - gap_tolerance (at d0 it is found again at the start, and from a hair below 0 maybe never).
+    A slip that began at rest ends when its slip velocity falls to -slip_tolerance along its direction (not at 0,
+    which a contact held at zero slip by the others would cross at round-off)."""
     n_q = problem.n_q
     closed = list(modes)
-    known = [k for k in problem.points(y0[:n_q]) if k not in modes]
+    start = problem.points(y0[:n_q])
+    known = [k for k in start if k not in modes]
+    tol = problem.options.gap_tolerance
+    lift = {k: tol - min(start[k].distance, 0.0) if start[k].distance <= tol else 0.0 for k in known}
+    last: dict = {}
+
+    def points(y):
+        key = y[:n_q].tobytes()
+        if last.get("key") != key:
+            last["key"], last["points"] = key, problem.points(y[:n_q])
+        return last["points"]
 
     def gap(t, y, k):
-        cp = problem.points(y[:n_q]).get(k)
-        return 1.0 if cp is None else cp.distance
+        cp = points(y).get(k)
+        return 1.0 if cp is None else cp.distance + lift[k]
 
     def newcomers(t, y):  # contact points that contacts(q) did not list at the segment's start
-        gaps = [cp.distance for k, cp in problem.points(y[:n_q]).items() if k not in modes and k not in known]
+        gaps = [cp.distance for k, cp in points(y).items() if k not in modes and k not in known]
         return min(gaps) if gaps else 1.0
 
     funcs = [newcomers] + [lambda t, y, k=k: gap(t, y, k) for k in known]
-    meaning = [("impact", None)] * len(funcs)
+    meaning = [("impact", None)] + [("impact", k) for k in known]
     for k in closed:
         mode = modes[k]
         funcs.append(lambda t, y, k=k: fields(t, y)["N"][k])
@@ -362,10 +304,15 @@ def _event_functions(problem: _Problem, modes: dict, fields: Callable, slip_tole
 
 def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float,
                     options: ContactOptions = ContactOptions(), bodies=None, params=None,
-                    events: EventOptions = EventOptions()) -> EventContactRun:
+                    events: EventOptions = EventOptions(), sink: Callable | None = None,
+                    window: int | None = None) -> EventContactRun:
     """The event-driven run (module docstring) from t = 0, (q0 (n_q,), u0 (n_u,)) to t_end [s], sampled every h
     [s] (the outputs of :func:`.contact_stepping.simulate_contacts`, forces at the samples' instants), with the
-    events. Reached by :func:`simulate_contacts` with ``ContactOptions(scheme=ContactScheme.EVENT_DRIVEN)``."""
+    events. Reached by :func:`simulate_contacts` with ``ContactOptions(scheme=ContactScheme.EVENT_DRIVEN)``.
+    ``sink(block)`` gets every :class:`SampleBlock` as it is made (at each segment's end, before its event is
+    resolved; it may raise to stop the run); ``window``: at most this many samples per integration (None: whole
+    segments). An integrator failure or a Zeno run raise :class:`kane.simulate.SimulationError`, no consistent
+    mode :class:`ContactInconsistencyError`, with the time, the modes and the last good state."""
     n = step_count(h, t_end)
     from . import contact_events_fast
 
@@ -401,12 +348,28 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
                                fields(t, y)["udot"]])
 
     Q, U = np.empty((n + 1, q.size)), np.empty((n + 1, u.size))
+    has_energy = dynamics.capabilities.energy
+    energy = np.empty(n + 1) if has_energy else None
     rec: dict = {k: [] for k in ("step", "name", "pn", "pt", "n", "slip", "mode")}
     iterations = np.zeros(max(n, 1), dtype=np.int64)
     log: list[ContactEvent] = []
+    impacts: dict = {}  # contact -> time of its last impact
+    sent = [0, 0, 0, 0]  # samples, record rows, events and evaluations given to the sink
+
+    def send(evaluations):
+        if sink is None or (k_next == sent[0] and len(log) == sent[2]):
+            return
+        lo = sent[0]
+        block = SampleBlock(lo, grid[lo:k_next], Q[lo:k_next], U[lo:k_next],
+                            None if energy is None else energy[lo:k_next], records_of(rec, sent[1]),
+                            tuple(log[sent[2]:]), evaluations - sent[3], _named(modes))
+        sent[:] = [k_next, len(rec["step"]), len(log), evaluations]
+        sink(block)
 
     def sample(k, t, y):
         Q[k], U[k] = y[:n_q], y[n_q:]
+        if has_energy:
+            energy[k] = dynamics.energy(t, Q[k], U[k], params)
         if not modes:
             return
         v = fields(t, y)
@@ -420,35 +383,46 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
             rec["slip"].append(v["vt"][key])
             rec["mode"].append(mode.kind)
 
-    t, k_next = 0.0, 0
+    t, k_next, evaluations = 0.0, 0, 0
     y = np.concatenate([q, u])
     scene = fast.compiled_scene(dynamics, contacts, grid) if fast is not None else None
     while True:
         if scene is not None:  # the compiled segment (contact_events_fast): samples, records, the event
+            k0 = k_next
             seg = fast.segment(scene, t, y, modes, k_next, events, options.slip_tolerance)
             fast.record_samples(scene, modes, k_next, seg.k_next, Q, U, n_q, rec)
             done, t_stop, y_stop, kind, key, k_next, calls[0] = (seg.done, seg.t, seg.y, seg.kind, seg.key,
                                                                  seg.k_next, seg.calls)
+            if energy is not None and k_next > k0:
+                energy[k0:k_next] = dynamics.energies(grid[k0:k_next], Q[k0:k_next], U[k0:k_next])
+            status = 0 if done else 1
         else:
             funcs, meaning = _event_functions(problem, modes, fields, options.slip_tolerance, y)
             calls[0] = 0
-            sol = solve_ivp(rhs, (t, float(grid[-1])), y, method="DOP853", rtol=events.rtol, atol=events.atol,
+            t_to = float(grid[-1] if window is None else grid[min(n, k_next + int(window))])
+            sol = solve_ivp(rhs, (t, t_to), y, method="DOP853", rtol=events.rtol, atol=events.atol,
                             events=funcs, dense_output=True, max_step=events.max_step)
-            if sol.status < 0:
-                raise KaneError(f"event-driven contact: the integrator failed at t = {sol.t[-1]:.12g} s: "
-                                f"{sol.message}")
-            done, t_stop, y_stop = sol.status == 0, float(sol.t[-1]), sol.y[:, -1]
-            while k_next <= n and (grid[k_next] < t_stop or (done and k_next <= n)):
+            status, t_stop, y_stop = sol.status, float(sol.t[-1]), sol.y[:, -1]
+            while k_next <= n and (grid[k_next] < t_stop or (status == 0 and grid[k_next] <= t_stop)):
                 sample(k_next, float(grid[k_next]), sol.sol(grid[k_next]))
                 k_next += 1
-            if not done:
-                kind, key = meaning[min((float(te[0]), i) for i, te in enumerate(sol.t_events) if len(te))[1]]
         iterations[min(max(k_next - 1, 0), iterations.size - 1)] += calls[0]
-        if done:
-            break
+        evaluations += calls[0]
+        send(evaluations)
+        if status < 0:
+            raise run_failure("event-driven contact", f"the integrator failed at t = {t_stop:.12g} s: "
+                              f"{sol.message}", t_stop, y_stop[:n_q], y_stop[n_q:], _named(modes))
+        if status == 0:
+            if t_stop >= grid[-1]:
+                break
+            t, y = t_stop, y_stop.copy()  # the window ends before the segment: go on in the same modes
+            continue
         if len(log) >= events.max_events:
-            raise KaneError(f"event-driven contact: more than {events.max_events} events by t = {t_stop:.12g} s "
-                            f"(a Zeno run?); raise EventOptions.max_events or use ContactScheme.TIME_STEPPING")
+            raise run_failure("event-driven contact", f"more than {events.max_events} events by t = {t_stop:.12g} "
+                              f"s (a Zeno run?); raise EventOptions.max_events or use ContactScheme.TIME_STEPPING",
+                              t_stop, y_stop[:n_q], y_stop[n_q:], _named(modes))
+        if scene is None:
+            kind, key = meaning[min((float(te[0]), i) for i, te in enumerate(sol.t_events) if len(te))[1]]
         t = t_stop
         qe = bodies.normalize(y_stop[:n_q])
         ue = y_stop[n_q:].copy()
@@ -456,10 +430,13 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
         if kind == "impact":
             pts = problem.points(qe)
             touching = [kk for kk, cp in pts.items() if cp.distance <= events.gap_tolerance or kk in modes]
-            key = min((kk for kk in pts if kk not in modes), key=lambda kk: pts[kk].distance)
+            if key is None:  # a newcomer: the deepest point not in contact (the one whose gap fell through 0)
+                key = min((kk for kk in pts if kk not in modes), key=lambda kk: pts[kk].distance)
             J = dense_rows(qe, [pts[key]], bodies, problem.n_u)
             if J[0] @ ue < -events.velocity_tolerance:
-                ue = problem.impact(t, qe, ue, touching)
+                plastic = {kk for kk in touching if t - impacts.get(kk, -math.inf) < events.accumulation_time}
+                ue = problem.impact(t, qe, ue, touching, plastic)
+                impacts[key] = t
             else:
                 kind = "touch"
         elif kind in ("open", "stick->slip"):  # every closed contact at the same boundary (a symmetric box)
@@ -483,19 +460,9 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
         cache.clear()
         if kind == "slip->stick" and key in modes and modes[key].kind == SLIP:
             kind = "slip->slip"
-        log.append(ContactEvent(t, kind, f"{key[0]}#{key[1]}",
-                                tuple((f"{kk[0]}#{kk[1]}", MODES[m.kind]) for kk, m in modes.items())))
+        log.append(ContactEvent(t, kind, f"{key[0]}#{key[1]}", _named(modes)))
         y = np.concatenate([qe, ue])
-    has_energy = dynamics.capabilities.energy
-    energy = dynamics.energies(grid, Q, U) if fast is not None else np.array(  # compiled: FreeBodies
-        [dynamics.energy(tk, Q[k], U[k], params) for k, tk in enumerate(grid)]) if has_energy \
-        else None
-    records = ContactRecords(np.array(rec["step"], dtype=np.int64), tuple(rec["name"]),
-                             np.array(rec["pn"], dtype=float), np.array(rec["pt"], dtype=float).reshape(-1, 2),
-                             np.array(rec["n"], dtype=float).reshape(-1, 3),
-                             np.array(rec["slip"], dtype=float).reshape(-1, 2),
-                             np.array(rec["mode"], dtype=np.int8))
-    return EventContactRun(grid, Q, U, energy, records, iterations[:n], np.ones(n, dtype=bool), float(h),
+    return EventContactRun(grid, Q, U, energy, records_of(rec), iterations[:n], np.ones(n, dtype=bool), float(h),
                            options.scheme, tuple(log), "compiled" if fast is not None else "python", reason)
 
 

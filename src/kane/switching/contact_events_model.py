@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.model import GROUND
-from .contact_events import simulate_contacts
+from .contact_events import simulate_events
 from .contact_events_fast import CORNERS, PlaneContacts
 
 __all__ = ["model_event_run", "to_free"]
@@ -101,25 +101,42 @@ def to_free(bodies, q, u) -> np.ndarray:
     return out.reshape(-1)
 
 
-def model_event_run(dynamics, params, bodies, contacts, record_points, q0, u0, h, t_end, options):
-    """The event-driven run of a model with collision shapes (:func:`.contact_run.run_contacts`): on the compiled
-    path when the model is free bodies under gravity (checked on a probe state against the FreeBodies of its
-    masses and inertias; its free joints' v in body axes mapped to world axes and back) whose collision pairs are
-    boxes and spheres against ground half-spaces, else the Python loop on the model (``bodies`` its SystemBodies,
-    ``contacts`` its coal contacts) with the reason recorded. Returns (run in the model's q, u, the contacts
-    callable for the run's records)."""
-    from dataclasses import replace
-
+def model_scene(dynamics, params) -> tuple:
+    """(FreeBodies, PlaneContacts, "") of a model the compiled event-driven path runs (:func:`model_event_run`),
+    or (None, None, the reason it does not qualify)."""
     try:
         free, _ = _free_bodies_of_model(dynamics, params)
-        scene = _model_features(dynamics.equations.model, free)
+        return free, _model_features(dynamics.equations.model, free), ""
     except _Refused as why:
-        run = simulate_contacts(dynamics, contacts, q0, u0, h, t_end, options, bodies=bodies, params=params)
-        return replace(run, engine_reason=f"{why}") if run.engine == "python" else run, record_points
-    run = simulate_contacts(free, scene, q0, to_free(free, q0, u0), h, t_end, options)
-    U = np.array(run.u)
-    for k in range(U.shape[0]):
-        Ub = U[k].reshape(-1, 6)
-        for i, name in enumerate(free.names):
-            Ub[i, 3:] = free.pose(run.q[k], name)[1].T @ Ub[i, 3:]
-    return replace(run, u=U), scene
+        return None, None, f"{why}"
+
+
+def model_event_run(dynamics, params, bodies, contacts, record_points, q0, u0, h, t_end, options, sink=None,
+                    window=None):
+    """The event-driven run of a model with collision shapes (:func:`.contact_run.run_contacts`, and streamed by
+    :class:`.contact_run.ContactJob` with ``sink``/``window`` as :func:`.contact_events.simulate_events` takes
+    them): on the compiled path when the model is free bodies under gravity (checked on a probe state against the
+    FreeBodies of its masses and inertias; its free joints' v in body axes mapped to world axes and back) whose
+    collision pairs are boxes and spheres against ground half-spaces, else the Python loop on the model
+    (``bodies`` its SystemBodies, ``contacts`` its coal contacts) with the reason recorded. Returns (run in the
+    model's q, u, the contacts callable for the run's records)."""
+    from dataclasses import replace
+
+    free, scene, why = model_scene(dynamics, params)
+    if scene is None:
+        run = simulate_events(dynamics, contacts, q0, u0, h, t_end, options, bodies, params, sink=sink,
+                              window=window)
+        return replace(run, engine_reason=why) if run.engine == "python" else run, record_points
+
+    def to_model(q, u):
+        """u (K, n_u) with each free body's v from world axes to body axes (the model's speeds), a copy."""
+        U = np.array(u)
+        for k in range(U.shape[0]):
+            Ub = U[k].reshape(-1, 6)
+            for i, name in enumerate(free.names):
+                Ub[i, 3:] = free.pose(q[k], name)[1].T @ Ub[i, 3:]
+        return U
+
+    forward = None if sink is None else (lambda block: sink(replace(block, u=to_model(block.q, block.u))))
+    run = simulate_events(free, scene, q0, to_free(free, q0, u0), h, t_end, options, sink=forward, window=window)
+    return replace(run, u=to_model(run.q, run.u)), scene

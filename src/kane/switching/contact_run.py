@@ -30,11 +30,13 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ArgumentError, ModelError
+from ..options import Method
+from ..simulate.run_limits import run_limits
 from .contact_stepping import ContactOptions, ContactRun, ContactScheme
 
 __all__ = ["PAIR_FIELDS", "ContactRunOptions", "ContactRunResult", "ContactSeries", "collision_pairs",
            "contact_series", "has_collisions", "model_contact_problem", "refuse_collisions", "run_contacts",
-           "write_contact_run", "ContactJob", "contact_simulation"]
+           "write_contact_run", "ContactJob", "contact_simulation", "pair_block_outputs"]
 
 PAIR_FIELDS = ("normal_force", "friction_t1", "friction_t2", "slip_t1", "slip_t2", "mode", "point_x", "point_y",
                "point_z", "normal_x", "normal_y", "normal_z")
@@ -45,12 +47,16 @@ PAIR_FIELDS = ("normal_force", "friction_t1", "friction_t2", "slip_t1", "slip_t2
 class ContactRunOptions:
     """``scheme`` (:class:`ContactScheme` or its value), ``dt`` [s] the contact step (time stepping) or sampling
     interval (event-driven), ``t_end`` [s] (None: the model's ``[simulation] t_end``), ``contact`` the
-    :class:`ContactOptions` of the scheme (its ``scheme`` is replaced by ``scheme``)."""
+    :class:`ContactOptions` of the scheme (its ``scheme`` is replaced by ``scheme``); ``max_steps`` (contact
+    steps or sample intervals) and ``max_wall_time`` [s] stop a run written by :class:`ContactJob` (None: no
+    limit) with its samples saved."""
 
     scheme: ContactScheme = ContactScheme.TIME_STEPPING
     dt: float = 1e-3
     t_end: float | None = None
     contact: ContactOptions = field(default_factory=ContactOptions)
+    max_steps: int | None = None
+    max_wall_time: float | None = None
 
     def __post_init__(self):
         if not isinstance(self.scheme, ContactScheme):
@@ -63,6 +69,12 @@ class ContactRunOptions:
             raise ArgumentError(f"contact run: dt: expected a step > 0 [s], got {self.dt!r}")
         if self.t_end is not None and not float(self.t_end) > 0:
             raise ArgumentError(f"contact run: t_end: expected an end time > 0 [s], got {self.t_end!r}")
+        try:
+            limits = run_limits(Method.RK4, self.max_steps, self.max_wall_time)  # fixed steps: no default limit
+        except ArgumentError as exc:
+            raise ArgumentError(f"contact run: {exc}") from None
+        object.__setattr__(self, "max_steps", limits[0])
+        object.__setattr__(self, "max_wall_time", limits[1])
 
 
 @dataclass(frozen=True)
@@ -220,15 +232,28 @@ def _points_of_records(run: ContactRun, contact_points) -> np.ndarray:
     return out
 
 
-def run_contacts(loaded, options: ContactRunOptions = ContactRunOptions(), dynamics=None,
-                 watch=None) -> ContactRunResult:
-    """Run ``loaded`` (a :class:`kane.io.LoadedModel` with collision shapes) from its initial state by the contact
-    scheme of ``options`` to ``options.t_end`` (default: the model's) in steps of ``options.dt`` [s];
-    ``dynamics``: the model's compiled dynamics when already built (default: derived and compiled here);
-    ``watch()``: called before every contact query (once per step in time stepping), e.g. to take signals."""
-    from dataclasses import replace
+def pair_block_outputs(scheme: ContactScheme, block, pairs: tuple[str, ...], contact_points, previous) -> dict:
+    """``"<pair>.<field>"`` -> (m,) of a :class:`.contact_events.SampleBlock` of a run (as :func:`_pair_outputs`
+    of the whole run gives them); ``previous``: (index, t, q) of the sample before the block (time stepping's
+    records of a step are found at its first sample), or None for the first block."""
+    stepping = scheme is ContactScheme.TIME_STEPPING
+    lead = 1 if stepping and previous is not None else 0
+    t, q = block.t, block.q
+    if lead:
+        t, q = np.concatenate([[previous[1]], t]), np.vstack([previous[2], q])
+    rec = block.contacts
+    local = type(rec)(rec.step - (block.start - lead), rec.name, rec.normal_force, rec.friction_force,
+                      rec.normal_world, rec.slip_velocity, rec.mode)
+    run = ContactRun(t, q, np.zeros((t.shape[0], 0)), None, local, np.zeros(0, dtype=np.int64),
+                     np.zeros(0, dtype=bool), 0.0, scheme)
+    outputs = _pair_outputs(run, pairs, _points_of_records(run, contact_points))
+    return {k: v[lead:] for k, v in outputs.items()}
 
-    from .contact_events import simulate_contacts
+
+def _setup(loaded, options, dynamics):
+    """(t_end [s], params, dynamics, bodies, contact_points, q0, u0, ContactOptions) of a contact run of
+    ``loaded`` by ``options``, checked (:func:`run_contacts`)."""
+    from dataclasses import replace
 
     if not isinstance(options, ContactRunOptions):
         raise ArgumentError(f"run_contacts: options: expected a ContactRunOptions, got {type(options).__name__}")
@@ -247,7 +272,20 @@ def run_contacts(loaded, options: ContactRunOptions = ContactRunOptions(), dynam
     dyn = loaded.derive().compile() if dynamics is None else dynamics
     bodies, contact_points = model_contact_problem(dyn.equations, params)
     q0, u0 = loaded.initial_state(dyn)
-    contact = replace(options.contact, scheme=options.scheme)
+    return steps * options.dt, params, dyn, bodies, contact_points, q0, u0, replace(options.contact,
+                                                                                    scheme=options.scheme)
+
+
+def run_contacts(loaded, options: ContactRunOptions = ContactRunOptions(), dynamics=None,
+                 watch=None) -> ContactRunResult:
+    """Run ``loaded`` (a :class:`kane.io.LoadedModel` with collision shapes) from its initial state by the contact
+    scheme of ``options`` to ``options.t_end`` (default: the model's) in steps of ``options.dt`` [s], in memory
+    (:class:`ContactJob` writes a run as it goes); ``dynamics``: the model's compiled dynamics when already built
+    (default: derived and compiled here); ``watch()``: called before every contact query (once per step in time
+    stepping)."""
+    from .contact_events import simulate_contacts
+
+    t_end, params, dyn, bodies, contact_points, q0, u0, contact = _setup(loaded, options, dynamics)
     start = time.perf_counter()
 
     def watched(q):
@@ -258,10 +296,9 @@ def run_contacts(loaded, options: ContactRunOptions = ContactRunOptions(), dynam
     if contact.scheme is ContactScheme.EVENT_DRIVEN:  # free bodies on ground half-spaces: the compiled path
         from .contact_events_model import model_event_run
         run, contact_points = model_event_run(dyn, params, bodies, points, contact_points, q0, u0, options.dt,
-                                              steps * options.dt, contact)
+                                              t_end, contact)
     else:
-        run = simulate_contacts(dyn, points, q0, u0, options.dt, steps * options.dt, contact, bodies=bodies,
-                                params=params)
+        run = simulate_contacts(dyn, points, q0, u0, options.dt, t_end, contact, bodies=bodies, params=params)
     wall = time.perf_counter() - start
     pairs = collision_pairs(dyn.equations.model)
     outputs = _pair_outputs(run, pairs, _points_of_records(run, contact_points))
@@ -316,56 +353,60 @@ def contact_series(traj) -> ContactSeries | None:
 
 class ContactJob:
     """``kane simulate``'s run of a model with collision shapes: ``start(writer, progress)`` opens the run file
-    (its layout known from the model), runs :func:`run_contacts` and writes the samples when it ends; returns None
-    (the CLI reads the file back). ``progress(state)`` (the CLI's :class:`kane.run_command.RunProgress`) is called
-    before each contact query with ``state.t`` [s] (the steps so far x dt in time stepping) and ``state.stats``;
-    it takes Ctrl-C, which stops the run with the file closed as interrupted (the samples are written at the
-    end, so an interrupted contact run keeps none)."""
+    (its layout known from the model) and runs the scheme with the samples, energy and per-pair outputs written
+    as they are made, closing the file as completed, interrupted or failed (:mod:`.contact_stream`); returns None
+    (the CLI reads the file back). ``progress(state)`` (the CLI's :class:`kane.run_command.RunProgress`) is
+    called with ``state.t`` [s] (the last sample written) and ``state.stats`` before each time step, and at each
+    block of the event-driven scheme; it takes Ctrl-C. A limit of the options or a failure raises
+    :class:`kane.simulate.SimulationError` naming the time, the contact modes and the file."""
 
     def __init__(self, loaded, options: ContactRunOptions, description: str = "", dynamics=None):
         self.loaded, self.options, self.description, self.dynamics = loaded, options, description, dynamics
-        self.result: ContactRunResult | None = None
 
     def start(self, writer, progress=None):
-        from ..io.trajectory import Stats
+        from .contact_stream import run_scheme, write_contact_stream
 
-        dyn = self.dynamics if self.dynamics is not None else self.loaded.derive().compile()
-        method = f"contact {self.options.scheme.value}"
-        names = tuple(f"{p}.{f}" for p in collision_pairs(dyn.equations.model) for f in PAIR_FIELDS)
+        opts = self.options
+        t_end, params, dyn, bodies, contact_points, q0, u0, contact = _setup(self.loaded, opts, self.dynamics)
+        method = f"contact {opts.scheme.value}"
+        pairs = collision_pairs(dyn.equations.model)
         writer.open(q_names=tuple(str(s) for s in dyn.equations.model.q),
-                    u_names=tuple(str(s) for s in dyn.equations.u_independent), residual_names=names,
+                    u_names=tuple(str(s) for s in dyn.equations.u_independent),
+                    residual_names=tuple(f"{p}.{f}" for p in pairs for f in PAIR_FIELDS),
                     has_energy=dyn.capabilities.energy, description=self.description or f"contact run ({method})",
-                    params=dict(self.loaded.parameters), method=method)
-        state = _Progress(0.0, Stats(method=method))
-        stepping = self.options.scheme is ContactScheme.TIME_STEPPING
+                    params=params, method=method)
+        records = contact_points
+        if opts.scheme is ContactScheme.EVENT_DRIVEN:  # free bodies on ground half-spaces: the compiled path
+            from .contact_events_model import model_event_run, model_scene
+            from .contact_stream import STREAM_EVERY
 
-        def watch():
-            if stepping:
-                state.t = state.stats.n_steps * self.options.dt
-                state.stats = Stats(n_steps=state.stats.n_steps + 1, method=method)
-            if progress is not None:
-                progress(state)
+            _, scene, why = model_scene(dyn, params)
+            records = scene or contact_points  # the compiled path's own contact points
 
-        self.result = run_contacts(self.loaded, self.options, dyn, watch)
-        write_contact_run(self.result, writer, self.description)
+            def run(sink, watch):
+                sink.loop = ("compiled", "") if scene is not None else ("python", why)
+                model_event_run(dyn, params, bodies, contact_points, contact_points, q0, u0, opts.dt, t_end,
+                                contact, sink=sink, window=STREAM_EVERY)
+        else:
+            run = run_scheme(opts.scheme, dyn, contact_points, q0, u0, opts.dt, t_end, contact, bodies, params)
+
+        def outputs(block, previous):
+            return pair_block_outputs(opts.scheme, block, pairs, records, previous)
+
+        write_contact_stream(writer, opts.scheme, run, outputs, opts.dt, q0, u0, method=method, progress=progress,
+                             limits=(opts.max_steps, opts.max_wall_time))
         return None
 
 
-@dataclass
-class _Progress:
-    """What :class:`ContactJob` shows the CLI's progress: ``t`` [s] and ``stats`` (a Stats, steps so far)."""
-
-    t: float
-    stats: object
-
-
-def contact_simulation(loaded, settings, path, scheme="time-stepping", description: str = ""):
+def contact_simulation(loaded, settings, path, scheme="time-stepping", description: str = "", max_steps=None,
+                       max_wall_time=None):
     """``kane simulate`` of a model with collision shapes: (the model's compiled dynamics, a :class:`ContactJob`
     of ``settings`` (a :class:`kane.io.SimulationSettings`: ``t_end``, ``dt`` the contact step, default 1 ms) by
-    ``scheme``, its :class:`kane.io.trajectory.TrajectoryWriter` to ``path``)."""
+    ``scheme`` with ``max_steps`` and ``max_wall_time`` [s] (None: no limit), its
+    :class:`kane.io.trajectory.TrajectoryWriter` to ``path``)."""
     from ..io.trajectory import TrajectoryWriter
 
-    options = ContactRunOptions(scheme=scheme, dt=settings.dt or 1e-3, t_end=settings.t_end)
+    options = ContactRunOptions(scheme=scheme, dt=settings.dt or 1e-3, t_end=settings.t_end, max_steps=max_steps,
+                                max_wall_time=max_wall_time)
     dyn = loaded.derive().compile()
-    n = round(settings.t_end / options.dt) + 1
-    return dyn, ContactJob(loaded, options, description, dyn), TrajectoryWriter(path, flush_every=max(n, 1))
+    return dyn, ContactJob(loaded, options, description, dyn), TrajectoryWriter(path)
