@@ -58,7 +58,7 @@ def _build(kinds, names, parents, seed):
     return s
 
 
-@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(named_trees())
 def test_random_names_derive_and_match_the_articulated_body_algorithm(tree):
     kinds, names, parents, seed = tree
