@@ -35,7 +35,7 @@ else:
     jit = njit(cache=True, nogil=True)
 
 __all__ = ["HAVE_NUMBA", "jit", "jit_dot3", "jit_mat3_vec", "Workspace", "workspace", "patch_basis", "box_support_set",
-           "clip_sets", "box_box", "CORNERS"]
+           "patch_points", "clip_sets", "box_box", "CORNERS"]
 
 EPS = 1e-12  # Eigen's dummy_precision for double, coal's threshold in the patch geometry
 # coal's box corner order (getShapeSupportSet<Box>)
@@ -370,6 +370,17 @@ def _edge_lines(Ra, Rb, n, pa, pb):
 
 
 @jit
+def patch_points(poly, m, origin, B, dist, normal, out_a, out_b) -> int:
+    """The m points of a patch polygon ``poly`` (m, 2) in the patch frame (``origin``, basis B (3, 3)) as witness
+    points out_a/out_b (m, 3), each half the signed distance ``dist`` back/along the unit ``normal``; returns m."""
+    for k in range(m):
+        for i in range(3):
+            x = origin[i] + poly[k, 0] * B[i, 0] + poly[k, 1] * B[i, 1]
+            out_a[k, i], out_b[k, i] = x - 0.5 * dist * normal[i], x + 0.5 * dist * normal[i]
+    return m
+
+
+@jit
 def box_box(Ra, ta, ha, Rb, tb, hb, margin, patch, tol, out_a, out_b, normal, work):
     """Contacts of boxes a and b closer than ``margin``: witness points into out_a/out_b (rows), the normal a -> b
     into ``normal``; returns the number of points (0: apart). The points of a patch share its signed distance.
@@ -431,11 +442,6 @@ def box_box(Ra, ta, ha, Rb, tb, hb, margin, patch, tol, out_a, out_b, normal, wo
         n_b = box_support_set(Rb, tb, hb, flip, origin, B, tol, work.plane[0], work.plane[2])
         m = clip_sets(work.plane[1], n_a, work.plane[2], n_b, work.plane[3], work.plane[4], work.added)
         if m > 1:
-            poly = work.plane[3]
-            for k in range(m):
-                for i in range(3):
-                    x = origin[i] + poly[k, 0] * B[i, 0] + poly[k, 1] * B[i, 1]
-                    out_a[k, i], out_b[k, i] = x - 0.5 * dist * normal[i], x + 0.5 * dist * normal[i]
-            return m
+            return patch_points(work.plane[3], m, origin, B, dist, normal, out_a, out_b)
     out_a[0], out_b[0] = pa, pb
     return 1

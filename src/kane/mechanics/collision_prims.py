@@ -28,7 +28,7 @@ import numpy as np
 
 from ..model.collision import Box, Capsule, HalfSpace, Sphere
 from .collision_box import (EPS, HAVE_NUMBA, box_box, box_support_set, jit, jit_dot3, jit_mat3_vec, patch_basis,
-                            workspace)
+                            patch_points, workspace)
 
 __all__ = ["HAVE_NUMBA", "PrimitiveTables", "PrimitiveContacts", "primitive_tables", "primitive_contacts"]
 
@@ -206,12 +206,7 @@ def _box_plane(R, t, half, w, off, box_first, margin, patch, tol, pa, pb, normal
         patch_basis(normal, B)
         m = box_support_set(R, t, half, down, origin, B, tol, work.plane[0], work.plane[1])
         if m > 1:
-            poly = work.plane[1]
-            for k in range(m):
-                for i in range(3):
-                    x = origin[i] + poly[k, 0] * B[i, 0] + poly[k, 1] * B[i, 1]
-                    pa[k, i], pb[k, i] = x - 0.5 * dist * normal[i], x + 0.5 * dist * normal[i]
-            return m
+            return patch_points(work.plane[1], m, origin, B, dist, normal, pa, pb)
     for i in range(3):
         pa[0, i], pb[0, i] = (p[i], q[i]) if box_first else (q[i], p[i])
     return 1

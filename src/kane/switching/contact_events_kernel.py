@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from ..simulate.dopri5 import _C, _D, _E, _TABLEAU
+
 try:
     import numba
 except ImportError:  # contact_events_fast.engine_of refuses the compiled path
@@ -259,17 +261,7 @@ def _events(y, sc_i, sc_f, I, Iinv, minv, grav, mu_s, mu_k, mode, mdir, moff, g)
                 g[3 * f + 2] = VT[f, 0] * mdir[f, 0] + VT[f, 1] * mdir[f, 1] + moff[f]
 
 
-_C = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0])
-_A = np.zeros((7, 6))
-_A[1, :1] = [1 / 5]
-_A[2, :2] = [3 / 40, 9 / 40]
-_A[3, :3] = [44 / 45, -56 / 15, 32 / 9]
-_A[4, :4] = [19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729]
-_A[5, :5] = [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656]
-_A[6, :6] = [35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84]
-_E = np.array([71 / 57600, 0.0, -71 / 16695, 71 / 1920, -17253 / 339200, 22 / 525, -1 / 40])
-_D = np.array([-12715105075 / 11282082432, 0.0, 87487479700 / 32700410799, -10690763975 / 1880347072,
-               701980252875 / 199316789632, -1453857185 / 822651844, 69997945 / 29380423])
+_A = _TABLEAU  # Dormand-Prince 5(4): the one tableau, kane.simulate.dopri5's (c, a, error and dense weights)
 
 
 @_jit
