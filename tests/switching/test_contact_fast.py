@@ -166,3 +166,22 @@ def test_other_dynamics_take_the_general_path_with_the_batch_points():
     np.testing.assert_array_equal(other.u, ref.u)
     np.testing.assert_array_equal(other.impulse, ref.impulse)
     assert len(ref.points) == 4 and ref.impulse[:, 0].sum() > 0
+
+
+def test_the_compiled_path_written_in_blocks_gives_the_whole_run_and_its_records():
+    # the blocks a run hands its sink as it goes (kane simulate writes them to the file) put back together are the
+    # run: samples, energy and every contact record (names made from the batch's pair ids), block after block
+    model, bodies, q0, u0 = pile(n=3)
+    data = CollisionData(model, CollisionOptions(margin=0.01))
+    batched = lambda q: contacts_batch(model, data, (q.reshape(-1, 7)[:, 0:3], q.reshape(-1, 7)[:, 3:7]))  # noqa: E731
+    blocks = []
+    run = simulate_contacts(bodies, batched, q0, u0, 1e-3, 0.25, sink=blocks.append, every=40)
+    assert [b.start for b in blocks] == list(range(0, 251, 40)) and len(run.contacts.name) > 100
+    np.testing.assert_array_equal(np.concatenate([b.q for b in blocks]), run.q)
+    np.testing.assert_array_equal(np.concatenate([b.energy for b in blocks]), run.energy)
+    assert sum((b.contacts.name for b in blocks), ()) == run.contacts.name
+    np.testing.assert_array_equal(np.concatenate([b.contacts.step for b in blocks]), run.contacts.step)
+    np.testing.assert_array_equal(np.concatenate([b.contacts.normal_force for b in blocks]),
+                                  run.contacts.normal_force)
+    assert sum(b.evaluations for b in blocks) == 250
+    assert all(m in ("stick", "slip") for _, m in blocks[-1].modes) and blocks[-1].modes

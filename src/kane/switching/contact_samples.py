@@ -1,5 +1,6 @@
-"""The blocks of samples a contact run hands on as it makes them (:class:`SampleBlock`), its per-contact records
-cut from the lists a run collects them in (:func:`records_of`), and the text of a set of contact modes."""
+"""What a contact run records: its per-contact rows (:class:`ContactRecords`, modes :data:`MODES`), the blocks of
+samples it hands on as it makes them (:class:`SampleBlock`), records cut from the lists a run collects them in
+(:func:`records_of`), and the text of a set of contact modes."""
 
 from __future__ import annotations
 
@@ -7,16 +8,33 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .contact_stepping import MODES, ContactRecords
+__all__ = ["MODES", "ContactRecords", "SampleBlock", "mode_names", "modes_text", "records_of", "run_failure"]
 
-__all__ = ["SampleBlock", "mode_names", "modes_text", "records_of", "run_failure"]
+MODES = ("open", "stick", "slip")
+"""Contact mode names; :class:`ContactRecords` ``mode`` holds their indices."""
+
+
+@dataclass(frozen=True)
+class ContactRecords:
+    """Every active contact of every step, one row each (K rows): ``step`` (K,) the step index (the forces act
+    over [t[step], t[step + 1]]), ``name`` (K,) the pair's name, ``normal_force`` (K,) [N], ``friction_force``
+    (K, 2) [N] along (t1, t2), ``normal_world`` (K, 3), ``slip_velocity`` (K, 2) [m/s] after the step, ``mode``
+    (K,) indices into :data:`MODES`."""
+
+    step: np.ndarray
+    name: tuple[str, ...]
+    normal_force: np.ndarray
+    friction_force: np.ndarray
+    normal_world: np.ndarray
+    slip_velocity: np.ndarray
+    mode: np.ndarray
 
 
 @dataclass(frozen=True)
 class SampleBlock:
     """Samples ``start`` .. ``start + m - 1`` of a contact run as they are made (the ``sink`` of
-    :func:`.contact_events.simulate_events`, and of :func:`.contact_stream.stream_time_stepping`): ``t`` (m,) [s], ``q`` (m,
-    n_q), ``u`` (m, n_u), ``energy`` (m,) [J] or None, ``contacts`` (:class:`ContactRecords` of these samples,
+    :func:`.contact_events.simulate_events` and of :func:`.contact_stepping.simulate_contacts`): ``t`` (m,) [s],
+    ``q`` (m, n_q), ``u`` (m, n_u), ``energy`` (m,) [J] or None, ``contacts`` (:class:`ContactRecords` of these samples,
     ``step`` global), ``events`` (the :class:`ContactEvent` since the previous block), ``evaluations`` (right-hand
     sides or steps since the previous block), ``modes`` ((name, mode name) of the closed contacts at the end)."""
 

@@ -56,12 +56,10 @@ from ..model.model import GROUND
 from ..mechanics.collision_batch import ContactBatch
 from .cone_solver import ConeSolverOptions, solve_cones
 from .contact_fast import WarmStart, batch_step, free_bodies_of, step_arrays
+from .contact_samples import MODES, ContactRecords, SampleBlock, run_failure
 
 __all__ = ["ContactOptions", "ContactRecords", "ContactRun", "ContactScheme", "ContactStep", "MODES", "dense_rows",
            "step_count", "contact_step", "simulate_contacts"]
-
-MODES = ("open", "stick", "slip")
-"""Contact mode names; :class:`ContactRecords` ``mode`` holds their indices."""
 
 
 class ContactScheme(enum.Enum):
@@ -108,22 +106,6 @@ class ContactStep:
     mode: np.ndarray
     iterations: int
     converged: bool
-
-
-@dataclass(frozen=True)
-class ContactRecords:
-    """Every active contact of every step, one row each (K rows): ``step`` (K,) the step index (the forces act
-    over [t[step], t[step + 1]]), ``name`` (K,) the pair's name, ``normal_force`` (K,) [N], ``friction_force``
-    (K, 2) [N] along (t1, t2), ``normal_world`` (K, 3), ``slip_velocity`` (K, 2) [m/s] after the step, ``mode``
-    (K,) indices into :data:`MODES`."""
-
-    step: np.ndarray
-    name: tuple[str, ...]
-    normal_force: np.ndarray
-    friction_force: np.ndarray
-    normal_world: np.ndarray
-    slip_velocity: np.ndarray
-    mode: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -352,11 +334,18 @@ def _join(chunks: list, empty_shape, dtype=float) -> np.ndarray:
 
 
 def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: float,
-                      options: ContactOptions = ContactOptions(), bodies=None, params=None) -> ContactRun:
+                      options: ContactOptions = ContactOptions(), bodies=None, params=None, *,
+                      sink: Callable | None = None, every: int = 100, watch: Callable | None = None) -> ContactRun:
     """Run :func:`contact_step` from t = 0 with q0 (n_q,), u0 (n_u,) in steps of h [s] until t_end [s] (the last
     step lands on t_end to round-off: N = round(t_end / h) steps). ``contacts(q) -> list[ContactPoint]``;
     ``bodies`` gives ``point_jacobian`` and ``normalize`` (default: ``dynamics`` itself); ``params`` is handed to
-    the dynamics. Returns a :class:`ContactRun`."""
+    the dynamics. Returns a :class:`ContactRun`.
+
+    A run written as it goes (:mod:`.contact_stream`): ``sink(block)`` gets a :class:`.contact_samples.SampleBlock`
+    every ``every`` steps and at the end (sample 0 with the first; its records' ``step`` global); ``watch(k, t)``
+    is called before step k and may raise to stop the run; with a sink, the samples up to the last good one are
+    sent before anything that stops the run propagates, and a step that raises becomes a
+    :class:`kane.simulate.SimulationError` there (time, contact modes, state)."""
     if options.scheme is ContactScheme.EVENT_DRIVEN:
         raise NotSupportedError("ContactScheme.EVENT_DRIVEN: this is the time-stepping scheme; run event-driven "
                                 "contact with kane.switching.simulate_contacts (kane.switching.contact_events)")
@@ -374,43 +363,98 @@ def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: flo
     rec: dict[str, list] = {k: [] for k in ("step", "name", "impulse", "n", "slip", "mode")}  # arrays per step
     warm: dict[str, list] = {}
     free = free_bodies_of(dynamics, bodies)
-    for k in range(n):
-        found = contacts(Q[k])
-        start = warm if options.warm_start else None
-        if free is not None and isinstance(found, ContactBatch):  # the compiled path: one call, arrays
-            if isinstance(start, dict):
-                start = WarmStart.from_names(found, start) if start else None
-            Q[k + 1], U[k + 1], active, impulse, velocity, mode, iterations[k], converged[k] = step_arrays(
-                free, found, t[k], Q[k], U[k], h, options, start)
-        else:
-            s = contact_step(dynamics, lambda q, found=found: found, t[k], Q[k], U[k], h, options, bodies, params,
-                             start)
-            Q[k + 1], U[k + 1], impulse, velocity, mode = s.q, s.u, s.impulse, s.velocity, s.mode
-            iterations[k], converged[k], active = s.iterations, s.converged, None
-        if has_energy:
-            energy[k + 1] = dynamics.energy(t[k + 1], Q[k + 1], U[k + 1], params)
-        m = len(mode)
-        if m == 0:
-            warm = {}
-            continue
-        if active is not None:  # names made once at the end
-            warm = WarmStart(found.pair[active], impulse, found.shape_names)
-            rec["name"].append(warm)
-            rec["n"].append(found.normal[active])
-        else:
-            warm = {}
-            for i, cp in enumerate(s.points):
-                warm.setdefault(cp.name, []).append(impulse[i])
-            rec["name"].append(tuple(cp.name for cp in s.points))
-            rec["n"].append(np.array([cp.normal_world for cp in s.points], dtype=float))
-        rec["step"].append(np.full(m, k, dtype=np.int64))
-        rec["impulse"].append(impulse)
-        rec["slip"].append(velocity[:, 1:])
-        rec["mode"].append(mode)
-    table: dict = {}
-    names = tuple(x for chunk in rec["name"]
-                  for x in (_pair_names(chunk, table) if isinstance(chunk, WarmStart) else chunk))
-    impulse = _join(rec["impulse"], (0, 3))
-    records = ContactRecords(_join(rec["step"], 0, np.int64), names, impulse[:, 0] / h, impulse[:, 1:] / h,
-                             _join(rec["n"], (0, 3)), _join(rec["slip"], (0, 2)), _join(rec["mode"], 0, np.int8))
-    return ContactRun(t, Q, U, energy, records, iterations, converged, float(h), options.scheme)
+    table: dict = {}  # pair names by (shape names, pair id), made once
+
+    def records(lo: int = 0) -> ContactRecords:
+        """The records of the steps from record chunk ``lo`` on."""
+        names = tuple(x for chunk in rec["name"][lo:]
+                      for x in (_pair_names(chunk, table) if isinstance(chunk, WarmStart) else chunk))
+        impulse = _join(rec["impulse"][lo:], (0, 3))
+        return ContactRecords(_join(rec["step"][lo:], 0, np.int64), names, impulse[:, 0] / h, impulse[:, 1:] / h,
+                              _join(rec["n"][lo:], (0, 3)), _join(rec["slip"][lo:], (0, 2)),
+                              _join(rec["mode"][lo:], 0, np.int8))
+
+    sent = {"samples": 0, "chunks": 0, "steps": 0}
+    good, modes_now = 0, ()  # the last complete sample, and the contact modes there
+
+    def send(end: int) -> None:
+        """Samples sent .. end - 1 and their steps' records to the sink."""
+        lo = sent["samples"]
+        if end <= lo:
+            return
+        block = SampleBlock(lo, t[lo:end], Q[lo:end], U[lo:end], None if energy is None else energy[lo:end],
+                            records(sent["chunks"]), (), (end - 1) - sent["steps"], modes_now)
+        sent.update(samples=end, chunks=len(rec["step"]), steps=end - 1)
+        sink(block)
+
+    k = 0
+    try:
+        for k in range(n):
+            if watch is not None:
+                watch(k, float(t[k]))
+            found = contacts(Q[k])
+            start = warm if options.warm_start else None
+            if free is not None and isinstance(found, ContactBatch):  # the compiled path: one call, arrays
+                if isinstance(start, dict):
+                    start = WarmStart.from_names(found, start) if start else None
+                Q[k + 1], U[k + 1], active, impulse, velocity, mode, iterations[k], converged[k] = step_arrays(
+                    free, found, t[k], Q[k], U[k], h, options, start)
+            else:
+                s = contact_step(dynamics, lambda q, found=found: found, t[k], Q[k], U[k], h, options, bodies,
+                                 params, start)
+                Q[k + 1], U[k + 1], impulse, velocity, mode = s.q, s.u, s.impulse, s.velocity, s.mode
+                iterations[k], converged[k], active = s.iterations, s.converged, None
+            if has_energy:
+                energy[k + 1] = dynamics.energy(t[k + 1], Q[k + 1], U[k + 1], params)
+            warm, names = {}, ()
+            if len(mode):
+                if active is not None:  # names made once at the end (or when a block is sent)
+                    warm = WarmStart(found.pair[active], impulse, found.shape_names)
+                    rec["name"].append(warm)
+                    rec["n"].append(found.normal[active])
+                    names = warm
+                else:
+                    for i, cp in enumerate(s.points):
+                        warm.setdefault(cp.name, []).append(impulse[i])
+                    names = tuple(cp.name for cp in s.points)
+                    rec["name"].append(names)
+                    rec["n"].append(np.array([cp.normal_world for cp in s.points], dtype=float))
+                rec["step"].append(np.full(len(mode), k, dtype=np.int64))
+                rec["impulse"].append(impulse)
+                rec["slip"].append(velocity[:, 1:])
+                rec["mode"].append(mode)
+            good = k + 1
+            if sink is not None:
+                modes_now = _pressing(_pair_names(names, table) if isinstance(names, WarmStart) else names, mode)
+                if good + 1 - sent["samples"] >= every:
+                    send(good + 1)
+    except Exception as exc:
+        if sink is None:
+            raise
+        send(good + 1)
+        from ..simulate.simulator import SimulationError
+
+        if isinstance(exc, SimulationError):
+            raise
+        raise run_failure("contact time stepping", f"the contact step from t = {t[good]!r} s raised "
+                          f"{type(exc).__name__}: {exc}", float(t[good]), Q[good], U[good], modes_now) from exc
+    except BaseException:
+        if sink is not None:
+            send(good + 1)
+        raise
+    if sink is not None:
+        send(n + 1)
+    return ContactRun(t, Q, U, energy, records(), iterations, converged, float(h), options.scheme)
+
+
+def _pressing(names, mode) -> tuple:
+    """((``"<pair>#<rank>"``, mode name), ...) of a step's pressing contacts (``names`` of all its contacts, in
+    order; the rank counts a pair's contacts)."""
+    seen: dict = {}
+    out = []
+    for name, m in zip(names, np.asarray(mode).tolist()):
+        r = seen.get(name, 0)
+        seen[name] = r + 1
+        if m:
+            out.append((f"{name}#{r}", MODES[m]))
+    return tuple(out)

@@ -2,13 +2,12 @@
 and per-pair outputs reach the run file in blocks while the run proceeds, and a run stopped by Ctrl-C or SIGTERM,
 by its step or wall-time limit, or by a failure leaves the file closed with every sample up to the stop.
 
-:func:`stream_time_stepping` steps :func:`.contact_stepping.contact_step` (warm-started as
-:func:`.contact_stepping.simulate_contacts` does, so the samples are the same to the bit) and hands a
-:class:`.contact_events.SampleBlock` to its ``sink`` every ``every`` steps; the event-driven scheme hands its blocks
-from :func:`.contact_events.simulate_events` (``sink``, ``window``). :func:`write_contact_stream` runs either with
-a :class:`kane.io.trajectory.TrajectoryWriter` open, turns each block into the file's samples and
-``"<pair>.<field>"`` series (``outputs``: :func:`.contact_run.pair_block_outputs`), and closes the file as the run pipeline
-(:func:`kane.simulate.run`) does: "completed"; "interrupted: SIGINT" / "SIGTERM" / "KeyboardInterrupt"
+Time stepping hands a :class:`.contact_samples.SampleBlock` to its ``sink`` every ``every`` steps from
+:func:`.contact_stepping.simulate_contacts` (``sink``, ``every``, ``watch``: the same loop as a run in memory); the
+event-driven scheme hands its blocks from :func:`.contact_events.simulate_events` (``sink``, ``window``).
+:func:`write_contact_stream` runs either with a :class:`kane.io.trajectory.TrajectoryWriter` open, turns each
+block into the file's samples and ``"<pair>.<field>"`` series (``outputs``: :func:`.contact_run.pair_block_outputs`),
+and closes the file as the run pipeline (:func:`kane.simulate.run`) does: "completed"; "interrupted: SIGINT" / "SIGTERM" / "KeyboardInterrupt"
 (:func:`kane.simulate.run_limits.interrupted_status`), the exception going on; "failed: <reason>" for a step or
 wall-time limit (:func:`kane.simulate.run_limits.limit_reached`), a :class:`.contact_events.ContactInconsistencyError`,
 an integrator failure, a Zeno run or a step that raised, then a :class:`kane.simulate.SimulationError` naming the
@@ -33,111 +32,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..io.trajectory import EventRecord, Stats
-from ..mechanics.collision_batch import ContactBatch
 from ..simulate.run_limits import interrupt_signals, interrupted_status, limit_reached
 from ..simulate.simulator import SimulationError
 from .contact_events import ContactInconsistencyError, simulate_events
-from .contact_samples import SampleBlock, modes_text, records_of, run_failure
-from .contact_fast import WarmStart
-from .contact_stepping import (MODES, ContactOptions, ContactScheme, _bodies_of, _check_state,
-                               _pair_names, contact_step, step_count)
+from .contact_samples import SampleBlock, modes_text
+from .contact_stepping import ContactOptions, ContactScheme, simulate_contacts
 
-__all__ = ["STREAM_EVERY", "stream_time_stepping", "write_contact_stream"]
+__all__ = ["STREAM_EVERY", "run_scheme", "write_contact_stream"]
 
 STREAM_EVERY = 100
 """Samples per block (time stepping: steps between blocks; event-driven: the integration window)."""
-
-
-def _step_modes(points, mode) -> tuple:
-    """((name, mode name), ...) of a step's pressing contacts (their rank within the pair after the name)."""
-    names = _pair_names(WarmStart(points.pair, np.zeros((len(points), 3)), points.shape_names)) \
-        if isinstance(points, ContactBatch) else tuple(cp.name for cp in points)
-    seen: dict = {}
-    out = []
-    for name, m in zip(names, np.asarray(mode).tolist()):
-        k = seen.get(name, 0)
-        seen[name] = k + 1
-        if m:
-            out.append((f"{name}#{k}", MODES[m]))
-    return tuple(out)
-
-
-def stream_time_stepping(dynamics, contacts: Callable, q0, u0, h: float, t_end: float, sink: Callable,
-                         options: ContactOptions = ContactOptions(), bodies=None, params=None,
-                         every: int = STREAM_EVERY, watch: Callable | None = None) -> None:
-    """Velocity-level time stepping (:func:`.contact_stepping.simulate_contacts`'s run: the same steps, warm
-    starts and records) from t = 0 in steps of h [s] to t_end [s], ``sink(block)`` called with a
-    :class:`SampleBlock` every ``every`` steps and at the end (its records' ``step`` are global step indices;
-    sample 0 comes with the first block). ``watch(k, t)`` is called before step k (it may raise to stop the run:
-    the samples so far go to the sink first). A step that raises stops the run with a
-    :class:`kane.simulate.SimulationError` at the last good sample (after the sink has its samples)."""
-    n = step_count(h, t_end)
-    bodies = _bodies_of(dynamics, bodies)
-    q, u = _check_state(dynamics, q0, u0)
-    has_energy = dynamics.capabilities.energy
-    buf: dict = {"t": [0.0], "q": [q], "u": [u], "e": [dynamics.energy(0.0, q, u, params)] if has_energy else None}
-    rec: dict = {k: [] for k in ("step", "name", "pn", "pt", "n", "slip", "mode")}
-    state = {"start": 0, "modes": (), "evaluations": 0}
-    warm: dict | WarmStart = {}
-
-    def send():
-        m = len(buf["t"])
-        if not m:
-            return
-        block = SampleBlock(state["start"], np.array(buf["t"]), np.array(buf["q"]), np.array(buf["u"]),
-                            np.array(buf["e"]) if has_energy else None, records_of(rec), (),
-                            state["evaluations"], state["modes"])
-        state["start"] += m
-        state["evaluations"] = 0
-        for v in (buf["t"], buf["q"], buf["u"], *(() if buf["e"] is None else (buf["e"],)), *rec.values()):
-            v.clear()
-        sink(block)
-
-    k, t, q_k, u_k = 0, 0.0, q, u
-    try:
-        for k in range(n):
-            t = k * float(h)
-            if watch is not None:
-                watch(k, t)
-            s = contact_step(dynamics, contacts, t, q_k, u_k, h, options, bodies, params,
-                             warm if options.warm_start else None)
-            t_next = (k + 1) * float(h)
-            q_k, u_k = s.q, s.u
-            buf["t"].append(t_next)
-            buf["q"].append(s.q)
-            buf["u"].append(s.u)
-            if has_energy:
-                buf["e"].append(dynamics.energy(t_next, s.q, s.u, params))
-            state["evaluations"] += 1
-            state["modes"] = _step_modes(s.points, s.mode)
-            if isinstance(s.points, ContactBatch):
-                warm = WarmStart(s.points.pair, s.impulse, s.points.shape_names)
-                names = _pair_names(warm)
-                rec["n"].extend(s.points.normal)
-            else:
-                warm = {}
-                for i, cp in enumerate(s.points):
-                    warm.setdefault(cp.name, []).append(s.impulse[i])
-                    rec["n"].append(np.asarray(cp.normal_world, dtype=float))
-                names = tuple(cp.name for cp in s.points)
-            rec["step"].extend([k] * len(names))
-            rec["name"].extend(names)
-            rec["pn"].extend(s.impulse[:, 0] / h)
-            rec["pt"].extend(s.impulse[:, 1:] / h)
-            rec["slip"].extend(s.velocity[:, 1:])
-            rec["mode"].extend(s.mode)
-            if len(buf["t"]) >= every:
-                send()
-    except Exception as exc:
-        send()
-        if isinstance(exc, SimulationError):
-            raise
-        raise run_failure("contact time stepping", f"the contact step from t = {t!r} s raised "
-                          f"{type(exc).__name__}: {exc}", t, q_k, u_k, state["modes"]) from exc
-    except BaseException:
-        send()
-        raise
-    send()
 
 
 class _LimitReached(SimulationError):
@@ -258,5 +162,6 @@ def run_scheme(scheme: ContactScheme, dynamics, contacts: Callable, q0, u0, h: f
         if scheme is ContactScheme.EVENT_DRIVEN:
             simulate_events(dynamics, contacts, q0, u0, h, t_end, options, bodies, params, sink=sink, window=every)
         else:
-            stream_time_stepping(dynamics, contacts, q0, u0, h, t_end, sink, options, bodies, params, every, watch)
+            simulate_contacts(dynamics, contacts, q0, u0, h, t_end, options, bodies, params, sink=sink, every=every,
+                              watch=watch)
     return run
