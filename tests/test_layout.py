@@ -32,7 +32,7 @@ LAYERS = [
     ("mechanics",),
     ("codegen",),
     ("model", "joints"),
-    ("spatial", "errors", "options", "lazy", "protocol"),
+    ("spatial", "errors", "options", "lazy", "protocol", "jit"),
 ]
 RANK = {name: depth for depth, names in enumerate(LAYERS) for name in names}
 

@@ -14,7 +14,8 @@ src/narrowphase/support_functions.cpp) so that :mod:`kane.mechanics.collision_pr
   distance, what coal's EPA converges to on two boxes), the distance of separated boxes as the minimum over the
   vertex-box and edge-edge feature pairs (what GJK converges to), witness points on the deepest features.
 
-Every function is compiled by numba (``cache=True``, ``nogil``) when numba is installed, plain Python otherwise.
+Every function is compiled by numba (:func:`kane.jit.kernel`: cached on disk, ``nogil``) when numba is installed,
+plain Python otherwise.
 """
 
 from __future__ import annotations
@@ -23,16 +24,8 @@ from collections import namedtuple
 
 import numpy as np
 
-try:
-    from numba import njit
-except ImportError:  # numba is optional: the same arithmetic in Python
-    HAVE_NUMBA = False
-
-    def jit(function):
-        return function
-else:
-    HAVE_NUMBA = True
-    jit = njit(cache=True, nogil=True)
+from ..jit import HAVE_NUMBA
+from ..jit import kernel as jit  # numba's njit, cached on disk under kane's source stamp (the function without numba)
 
 __all__ = ["HAVE_NUMBA", "jit", "jit_dot3", "jit_mat3_vec", "Workspace", "workspace", "patch_basis", "box_support_set",
            "patch_points", "clip_sets", "box_box", "CORNERS"]

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ArgumentError
+from ..jit import HAVE_NUMBA, kernel, with_globals
 
 __all__ = ["ConeSolution", "ConeSolverOptions", "solve_cones"]
 
@@ -101,14 +102,10 @@ def _disc_minimum(a, d, c, g1, g2, radius):
     return x1 * f, x2 * f
 
 
-def _make_pgs(_disc_minimum):
-    """The sweeps over the tangential update ``_disc_minimum`` (the numba-compiled one, or the Python one)."""
-
-    def pgs(W, b, mu, p, ptr, nbr, max_it, tol):
-        blocks, diag = _blocks(W, ptr, nbr)
-        return _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol, _disc_minimum)
-
-    return pgs
+def _pgs(W, b, mu, p, ptr, nbr, max_it, tol):
+    """The blocks of W (:func:`_blocks`) and the sweeps (:func:`_sweeps`) in one call (compiled by :func:`_kernel`)."""
+    blocks, diag = _blocks(W, ptr, nbr)
+    return _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol)
 
 
 def _blocks(W, ptr, nbr):
@@ -128,7 +125,7 @@ def _blocks(W, ptr, nbr):
     return blocks, diag
 
 
-def _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol, _disc_minimum):
+def _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol):
     """The sweeps (numba-compiled when available) on the blocks of :func:`_blocks`: p (3m,) updated in place;
     returns (v (3m,), sweeps, residual)."""
     m = mu.shape[0]
@@ -186,23 +183,16 @@ _LOCK = threading.Lock()
 
 
 def _kernel():
-    """The numba-compiled sweeps (compiled once per process, under a lock), or the Python function."""
+    """The numba-compiled sweeps (:func:`kane.jit.kernel`: compiled once, cached on disk; under a lock), or the
+    Python function."""
     with _LOCK:
         if "pgs" not in _COMPILED:
-            try:
-                import numba
-            except ImportError:  # numba is optional: the same loop in Python
-                _COMPILED["pgs"] = _make_pgs(_disc_minimum)
+            if not HAVE_NUMBA:  # numba is optional: the same loop in Python
+                _COMPILED["pgs"], _COMPILED["parts"] = _pgs, (_sweeps, _disc_minimum, _blocks)
             else:
-                jit = numba.njit(cache=False, nogil=True)
-                sweeps, disc, blocks = jit(_sweeps), jit(_disc_minimum), jit(_blocks)
-
-                @jit
-                def pgs(W, b, mu, p, ptr, nbr, max_it, tol):
-                    B, D = blocks(W, ptr, nbr)
-                    return sweeps(B, D, b, mu, p, ptr, nbr, max_it, tol, disc)
-
-                _COMPILED["pgs"] = pgs
+                disc, blocks = kernel(_disc_minimum), kernel(_blocks)
+                sweeps = kernel(with_globals(_sweeps, _disc_minimum=disc))
+                _COMPILED["pgs"] = kernel(with_globals(_pgs, _blocks=blocks, _sweeps=sweeps))
                 _COMPILED["parts"] = (sweeps, disc, blocks)
         return _COMPILED["pgs"]
 
@@ -210,7 +200,7 @@ def _kernel():
 def _parts():
     """(sweeps, tangential update, blocks) as :func:`_kernel` compiled them, for a compiled caller's loop."""
     _kernel()
-    return _COMPILED.get("parts", (_sweeps, _disc_minimum, _blocks))
+    return _COMPILED["parts"]
 
 
 def block_neighbours(W: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:

@@ -28,6 +28,7 @@ import numpy as np
 from scipy import sparse
 
 from ..errors import ModelError
+from ..jit import kernel
 from ..model.model import GROUND
 from ..protocol import Capabilities, unsupported
 from ..spatial import quaternion_to_rotation, skew
@@ -123,17 +124,11 @@ _LOCK = threading.Lock()
 
 
 def _compiled():
-    """(free_velocities, advance_positions, total_energy) compiled by numba once per process (the Python
-    functions without)."""
+    """(free_velocities, advance_positions, total_energy) compiled by numba (:func:`kane.jit.kernel`: once per
+    machine, cached on disk; the Python functions without numba)."""
     with _LOCK:
         if "k" not in _COMPILED:
-            try:
-                import numba
-            except ImportError:
-                _COMPILED["k"] = (free_velocities, advance_positions, total_energy)
-            else:
-                jit = numba.njit(cache=False, nogil=True)
-                _COMPILED["k"] = (jit(free_velocities), jit(advance_positions), jit(total_energy))
+            _COMPILED["k"] = (kernel(free_velocities), kernel(advance_positions), kernel(total_energy))
         return _COMPILED["k"]
 
 

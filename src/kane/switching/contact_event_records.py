@@ -92,5 +92,3 @@ class EventContactRun(ContactRun):
     not the compiled path ("" when it ran)."""
 
     events: tuple = ()
-    engine: str = "python"
-    engine_reason: str = ""

@@ -463,7 +463,8 @@ def simulate_events(dynamics, contacts: Callable, q0, u0, h: float, t_end: float
         log.append(ContactEvent(t, kind, f"{key[0]}#{key[1]}", _named(modes)))
         y = np.concatenate([qe, ue])
     return EventContactRun(grid, Q, U, energy, records_of(rec), iterations[:n], np.ones(n, dtype=bool), float(h),
-                           options.scheme, tuple(log), "compiled" if fast is not None else "python", reason)
+                           options.scheme, engine="compiled" if fast is not None else "python", engine_reason=reason,
+                           events=tuple(log))
 
 
 def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: float,

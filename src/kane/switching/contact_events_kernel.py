@@ -13,12 +13,9 @@ import math
 
 import numpy as np
 
+from ..jit import HAVE_NUMBA, kernel
 from ..simulate.dopri5 import _C, _D, _E, _TABLEAU
 
-try:
-    import numba
-except ImportError:  # contact_events_fast.engine_of refuses the compiled path
-    numba = None
 
 __all__ = ["numba_available", "run_segment"]
 
@@ -27,11 +24,11 @@ _MOVING = 1e-7  # [m/s] as contact_events: a slip this fast has its own directio
 
 def numba_available() -> bool:
     """True when numba is installed (the kernel compiled)."""
-    return numba is not None
+    return HAVE_NUMBA
 
 
 def _jit(function):
-    return numba.njit(cache=True, nogil=True)(function) if numba is not None else function
+    return kernel(function)
 
 
 

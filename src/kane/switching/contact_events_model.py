@@ -10,14 +10,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..model.model import GROUND
+from ..spatial import quaternion_to_rotation
 from .contact_events import simulate_events
 from .contact_events_fast import CORNERS, PlaneContacts
 
-__all__ = ["model_event_run", "to_free"]
+__all__ = ["free_model", "model_event_run", "model_scene", "to_free", "to_model"]
 
 
-def _free_bodies_of_model(dynamics, params):
-    """(FreeBodies equal to the model of ``dynamics``, the model) or raise _Refused naming why not."""
+def _free_bodies_of_model(dynamics, params, system_bodies=None):
+    """(FreeBodies equal to the model of ``dynamics``, the model) or raise _Refused naming why not;
+    ``system_bodies`` (the model's :class:`.system_bodies.SystemBodies`, when given): its body poses at the probe
+    state must be the FreeBodies' (joint frames at the ground's origin and the bodies', q in body order)."""
     import sympy as sp
 
     from .contact_bodies import FreeBodies
@@ -55,6 +58,13 @@ def _free_bodies_of_model(dynamics, params):
             or abs(float(dynamics.energy(0.0, q, u, p)) - bodies.energy(0.0, q, uf)) > 1e-9 * scale):
         raise _Refused(f"model {model.name!r}: its equations are not those of free bodies under gravity (other "
                        f"joints or loads)")
+    if system_bodies is not None:
+        R, r = system_bodies.poses(q)
+        qb = q.reshape(-1, 7)
+        if np.abs(r - qb[:, 0:3]).max() > 1e-9 * (1.0 + np.abs(qb[:, 0:3]).max()) or \
+                np.abs(R - quaternion_to_rotation(qb[:, 3:7])).max() > 1e-9:
+            raise _Refused(f"model {model.name!r}: a free joint's frames are not the ground's and its body's (or "
+                           f"its coordinates are not in body order)")
     return bodies, model
 
 
@@ -93,6 +103,27 @@ class _Refused(Exception):
     """Why a model does not take the compiled path."""
 
 
+def free_model(dynamics, params, system_bodies=None) -> tuple:
+    """(FreeBodies, "") when the model of ``dynamics`` is free bodies under gravity (checked on a probe state
+    against its own equations, and against the body poses of ``system_bodies`` when given), else (None, the reason
+    it is not)."""
+    try:
+        return _free_bodies_of_model(dynamics, params, system_bodies)[0], ""
+    except _Refused as why:
+        return None, f"{why}"
+
+
+def to_model(free, Q, U) -> np.ndarray:
+    """U (K, 6N) of FreeBodies ``free`` (v in world axes) at Q (K, 7N) as the model's free joints' speeds (v in
+    body axes), a copy."""
+    Q, U = np.asarray(Q, dtype=float), np.array(U, dtype=float)
+    K, nb = U.shape[0], len(free.names)
+    Ub = U.reshape(K, nb, 6)
+    R = quaternion_to_rotation(Q.reshape(K, nb, 7)[:, :, 3:7]).reshape(K, nb, 3, 3)
+    Ub[:, :, 3:] = np.einsum("kbji,kbj->kbi", R, Ub[:, :, 3:])
+    return U
+
+
 def to_free(bodies, q, u) -> np.ndarray:
     """u (6N,) of a model's free joints (omega body, v body axes) as FreeBodies' (omega body, v world)."""
     out = np.array(u, dtype=float).reshape(-1, 6)
@@ -101,11 +132,11 @@ def to_free(bodies, q, u) -> np.ndarray:
     return out.reshape(-1)
 
 
-def model_scene(dynamics, params) -> tuple:
+def model_scene(dynamics, params, system_bodies=None) -> tuple:
     """(FreeBodies, PlaneContacts, "") of a model the compiled event-driven path runs (:func:`model_event_run`),
-    or (None, None, the reason it does not qualify)."""
+    or (None, None, the reason it does not qualify); ``system_bodies`` as :func:`free_model` takes it."""
     try:
-        free, _ = _free_bodies_of_model(dynamics, params)
+        free, _ = _free_bodies_of_model(dynamics, params, system_bodies)
         return free, _model_features(dynamics.equations.model, free), ""
     except _Refused as why:
         return None, None, f"{why}"
@@ -122,21 +153,12 @@ def model_event_run(dynamics, params, bodies, contacts, record_points, q0, u0, h
     model's q, u, the contacts callable for the run's records)."""
     from dataclasses import replace
 
-    free, scene, why = model_scene(dynamics, params)
+    free, scene, why = model_scene(dynamics, params, bodies)
     if scene is None:
         run = simulate_events(dynamics, contacts, q0, u0, h, t_end, options, bodies, params, sink=sink,
                               window=window)
         return replace(run, engine_reason=why) if run.engine == "python" else run, record_points
 
-    def to_model(q, u):
-        """u (K, n_u) with each free body's v from world axes to body axes (the model's speeds), a copy."""
-        U = np.array(u)
-        for k in range(U.shape[0]):
-            Ub = U[k].reshape(-1, 6)
-            for i, name in enumerate(free.names):
-                Ub[i, 3:] = free.pose(q[k], name)[1].T @ Ub[i, 3:]
-        return U
-
-    forward = None if sink is None else (lambda block: sink(replace(block, u=to_model(block.q, block.u))))
+    forward = None if sink is None else (lambda block: sink(replace(block, u=to_model(free, block.q, block.u))))
     run = simulate_events(free, scene, q0, to_free(free, q0, u0), h, t_end, options, sink=forward, window=window)
-    return replace(run, u=to_model(run.q, run.u)), scene
+    return replace(run, u=to_model(free, run.q, run.u)), scene

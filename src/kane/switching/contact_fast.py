@@ -24,11 +24,11 @@ arrays. Results equal the general path's to round-off (tests/switching/test_cont
 from __future__ import annotations
 
 import threading
-import types
 
 import numpy as np
 
 from ..errors import ArgumentError
+from ..jit import HAVE_NUMBA, kernel, with_globals
 from .cone_solver import _parts as _cone_parts
 from .contact_bodies import FreeBodies, advance_positions, free_velocities
 from .contact_bodies import _compiled as _body_kernels
@@ -228,7 +228,7 @@ def _step(qb, u, g, h, inertias, inertias_inv, masses_inv, lookup, body_a, body_
             norm = np.sqrt(start[i, 1] * start[i, 1] + start[i, 2] * start[i, 2])
             scale = mu[i] * pn / norm if norm > mu[i] * pn else 1.0
             p[3 * i], p[3 * i + 1], p[3 * i + 2] = pn, start[i, 1] * scale, start[i, 2] * scale
-        _, sweeps, residual = _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol, _disc_minimum)
+        _, sweeps, residual = _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol)
         _response(p, ia, ib, JA, JB, inertias_inv, masses_inv, u_free, u_next, velocity)
         demoted = False
         for i in range(m):
@@ -251,11 +251,6 @@ _COMPILED: dict = {}
 _LOCK = threading.Lock()
 
 
-def _with(fn, **deps):
-    """fn with the global names ``deps`` bound to other functions (the compiled callees of a compiled caller)."""
-    return types.FunctionType(fn.__code__, dict(fn.__globals__, **deps), fn.__name__)
-
-
 def _kernels():
     """(rows, delassus, response) compiled by numba once per process (the Python functions without numba)."""
     return _all_kernels()[:3]
@@ -267,22 +262,20 @@ def _step_kernel():
 
 
 def _all_kernels():
-    """(rows, delassus, response, step), compiled once per process, the step calling the compiled callees."""
+    """(rows, delassus, response, step), compiled once (:func:`kane.jit.kernel`: cached on disk), the step calling
+    the compiled callees."""
     with _LOCK:
         if "k" not in _COMPILED:
             sweeps, disc, blocks = _cone_parts()
             velocities, positions, _ = _body_kernels()
-            try:
-                import numba
-            except ImportError:
-                _COMPILED["k"] = (_rows, _delassus, _response, _with(
-                    _step, _sweeps=sweeps, _blocks=blocks, _disc_minimum=disc))
+            if not HAVE_NUMBA:
+                _COMPILED["k"] = (_rows, _delassus, _response, with_globals(_step, _sweeps=sweeps, _blocks=blocks))
             else:
-                jit = numba.njit(cache=False, nogil=True)
-                rows, delassus, response = jit(_rows), jit(_with(_delassus, _block=jit(_block))), jit(_response)
-                step = jit(_with(_step, _rows=rows, _delassus=delassus, _response=response, _sweeps=sweeps,
-                                 _blocks=blocks, _disc_minimum=disc, free_velocities=velocities,
-                                 advance_positions=positions))
+                rows, delassus = kernel(_rows), kernel(with_globals(_delassus, _block=kernel(_block)))
+                response = kernel(_response)
+                step = kernel(with_globals(_step, _rows=rows, _delassus=delassus, _response=response, _sweeps=sweeps,
+                                           _blocks=blocks, free_velocities=velocities,
+                                           advance_positions=positions))
                 _COMPILED["k"] = (rows, delassus, response, step)
         return _COMPILED["k"]
 

@@ -4,9 +4,12 @@ written to a kane run file (``kane simulate MODEL.toml -o run.h5``).
 
 :func:`run_contacts` derives the model's equations (:class:`kane.KaneDynamics` of the compiled model), its point
 Jacobians and body poses (:class:`.system_bodies.SystemBodies`) and the contact points of its shapes at each
-configuration (:func:`kane.mechanics.collision.contacts`), then runs :func:`.contact_events.simulate_contacts`
-with the scheme of :class:`ContactRunOptions` (velocity-level time stepping by default, or the event-driven
-embedding) in steps of ``dt`` [s], and returns a :class:`ContactRunResult`.
+configuration (:func:`kane.mechanics.collision.contacts`), then runs the scheme of :class:`ContactRunOptions`
+(velocity-level time stepping by default, or the event-driven embedding) in steps of ``dt`` [s], and returns a
+:class:`ContactRunResult`. A model of free bodies under gravity runs on the compiled paths instead, with its
+contacts from :func:`kane.mechanics.collision_batch.contacts_batch` (time stepping:
+:mod:`.contact_stepping_model`; event-driven on ground half-spaces: :mod:`.contact_events_model`); the run file
+records which loop ran and, for the general one, why.
 
 Outputs: every allowed pair of collision shapes (:func:`collision_pairs`, named ``"<shape_a>|<shape_b>"`` as
 :attr:`kane.model.contact.ContactPoint.name`) has the same columns at every sample (:data:`PAIR_FIELDS`):
@@ -283,8 +286,6 @@ def run_contacts(loaded, options: ContactRunOptions = ContactRunOptions(), dynam
     (:class:`ContactJob` writes a run as it goes); ``dynamics``: the model's compiled dynamics when already built
     (default: derived and compiled here); ``watch()``: called before every contact query (once per step in time
     stepping)."""
-    from .contact_events import simulate_contacts
-
     t_end, params, dyn, bodies, contact_points, q0, u0, contact = _setup(loaded, options, dynamics)
     start = time.perf_counter()
 
@@ -297,8 +298,12 @@ def run_contacts(loaded, options: ContactRunOptions = ContactRunOptions(), dynam
         from .contact_events_model import model_event_run
         run, contact_points = model_event_run(dyn, params, bodies, points, contact_points, q0, u0, options.dt,
                                               t_end, contact)
-    else:
-        run = simulate_contacts(dyn, points, q0, u0, options.dt, t_end, contact, bodies=bodies, params=params)
+    else:  # free bodies: the compiled step
+        from .contact_stepping_model import model_stepping
+        stepping = model_stepping(dyn, params, bodies, contact_points)
+        run = stepping.run(q0, u0, options.dt, t_end, contact, bodies, params,
+                           watch=None if watch is None else (lambda k, t: watch()))
+        contact_points = stepping.records
     wall = time.perf_counter() - start
     pairs = collision_pairs(dyn.equations.model)
     outputs = _pair_outputs(run, pairs, _points_of_records(run, contact_points))
@@ -364,7 +369,7 @@ class ContactJob:
         self.loaded, self.options, self.description, self.dynamics = loaded, options, description, dynamics
 
     def start(self, writer, progress=None):
-        from .contact_stream import run_scheme, write_contact_stream
+        from .contact_stream import write_contact_stream
 
         opts = self.options
         t_end, params, dyn, bodies, contact_points, q0, u0, contact = _setup(self.loaded, opts, self.dynamics)
@@ -380,15 +385,24 @@ class ContactJob:
             from .contact_events_model import model_event_run, model_scene
             from .contact_stream import STREAM_EVERY
 
-            _, scene, why = model_scene(dyn, params)
+            _, scene, why = model_scene(dyn, params, bodies)
             records = scene or contact_points  # the compiled path's own contact points
 
             def run(sink, watch):
                 sink.loop = ("compiled", "") if scene is not None else ("python", why)
                 model_event_run(dyn, params, bodies, contact_points, contact_points, q0, u0, opts.dt, t_end,
                                 contact, sink=sink, window=STREAM_EVERY)
-        else:
-            run = run_scheme(opts.scheme, dyn, contact_points, q0, u0, opts.dt, t_end, contact, bodies, params)
+        else:  # free bodies: the compiled step
+            from .contact_stepping_model import model_stepping
+            from .contact_stream import STREAM_EVERY
+
+            stepping = model_stepping(dyn, params, bodies, contact_points)
+            records = stepping.records
+
+            def run(sink, watch):
+                sink.loop = (stepping.loop, stepping.reason)
+                stepping.run(q0, u0, opts.dt, t_end, contact, bodies, params, sink=sink, every=STREAM_EVERY,
+                             watch=watch)
 
         def outputs(block, previous):
             return pair_block_outputs(opts.scheme, block, pairs, records, previous)

@@ -112,7 +112,8 @@ class ContactStep:
 class ContactRun:
     """A time-stepping run: ``t`` (N+1,) [s], ``q`` (N+1, n_q), ``u`` (N+1, n_u), ``energy`` (N+1,) [J] (None when
     the dynamics has none), ``contacts`` (:class:`ContactRecords`), ``iterations`` (N,) and ``converged`` (N,) of
-    the solver per step, ``h`` [s], ``scheme`` (the :class:`ContactScheme` that ran)."""
+    the solver per step, ``h`` [s], ``scheme`` (the :class:`ContactScheme` that ran), ``engine`` and
+    ``engine_reason`` (the loop that ran and why, as a run file records them)."""
 
     t: np.ndarray
     q: np.ndarray
@@ -123,6 +124,8 @@ class ContactRun:
     converged: np.ndarray
     h: float
     scheme: ContactScheme
+    engine: str = "python"
+    engine_reason: str = ""
 
 
 def _bodies_of(dynamics, bodies):
