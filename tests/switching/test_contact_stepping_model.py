@@ -20,7 +20,7 @@ from kane.model.collision import Box, HalfSpace
 from kane.model.contact import ContactMaterial
 from kane.spatial import quaternion_to_rotation
 from kane.switching.contact_bodies import FreeBodies
-from kane.switching.contact_run import ContactRunOptions, model_contact_problem, run_contacts
+from kane.switching.contact_run import ContactRunOptions, model_contact_problem, run_contacts, write_contact_run
 from kane.switching.contact_stepping import ContactOptions, simulate_contacts
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -64,10 +64,12 @@ def _offset_box(parent_point):
     return s
 
 
-def test_a_free_joint_off_the_grounds_origin_runs_the_general_loop_and_says_why():
+def test_a_free_joint_off_the_grounds_origin_runs_the_general_loop_and_says_why(tmp_path):
     loaded = LoadedModel.from_system(_offset_box((0.3, 0.0, 0.0)))
     result = run_contacts(loaded, ContactRunOptions(dt=2e-3, t_end=0.02))
     assert result.run.engine == "python" and "frames" in result.run.engine_reason
+    stats = kane.load_trajectory(write_contact_run(result, tmp_path / "offset.h5")).stats
+    assert stats.loop == "python" and stats.loop_reason == result.run.engine_reason
     # resting on the floor 0.3 m from the joint frame's origin: the floor carries the 3 kg, nothing moves
     np.testing.assert_allclose(result.outputs["block|floor.normal_force"][1:], 3.0 * G, rtol=1e-12)
     assert np.abs(result.outputs["block|floor.point_x"][1:] - 0.3).max() < 1e-12

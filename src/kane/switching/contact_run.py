@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ArgumentError, ModelError
+from ..jit import HAVE_NUMBA
 from ..options import Method
 from ..simulate.run_limits import run_limits
 from .contact_stepping import ContactOptions, ContactRun, ContactScheme
@@ -333,7 +334,8 @@ def write_contact_run(result: ContactRunResult, writer, description: str = ""):
     n = run.t.shape[0] - 1
     evaluations = int(np.sum(run.iterations)) if run.scheme is ContactScheme.EVENT_DRIVEN else n
     loop = getattr(run, "engine", "python")  # the event-driven scheme records its path and why
-    reason = getattr(run, "engine_reason", "") or ("" if loop == "compiled" else f"contact {run.scheme.value} loop")
+    reason = getattr(run, "engine_reason", "") or ("" if loop.startswith("compiled") else
+                                                   f"contact {run.scheme.value} loop")
     stats = Stats(n_fev=evaluations, n_steps=n, n_accepted=n, n_rejected=None,
                   wall_time_s=result.wall_time_s, method=f"{method}, h = {run.h:g} s", loop=loop, loop_reason=reason)
     return writer.close("completed", stats)
@@ -389,7 +391,10 @@ class ContactJob:
             records = scene or contact_points  # the compiled path's own contact points
 
             def run(sink, watch):
-                sink.loop = ("compiled", "") if scene is not None else ("python", why)
+                if scene is None or not HAVE_NUMBA:
+                    sink.loop = ("python", why or "numba is not installed")
+                else:
+                    sink.loop = ("compiled", "")
                 model_event_run(dyn, params, bodies, contact_points, contact_points, q0, u0, opts.dt, t_end,
                                 contact, sink=sink, window=STREAM_EVERY)
         else:  # free bodies: the compiled step

@@ -19,6 +19,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..jit import HAVE_NUMBA
 from .contact_events_model import free_model, to_free, to_model
 from .contact_stepping import simulate_contacts
 from .contact_stream import STREAM_EVERY
@@ -30,12 +31,12 @@ class ModelStepping:
     """How a model's contact time stepping runs: ``dynamics`` and ``contacts`` (q -> contacts) to step, ``records``
     (q -> the :class:`~kane.model.contact.ContactPoint` list of the run's records), ``free`` (the FreeBodies, or
     None on the general path), ``loop`` and ``reason`` (what the run file records: ``"compiled step"`` and "", or
-    ``"python"`` and why the model is not free bodies)."""
+    ``"python"`` and why: the model is not free bodies, or numba is not installed)."""
 
     def __init__(self, dynamics, contacts, records, free, reason: str):
         self.dynamics, self.contacts, self.records, self.free = dynamics, contacts, records, free
-        self.loop = "compiled step" if free is not None else "python"
-        self.reason = reason
+        self.loop = "compiled step" if free is not None and HAVE_NUMBA else "python"
+        self.reason = reason if free is None or HAVE_NUMBA else "numba is not installed (the free-body step in Python)"
 
     def run(self, q0, u0, h: float, t_end: float, options, bodies, params, *, sink=None, every: int = STREAM_EVERY,
             watch=None):
@@ -69,7 +70,7 @@ class ModelStepping:
             if not raised and exc.q is not None and exc.u is not None:
                 exc.u = to_model(free, np.reshape(exc.q, (1, -1)), np.reshape(exc.u, (1, -1)))[0]
             raise
-        return replace(run, u=to_model(free, run.q, run.u), engine=self.loop)
+        return replace(run, u=to_model(free, run.q, run.u), engine=self.loop, engine_reason=self.reason)
 
 
 def model_stepping(dynamics, params, bodies, contacts) -> ModelStepping:
