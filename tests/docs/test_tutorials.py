@@ -3,7 +3,7 @@ order, in one namespace, in a fresh directory), and each gets a number checked a
 the pendulum's period against the small-angle formula with its first amplitude correction, the shopping cart's
 no-slip constraint and kinetic energy from numerically differentiated positions, the bicycle's weave and capsize
 speeds against Meijaard et al. (2007), the UR5 against Pinocchio, the haptic wall's force against three springs in
-series, the sweep's largest speeds against energy conservation."""
+series, the sweep's largest speeds against energy conservation, the box on the incline against Coulomb's law."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _tutorial_pages import DOCS, python_blocks, run_page  # noqa: E402
 
 TUTORIALS = DOCS / "tutorials"
-PAGES = ("pendulum", "shopping_cart", "bicycle", "ur5_pinocchio", "haptic_loop", "dask_sweep")
+PAGES = ("pendulum", "shopping_cart", "bicycle", "ur5_pinocchio", "haptic_loop", "dask_sweep", "contact")
 
 
 @pytest.fixture(autouse=True)
@@ -97,3 +97,20 @@ def test_the_sweep_on_dask_gives_the_largest_speeds_of_energy_conservation(tmp_p
     np.testing.assert_allclose(ns["theta0"], [0.2, 0.4, 0.6, 0.8], rtol=1e-12)
     # at the bottom of the swing: w = sqrt(2 g (1 - cos theta0) / L), L = 1 m
     np.testing.assert_allclose(ns["w_max"], np.sqrt(2 * 9.81 * (1 - np.cos([0.2, 0.4, 0.6, 0.8]))), rtol=1e-5)
+
+
+def test_the_box_slides_by_coulombs_law_sticks_below_atan_mu_s_and_the_pile_loses_energy(tmp_path):
+    ns = _run("contact", tmp_path)
+    g, m, mu_k = 9.81, 2.0, 0.25
+    theta, gentle = np.radians(30.0), np.radians(10.0)
+    # sliding: a = g (sin theta - mu_k cos theta) at every step, N = m g cos theta, friction mu_k N, mode slip
+    np.testing.assert_allclose(ns["acceleration"], g * (np.sin(theta) - mu_k * np.cos(theta)), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(ns["normal_force"][1:], m * g * np.cos(theta), rtol=1e-12)
+    assert np.all(ns["mode"][1:] == 2) and ns["run"].engine.startswith("compiled")
+    # held: tan(10 deg) = 0.18 < mu_s = 0.3, the friction is the constraint force m g sin theta
+    assert ns["moved"] < 1e-12 and ns["held"].scheme.value == "event-driven"
+    np.testing.assert_allclose(ns["friction"][1:], m * g * np.sin(gentle), rtol=1e-9)
+    # the pile: no step gains energy; boxes fell, so some was lost
+    energy = ns["energy"]
+    assert np.diff(energy).max() <= 1e-9 * abs(energy[0]) and energy[-1] < energy[0] - 0.1
+    assert (tmp_path / "pile.png").stat().st_size > 10_000
