@@ -94,43 +94,88 @@ def _block(Ji, Jj, Iinv, minv, out, i, j, sign):
                 Ji[r, 3] * Jj[c, 3] + Ji[r, 4] * Jj[c, 4] + Ji[r, 5] * Jj[c, 5]))
 
 
-def _delassus(body_a, body_b, JA, JB, Iinv, minv, W, ptr, nbr):
-    """W (3m, 3m) = J M^-1 J^T (zeroed here; blocks of contacts that share a body) and the neighbour lists of
-    the sweeps (:func:`kane.switching.cone_solver.block_neighbours` of W); returns the neighbour count."""
+def _delassus(body_a, body_b, JA, JB, Iinv, minv, n_bodies):
+    """The nonzero 3x3 blocks of W = J M^-1 J^T (contacts that share a body) straight into the sweeps' arrays
+    (:func:`kane.switching.cone_solver._blocks` of W without W): per body its contacts, per contact i its
+    neighbours j (ascending, i included) ``nbr[ptr[i]:ptr[i+1]]``, ``blocks[jj]`` = W_ji, ``diag[i]`` = W_ii; each
+    block of a pair computed once (i <= j, summed over the shared bodies), the other one its transpose. Returns
+    (ptr (m+1,), nbr (nnz,), blocks (nnz, 3, 3), diag (m, 3, 3))."""
     m = body_a.shape[0]
-    for i in range(3 * m):
-        for j in range(3 * m):
-            W[i, j] = 0.0
+    count = np.zeros(n_bodies + 1, np.int64)  # per body its contacts, ascending (CSR: first, members)
+    for k in range(m):
+        for body in (body_a[k], body_b[k]):
+            if body >= 0:
+                count[body + 1] += 1
+    for n in range(n_bodies):
+        count[n + 1] += count[n]
+    members, fill = np.empty(count[n_bodies], np.int64), count[:n_bodies].copy()
+    for k in range(m):
+        for body in (body_a[k], body_b[k]):
+            if body >= 0:
+                members[fill[body]] = k
+                fill[body] += 1
+    ptr, size = np.zeros(m + 1, np.int64), m  # at most both bodies' lists per contact
+    for k in range(m):
+        for body in (body_a[k], body_b[k]):
+            if body >= 0:
+                size += count[body + 1] - count[body]
+    nbr = np.empty(size, np.int64)
+    for i in range(m):  # the union of the two bodies' sorted contact lists
+        a, b = body_a[i], body_b[i]
+        pa, ea = (count[a], count[a + 1]) if a >= 0 else (0, 0)
+        pb, eb = (count[b], count[b + 1]) if b >= 0 else (0, 0)
+        n = ptr[i]
+        if ea == pa and eb == pb:
+            nbr[n] = i
+            n += 1
+        while pa < ea or pb < eb:
+            ja = members[pa] if pa < ea else m
+            jb = members[pb] if pb < eb else m
+            j = min(ja, jb)
+            if ja == j:
+                pa += 1
+            if jb == j:
+                pb += 1
+            nbr[n] = j
+            n += 1
+        ptr[i + 1] = n
+    blocks, diag = np.empty((ptr[m], 3, 3)), np.empty((m, 3, 3))
+    cursor, X = ptr[:m].copy(), np.empty((3, 3))
     for i in range(m):
-        for j in range(i, m):
+        for jj in range(ptr[i], ptr[i + 1]):
+            j = nbr[jj]
+            if j < i:
+                continue  # W_ji = X of the pair (j, i), written when column j was built
+            X[:, :] = 0.0
             for si in range(2):
                 bi = body_a[i] if si == 0 else body_b[i]
                 if bi < 0:
                     continue
-                Ji = JA[i] if si == 0 else JB[i]
                 for sj in range(2):
-                    bj = body_a[j] if sj == 0 else body_b[j]
-                    if bj != bi:
-                        continue
-                    _block(Ji, JA[j] if sj == 0 else JB[j], Iinv[bi], minv[bi], W, i, j, 1.0)
-            if j > i:
-                for r in range(3):
-                    for c in range(3):
-                        W[3 * j + c, 3 * i + r] = W[3 * i + r, 3 * j + c]
-    count = 0
-    ptr[0] = 0
+                    if (body_a[j] if sj == 0 else body_b[j]) == bi:
+                        _block(JA[i] if si == 0 else JB[i], JA[j] if sj == 0 else JB[j], Iinv[bi], minv[bi], X, 0,
+                               0, 1.0)
+            if j == i:
+                diag[i] = X
+                blocks[jj] = X
+            else:
+                blocks[jj] = X.T
+                blocks[cursor[j]] = X
+                cursor[j] += 1
+    count_nbr = 0  # a pair whose block is exactly zero is no neighbour (cone_solver.block_neighbours)
     for i in range(m):
-        for j in range(m):
-            nonzero = i == j
+        start = ptr[i]
+        ptr[i] = count_nbr
+        for jj in range(start, ptr[i + 1]):
+            keep = nbr[jj] == i
             for r in range(3):
                 for c in range(3):
-                    if W[3 * j + r, 3 * i + c] != 0.0:
-                        nonzero = True
-            if nonzero:
-                nbr[count] = j
-                count += 1
-        ptr[i + 1] = count
-    return count
+                    keep = keep or blocks[jj, r, c] != 0.0
+            if keep:
+                nbr[count_nbr], blocks[count_nbr] = nbr[jj], blocks[jj]
+                count_nbr += 1
+    ptr[m] = count_nbr
+    return ptr, nbr[:count_nbr], blocks[:count_nbr], diag
 
 
 def _response(p, body_a, body_b, JA, JB, Iinv, minv, u_free, u_next, velocity):
@@ -202,13 +247,10 @@ def _step(qb, u, g, h, inertias, inertias_inv, masses_inv, lookup, body_a, body_
         mu[i] = mu_static[k] if slip <= slip_tol else mu_kinetic[k]
         mu_k[i] = mu_kinetic[k]
         b[3 * i], b[3 * i + 1], b[3 * i + 2] = v_free[k, 0] - target, v_free[k, 1], v_free[k, 2]
-    W, ptr, nbr = np.empty((3 * m, 3 * m)), np.empty(m + 1, np.int64), np.empty(m * m, np.int64)
-    count = _delassus(ia, ib, JA, JB, inertias_inv, masses_inv, W, ptr, nbr)
+    ptr, nbr, blocks, diag = _delassus(ia, ib, JA, JB, inertias_inv, masses_inv, qb.shape[0])
     for i in range(m):
-        if mu[i] < 0 or not W[3 * i, 3 * i] > 0:
+        if mu[i] < 0 or not diag[i, 0, 0] > 0:
             return -2, 0, 0.0
-    nbr = nbr[:count]
-    blocks, diag = _blocks(W, ptr, nbr)
     start = np.zeros((m, 3))  # the previous step's impulse of the same (pair, rank within the pair)
     rank_prev, rank = np.zeros(warm_pair.shape[0], np.int64), np.zeros(m, np.int64)
     for j in range(1, warm_pair.shape[0]):
@@ -270,18 +312,17 @@ def _all_kernels():
     """(rows, delassus, response, step), compiled once per process, the step calling the compiled callees."""
     with _LOCK:
         if "k" not in _COMPILED:
-            sweeps, disc, blocks = _cone_parts()
+            sweeps, disc, _ = _cone_parts()
             velocities, positions, _ = _body_kernels()
             try:
                 import numba
             except ImportError:
-                _COMPILED["k"] = (_rows, _delassus, _response, _with(
-                    _step, _sweeps=sweeps, _blocks=blocks, _disc_minimum=disc))
+                _COMPILED["k"] = (_rows, _delassus, _response, _with(_step, _sweeps=sweeps, _disc_minimum=disc))
             else:
                 jit = numba.njit(cache=False, nogil=True)
                 rows, delassus, response = jit(_rows), jit(_with(_delassus, _block=jit(_block))), jit(_response)
                 step = jit(_with(_step, _rows=rows, _delassus=delassus, _response=response, _sweeps=sweeps,
-                                 _blocks=blocks, _disc_minimum=disc, free_velocities=velocities,
+                                 _disc_minimum=disc, free_velocities=velocities,
                                  advance_positions=positions))
                 _COMPILED["k"] = (rows, delassus, response, step)
         return _COMPILED["k"]
