@@ -31,6 +31,7 @@ from .contact_fast import WarmStart, _all_kernels, _with
 __all__ = ["BatchContacts", "LoopChunk"]
 
 _NO_ROTATIONS = np.zeros((0, 3, 3))
+_ROWS_PER_STEP = 16  # the record buffer of a call: rows per step at first (doubled when full)
 
 
 def _loop(Q, U, E, iterations, converged, k0, k1, g, h, masses, inertias, inertias_inv, masses_inv, lookup,
@@ -158,7 +159,7 @@ class BatchContacts:
         warm = warm if warm is not None else (np.zeros(0, np.int64), np.zeros((0, 3)))
         E = energy if energy is not None else np.zeros(Q.shape[0])
         lookup = np.arange(len(free.names), dtype=np.int64)
-        k, capacity = k0, 16 * (k1 - k0) + 64
+        k, capacity = k0, _ROWS_PER_STEP * (k1 - k0) + 64
         while True:
             rec_step, rec_pair = np.empty(capacity, np.int64), np.empty(capacity, np.int64)
             rec_float, rec_mode = np.empty((capacity, 8)), np.empty(capacity, np.int8)
