@@ -30,7 +30,6 @@ from .contact_fast import WarmStart, _all_kernels, _with
 
 __all__ = ["BatchContacts", "LoopChunk"]
 
-_NO_ROTATIONS = np.zeros((0, 3, 3))
 _ROWS_PER_STEP = 16  # the record buffer of a call: rows per step at first (doubled when full)
 
 
@@ -43,7 +42,7 @@ def _loop(Q, U, E, iterations, converged, k0, k1, g, h, masses, inertias, inerti
     n = inertias.shape[0]
     kind, size, plane_normal, plane_offset, R_bs, r_bs, body_index, aabb_centre, aabb_half, allowed, \
         material_index, material_table = tables
-    position, quaternion = np.empty((n, 3)), np.empty((n, 4))
+    position, quaternion, no_rotations = np.empty((n, 3)), np.empty((n, 4)), np.empty((0, 3, 3))
     rows = 0
     for k in range(k0, k1):
         qb = Q[k].reshape(n, 7)
@@ -52,7 +51,7 @@ def _loop(Q, U, E, iterations, converged, k0, k1, g, h, masses, inertias, inerti
                 position[b, c] = qb[b, c]
             for c in range(4):
                 quaternion[b, c] = qb[b, 3 + c]
-        F, I, fallback, m_all = _batch(_NO_ROTATIONS, quaternion, position, kind, size, plane_normal, plane_offset,
+        F, I, fallback, m_all = _batch(no_rotations, quaternion, position, kind, size, plane_normal, plane_offset,
                                        R_bs, r_bs, body_index, aabb_centre, aabb_half, allowed, material_index,
                                        material_table, margin, patch, patch_tol, aabb)
         if fallback.shape[0]:
@@ -106,7 +105,7 @@ def _loop_kernel():
             step = _all_kernels()[3]
             energy = _body_kernels()[2]
             _COMPILED["loop"] = numba.njit(cache=False, nogil=True)(_with(
-                _loop, _batch=_batch, _step=step, total_energy=energy, _NO_ROTATIONS=_NO_ROTATIONS))
+                _loop, _batch=_batch, _step=step, total_energy=energy))
         return _COMPILED["loop"]
 
 
