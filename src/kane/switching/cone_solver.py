@@ -82,8 +82,17 @@ def _disc_minimum(a, d, c, g1, g2, radius):
     half = 0.5 * (a - d)
     root = np.sqrt(half * half + c * c)
     l1, l2 = 0.5 * (a + d) + root, 0.5 * (a + d) - root  # eigenvalues, eigenvector (cos, sin) of l1
-    angle = 0.5 * np.arctan2(2.0 * c, a - d)
-    cs, sn = np.cos(angle), np.sin(angle)
+    # (cos, sin) of half the angle 2 theta = atan2(2 c, a - d), without trigonometric calls (the stable branch)
+    if root == 0.0:
+        cs, sn = 1.0, 0.0
+    elif half >= 0.0:
+        cs = np.sqrt(0.5 + 0.5 * half / root)
+        sn = 0.5 * c / (root * cs)
+    else:
+        sn = np.sqrt(0.5 - 0.5 * half / root)
+        if c < 0.0:
+            sn = -sn
+        cs = 0.5 * c / (root * sn)
     h1, h2 = cs * g1 + sn * g2, -sn * g1 + cs * g2  # g in the eigenbasis
     lam = 0.0
     for _ in range(60):  # Newton on 1/|x(lam)| - 1/radius: concave, increasing, monotone from lam = 0
