@@ -38,6 +38,8 @@ Fast path: when ``contacts(q)`` returns a :class:`kane.mechanics.collision_batch
 :func:`kane.mechanics.collision_batch.contacts_batch` of kane's coal geometry) and the dynamics is a
 :class:`.contact_bodies.FreeBodies`, the step runs in :mod:`.contact_fast` (compiled rows, W and sweeps, no
 scipy.sparse, no object per contact) with the same results; any other dynamics gets the batch's ContactPoints.
+With ``contacts`` a :class:`.contact_loop.BatchContacts` of those FreeBodies, many steps (collision included) run
+in one compiled call (:mod:`.contact_loop`; ``watch`` is then called before each chunk of steps), same results.
 """
 
 from __future__ import annotations
