@@ -82,28 +82,19 @@ def _disc_minimum(a, d, c, g1, g2, radius):
     half = 0.5 * (a - d)
     root = np.sqrt(half * half + c * c)
     l1, l2 = 0.5 * (a + d) + root, 0.5 * (a + d) - root  # eigenvalues, eigenvector (cos, sin) of l1
-    # (cos, sin) of half the angle 2 theta = atan2(2 c, a - d), without trigonometric calls (the stable branch)
-    if root == 0.0:
-        cs, sn = 1.0, 0.0
-    elif half >= 0.0:
-        cs = np.sqrt(0.5 + 0.5 * half / root)
-        sn = 0.5 * c / (root * cs)
-    else:
-        sn = np.sqrt(0.5 - 0.5 * half / root)
-        if c < 0.0:
-            sn = -sn
-        cs = 0.5 * c / (root * sn)
+    angle = 0.5 * np.arctan2(2.0 * c, a - d)
+    cs, sn = np.cos(angle), np.sin(angle)
     h1, h2 = cs * g1 + sn * g2, -sn * g1 + cs * g2  # g in the eigenbasis
-    lam, inv_radius = 0.0, 1.0 / radius
+    lam = 0.0
     for _ in range(60):  # Newton on 1/|x(lam)| - 1/radius: concave, increasing, monotone from lam = 0
-        i1, i2 = 1.0 / (l1 + lam), 1.0 / (l2 + lam)
-        e1, e2 = h1 * i1, h2 * i2
+        e1, e2 = h1 / (l1 + lam), h2 / (l2 + lam)
         s2 = e1 * e1 + e2 * e2
         norm = np.sqrt(s2)
         if abs(norm - radius) <= 1e-15 * radius:
             break
-        # (1/|x| - 1/radius) / (d/dlam 1/|x|), d/dlam 1/|x| = (e1^2 / (l1 + lam) + e2^2 / (l2 + lam)) / |x|^3
-        lam = max(lam - s2 * (1.0 - norm * inv_radius) / (e1 * e1 * i1 + e2 * e2 * i2), 0.5 * lam)
+        ds2 = -2.0 * (e1 * e1 / (l1 + lam) + e2 * e2 / (l2 + lam))
+        step = (1.0 / norm - 1.0 / radius) / (-0.5 * ds2 / (s2 * norm))
+        lam = max(lam - step, 0.5 * lam)
     y1, y2 = -h1 / (l1 + lam), -h2 / (l2 + lam)
     x1, x2 = cs * y1 - sn * y2, sn * y1 + cs * y2
     f = radius / np.sqrt(x1 * x1 + x2 * x2)
