@@ -83,18 +83,16 @@ def _rows(qb, u, u_free, body_a, body_b, point_a, point_b, normal, basis, JA, JB
                     v_start[k, r] += out[k, r, c] * u[6 * body + c]
 
 
-def _block(Ji, Jj, Iinv, minv, out, i, j, sign):
-    """out[3i:3i+3, 3j:3j+3] += sign Ji (3, 6) diag(Iinv, minv 1) Jj^T."""
+def _block(Ti, Ji, Jj, minv, out):
+    """out (3, 3) += Ji (3, 6) diag(Iinv, minv 1) Jj^T, with Ti (3, 3) = Ji[:, :3] Iinv given (:func:`_delassus`)."""
     for r in range(3):
-        t0 = Ji[r, 0] * Iinv[0, 0] + Ji[r, 1] * Iinv[1, 0] + Ji[r, 2] * Iinv[2, 0]
-        t1 = Ji[r, 0] * Iinv[0, 1] + Ji[r, 1] * Iinv[1, 1] + Ji[r, 2] * Iinv[2, 1]
-        t2 = Ji[r, 0] * Iinv[0, 2] + Ji[r, 1] * Iinv[1, 2] + Ji[r, 2] * Iinv[2, 2]
+        t0, t1, t2 = Ti[r, 0], Ti[r, 1], Ti[r, 2]
         for c in range(3):
-            out[3 * i + r, 3 * j + c] += sign * (t0 * Jj[c, 0] + t1 * Jj[c, 1] + t2 * Jj[c, 2] + minv * (
+            out[r, c] += (t0 * Jj[c, 0] + t1 * Jj[c, 1] + t2 * Jj[c, 2] + minv * (
                 Ji[r, 3] * Jj[c, 3] + Ji[r, 4] * Jj[c, 4] + Ji[r, 5] * Jj[c, 5]))
 
 
-def _delassus(body_a, body_b, JA, JB, Iinv, minv, n_bodies):
+def _delassus(body_a, body_b, JA, JB, Iinv_all, minv, n_bodies):
     """The nonzero 3x3 blocks of W = J M^-1 J^T (contacts that share a body) straight into the sweeps' arrays
     (:func:`kane.switching.cone_solver._blocks` of W without W): per body its contacts, per contact i its
     neighbours j (ascending, i included) ``nbr[ptr[i]:ptr[i+1]]``, ``blocks[jj]`` = W_ji, ``diag[i]`` = W_ii; each
@@ -141,6 +139,16 @@ def _delassus(body_a, body_b, JA, JB, Iinv, minv, n_bodies):
         ptr[i + 1] = n
     blocks, diag = np.empty((ptr[m], 3, 3)), np.empty((m, 3, 3))
     cursor, X = ptr[:m].copy(), np.empty((3, 3))
+    T = np.zeros((m, 2, 3, 3))  # per contact and side J[:, :3] Iinv of its body, once
+    for i in range(m):
+        for side in range(2):
+            body = body_a[i] if side == 0 else body_b[i]
+            if body < 0:
+                continue
+            Ji, Iinv = JA[i] if side == 0 else JB[i], Iinv_all[body]
+            for r in range(3):
+                for c in range(3):
+                    T[i, side, r, c] = Ji[r, 0] * Iinv[0, c] + Ji[r, 1] * Iinv[1, c] + Ji[r, 2] * Iinv[2, c]
     for i in range(m):
         for jj in range(ptr[i], ptr[i + 1]):
             j = nbr[jj]
@@ -153,8 +161,7 @@ def _delassus(body_a, body_b, JA, JB, Iinv, minv, n_bodies):
                     continue
                 for sj in range(2):
                     if (body_a[j] if sj == 0 else body_b[j]) == bi:
-                        _block(JA[i] if si == 0 else JB[i], JA[j] if sj == 0 else JB[j], Iinv[bi], minv[bi], X, 0,
-                               0, 1.0)
+                        _block(T[i, si], JA[i] if si == 0 else JB[i], JA[j] if sj == 0 else JB[j], minv[bi], X)
             if j == i:
                 diag[i] = X
                 blocks[jj] = X
