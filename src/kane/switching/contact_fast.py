@@ -39,6 +39,7 @@ __all__ = ["WarmStart", "batch_step", "free_bodies_of", "step_arrays"]
 def _rows(qb, u, u_free, body_a, body_b, point_a, point_b, normal, basis, JA, JB, v_free, v_start):
     """Per contact k: basis[k] (3, 3) rows (n, t1, t2); JA[k], JB[k] (3, 6) the rows on body a's speeds (minus
     the point Jacobian) and body b's; v_free[k], v_start[k] (3,) = J_k u_free, J_k u."""
+    R = np.empty((3, 3))  # the body's rotation, one buffer for every contact
     for k in range(normal.shape[0]):
         n0, n1, n2 = normal[k, 0], normal[k, 1], normal[k, 2]
         if abs(n0) < 0.9:  # ContactPoint.tangents_world: a = e_x, else e_y; t1 = a x n / |a x n|, t2 = n x t1
@@ -66,7 +67,6 @@ def _rows(qb, u, u_free, body_a, body_b, point_a, point_b, normal, basis, JA, JB
             w, x, y, z = qb[body, 3], qb[body, 4], qb[body, 5], qb[body, 6]
             nq = np.sqrt(w * w + x * x + y * y + z * z)
             w, x, y, z = w / nq, x / nq, y / nq, z / nq
-            R = np.empty((3, 3))
             R[0, 0], R[0, 1], R[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)
             R[1, 0], R[1, 1], R[1, 2] = 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)
             R[2, 0], R[2, 1], R[2, 2] = 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)
@@ -190,13 +190,13 @@ def _response(p, body_a, body_b, JA, JB, Iinv, minv, u_free, u_next, velocity):
     for c in range(u_free.shape[0]):
         u_next[c] = u_free[c]
     m = body_a.shape[0]
+    f = np.empty(6)  # J_k^T p_k on the body's speeds, one buffer for every contact
     for k in range(m):
         for side in range(2):
             body = body_a[k] if side == 0 else body_b[k]
             if body < 0:
                 continue
             Jk = JA[k] if side == 0 else JB[k]
-            f = np.zeros(6)  # J_k^T p_k on the body's speeds
             for c in range(6):
                 f[c] = Jk[0, c] * p[3 * k] + Jk[1, c] * p[3 * k + 1] + Jk[2, c] * p[3 * k + 2]
             for r in range(3):
