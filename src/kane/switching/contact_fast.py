@@ -262,12 +262,25 @@ def _step(qb, u, g, h, inertias, inertias_inv, masses_inv, lookup, body_a, body_
     rank_prev, rank = np.zeros(warm_pair.shape[0], np.int64), np.zeros(m, np.int64)
     for j in range(1, warm_pair.shape[0]):
         rank_prev[j] = rank_prev[j - 1] + 1 if warm_pair[j] == warm_pair[j - 1] else 0
+    ordered = True  # both in pair order (a batch's order): one merge, else a scan per contact
+    for j in range(1, warm_pair.shape[0]):
+        ordered = ordered and warm_pair[j] >= warm_pair[j - 1]
+    for i in range(1, m):
+        ordered = ordered and pair[act[i]] >= pair[act[i - 1]]
+    j0 = 0
     for i in range(m):
         if i > 0 and pair[act[i]] == pair[act[i - 1]]:
             rank[i] = rank[i - 1] + 1
-        for j in range(warm_pair.shape[0]):
-            if warm_pair[j] == pair[act[i]] and rank_prev[j] == rank[i]:
+        key = pair[act[i]]
+        if ordered:
+            while j0 < warm_pair.shape[0] and (warm_pair[j0] < key or (warm_pair[j0] == key
+                                                                     and rank_prev[j0] < rank[i])):
+                j0 += 1
+        for j in range(j0, warm_pair.shape[0]):
+            if warm_pair[j] == key and rank_prev[j] == rank[i]:
                 start[i, 0], start[i, 1], start[i, 2] = warm_impulse[j, 0], warm_impulse[j, 1], warm_impulse[j, 2]
+                break
+            if ordered:
                 break
     p = np.empty(3 * m)
     sweeps, residual = 0, 0.0
