@@ -39,6 +39,7 @@ __all__ = ["WarmStart", "batch_step", "free_bodies_of", "step_arrays"]
 def _rows(qb, u, u_free, body_a, body_b, point_a, point_b, normal, basis, JA, JB, v_free, v_start):
     """Per contact k: basis[k] (3, 3) rows (n, t1, t2); JA[k], JB[k] (3, 6) the rows on body a's speeds (minus
     the point Jacobian) and body b's; v_free[k], v_start[k] (3,) = J_k u_free, J_k u."""
+    R = np.empty((3, 3))  # the body's rotation, one buffer for every contact
     for k in range(normal.shape[0]):
         n0, n1, n2 = normal[k, 0], normal[k, 1], normal[k, 2]
         if abs(n0) < 0.9:  # ContactPoint.tangents_world: a = e_x, else e_y; t1 = a x n / |a x n|, t2 = n x t1
@@ -66,7 +67,6 @@ def _rows(qb, u, u_free, body_a, body_b, point_a, point_b, normal, basis, JA, JB
             w, x, y, z = qb[body, 3], qb[body, 4], qb[body, 5], qb[body, 6]
             nq = np.sqrt(w * w + x * x + y * y + z * z)
             w, x, y, z = w / nq, x / nq, y / nq, z / nq
-            R = np.empty((3, 3))
             R[0, 0], R[0, 1], R[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)
             R[1, 0], R[1, 1], R[1, 2] = 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)
             R[2, 0], R[2, 1], R[2, 2] = 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)
@@ -83,54 +83,106 @@ def _rows(qb, u, u_free, body_a, body_b, point_a, point_b, normal, basis, JA, JB
                     v_start[k, r] += out[k, r, c] * u[6 * body + c]
 
 
-def _block(Ji, Jj, Iinv, minv, out, i, j, sign):
-    """out[3i:3i+3, 3j:3j+3] += sign Ji (3, 6) diag(Iinv, minv 1) Jj^T."""
+def _block(Ti, Ji, Jj, minv, out):
+    """out (3, 3) += Ji (3, 6) diag(Iinv, minv 1) Jj^T, with Ti (3, 3) = Ji[:, :3] Iinv given (:func:`_delassus`)."""
     for r in range(3):
-        t0 = Ji[r, 0] * Iinv[0, 0] + Ji[r, 1] * Iinv[1, 0] + Ji[r, 2] * Iinv[2, 0]
-        t1 = Ji[r, 0] * Iinv[0, 1] + Ji[r, 1] * Iinv[1, 1] + Ji[r, 2] * Iinv[2, 1]
-        t2 = Ji[r, 0] * Iinv[0, 2] + Ji[r, 1] * Iinv[1, 2] + Ji[r, 2] * Iinv[2, 2]
+        t0, t1, t2 = Ti[r, 0], Ti[r, 1], Ti[r, 2]
         for c in range(3):
-            out[3 * i + r, 3 * j + c] += sign * (t0 * Jj[c, 0] + t1 * Jj[c, 1] + t2 * Jj[c, 2] + minv * (
+            out[r, c] += (t0 * Jj[c, 0] + t1 * Jj[c, 1] + t2 * Jj[c, 2] + minv * (
                 Ji[r, 3] * Jj[c, 3] + Ji[r, 4] * Jj[c, 4] + Ji[r, 5] * Jj[c, 5]))
 
 
-def _delassus(body_a, body_b, JA, JB, Iinv, minv, W, ptr, nbr):
-    """W (3m, 3m) = J M^-1 J^T (zeroed here; blocks of contacts that share a body) and the neighbour lists of
-    the sweeps (:func:`kane.switching.cone_solver.block_neighbours` of W); returns the neighbour count."""
+def _delassus(body_a, body_b, JA, JB, Iinv_all, minv, n_bodies):
+    """The nonzero 3x3 blocks of W = J M^-1 J^T (contacts that share a body) straight into the sweeps' arrays
+    (:func:`kane.switching.cone_solver._blocks` of W without W): per body its contacts, per contact i its
+    neighbours j (ascending, i included) ``nbr[ptr[i]:ptr[i+1]]``, ``blocks[jj]`` = W_ji, ``diag[i]`` = W_ii; each
+    block of a pair computed once (i <= j, summed over the shared bodies), the other one its transpose. Returns
+    (ptr (m+1,), nbr (nnz,), blocks (nnz, 3, 3), diag (m, 3, 3))."""
     m = body_a.shape[0]
-    for i in range(3 * m):
-        for j in range(3 * m):
-            W[i, j] = 0.0
+    count = np.zeros(n_bodies + 1, np.int64)  # per body its contacts, ascending (CSR: first, members)
+    for k in range(m):
+        for body in (body_a[k], body_b[k]):
+            if body >= 0:
+                count[body + 1] += 1
+    for n in range(n_bodies):
+        count[n + 1] += count[n]
+    members, fill = np.empty(count[n_bodies], np.int64), count[:n_bodies].copy()
+    for k in range(m):
+        for body in (body_a[k], body_b[k]):
+            if body >= 0:
+                members[fill[body]] = k
+                fill[body] += 1
+    ptr, size = np.zeros(m + 1, np.int64), m  # at most both bodies' lists per contact
+    for k in range(m):
+        for body in (body_a[k], body_b[k]):
+            if body >= 0:
+                size += count[body + 1] - count[body]
+    nbr = np.empty(size, np.int64)
+    for i in range(m):  # the union of the two bodies' sorted contact lists
+        a, b = body_a[i], body_b[i]
+        pa, ea = (count[a], count[a + 1]) if a >= 0 else (0, 0)
+        pb, eb = (count[b], count[b + 1]) if b >= 0 else (0, 0)
+        n = ptr[i]
+        if ea == pa and eb == pb:
+            nbr[n] = i
+            n += 1
+        while pa < ea or pb < eb:
+            ja = members[pa] if pa < ea else m
+            jb = members[pb] if pb < eb else m
+            j = min(ja, jb)
+            if ja == j:
+                pa += 1
+            if jb == j:
+                pb += 1
+            nbr[n] = j
+            n += 1
+        ptr[i + 1] = n
+    blocks, diag = np.empty((ptr[m], 3, 3)), np.empty((m, 3, 3))
+    cursor, X = ptr[:m].copy(), np.empty((3, 3))
+    T = np.zeros((m, 2, 3, 3))  # per contact and side J[:, :3] Iinv of its body, once
     for i in range(m):
-        for j in range(i, m):
+        for side in range(2):
+            body = body_a[i] if side == 0 else body_b[i]
+            if body < 0:
+                continue
+            Ji, Iinv = JA[i] if side == 0 else JB[i], Iinv_all[body]
+            for r in range(3):
+                for c in range(3):
+                    T[i, side, r, c] = Ji[r, 0] * Iinv[0, c] + Ji[r, 1] * Iinv[1, c] + Ji[r, 2] * Iinv[2, c]
+    for i in range(m):
+        for jj in range(ptr[i], ptr[i + 1]):
+            j = nbr[jj]
+            if j < i:
+                continue  # W_ji = X of the pair (j, i), written when column j was built
+            X[:, :] = 0.0
             for si in range(2):
                 bi = body_a[i] if si == 0 else body_b[i]
                 if bi < 0:
                     continue
-                Ji = JA[i] if si == 0 else JB[i]
                 for sj in range(2):
-                    bj = body_a[j] if sj == 0 else body_b[j]
-                    if bj != bi:
-                        continue
-                    _block(Ji, JA[j] if sj == 0 else JB[j], Iinv[bi], minv[bi], W, i, j, 1.0)
-            if j > i:
-                for r in range(3):
-                    for c in range(3):
-                        W[3 * j + c, 3 * i + r] = W[3 * i + r, 3 * j + c]
-    count = 0
-    ptr[0] = 0
+                    if (body_a[j] if sj == 0 else body_b[j]) == bi:
+                        _block(T[i, si], JA[i] if si == 0 else JB[i], JA[j] if sj == 0 else JB[j], minv[bi], X)
+            if j == i:
+                diag[i] = X
+                blocks[jj] = X
+            else:
+                blocks[jj] = X.T
+                blocks[cursor[j]] = X
+                cursor[j] += 1
+    count_nbr = 0  # a pair whose block is exactly zero is no neighbour (cone_solver.block_neighbours)
     for i in range(m):
-        for j in range(m):
-            nonzero = i == j
+        start = ptr[i]
+        ptr[i] = count_nbr
+        for jj in range(start, ptr[i + 1]):
+            keep = nbr[jj] == i
             for r in range(3):
                 for c in range(3):
-                    if W[3 * j + r, 3 * i + c] != 0.0:
-                        nonzero = True
-            if nonzero:
-                nbr[count] = j
-                count += 1
-        ptr[i + 1] = count
-    return count
+                    keep = keep or blocks[jj, r, c] != 0.0
+            if keep:
+                nbr[count_nbr], blocks[count_nbr] = nbr[jj], blocks[jj]
+                count_nbr += 1
+    ptr[m] = count_nbr
+    return ptr, nbr[:count_nbr], blocks[:count_nbr], diag
 
 
 def _response(p, body_a, body_b, JA, JB, Iinv, minv, u_free, u_next, velocity):
@@ -138,13 +190,13 @@ def _response(p, body_a, body_b, JA, JB, Iinv, minv, u_free, u_next, velocity):
     for c in range(u_free.shape[0]):
         u_next[c] = u_free[c]
     m = body_a.shape[0]
+    f = np.empty(6)  # J_k^T p_k on the body's speeds, one buffer for every contact
     for k in range(m):
         for side in range(2):
             body = body_a[k] if side == 0 else body_b[k]
             if body < 0:
                 continue
             Jk = JA[k] if side == 0 else JB[k]
-            f = np.zeros(6)  # J_k^T p_k on the body's speeds
             for c in range(6):
                 f[c] = Jk[0, c] * p[3 * k] + Jk[1, c] * p[3 * k + 1] + Jk[2, c] * p[3 * k + 2]
             for r in range(3):
@@ -202,23 +254,33 @@ def _step(qb, u, g, h, inertias, inertias_inv, masses_inv, lookup, body_a, body_
         mu[i] = mu_static[k] if slip <= slip_tol else mu_kinetic[k]
         mu_k[i] = mu_kinetic[k]
         b[3 * i], b[3 * i + 1], b[3 * i + 2] = v_free[k, 0] - target, v_free[k, 1], v_free[k, 2]
-    W, ptr, nbr = np.empty((3 * m, 3 * m)), np.empty(m + 1, np.int64), np.empty(m * m, np.int64)
-    count = _delassus(ia, ib, JA, JB, inertias_inv, masses_inv, W, ptr, nbr)
+    ptr, nbr, blocks, diag = _delassus(ia, ib, JA, JB, inertias_inv, masses_inv, qb.shape[0])
     for i in range(m):
-        if mu[i] < 0 or not W[3 * i, 3 * i] > 0:
+        if mu[i] < 0 or not diag[i, 0, 0] > 0:
             return -2, 0, 0.0
-    nbr = nbr[:count]
-    blocks, diag = _blocks(W, ptr, nbr)
     start = np.zeros((m, 3))  # the previous step's impulse of the same (pair, rank within the pair)
     rank_prev, rank = np.zeros(warm_pair.shape[0], np.int64), np.zeros(m, np.int64)
     for j in range(1, warm_pair.shape[0]):
         rank_prev[j] = rank_prev[j - 1] + 1 if warm_pair[j] == warm_pair[j - 1] else 0
+    ordered = True  # both in pair order (a batch's order): one merge, else a scan per contact
+    for j in range(1, warm_pair.shape[0]):
+        ordered = ordered and warm_pair[j] >= warm_pair[j - 1]
+    for i in range(1, m):
+        ordered = ordered and pair[act[i]] >= pair[act[i - 1]]
+    j0 = 0
     for i in range(m):
         if i > 0 and pair[act[i]] == pair[act[i - 1]]:
             rank[i] = rank[i - 1] + 1
-        for j in range(warm_pair.shape[0]):
-            if warm_pair[j] == pair[act[i]] and rank_prev[j] == rank[i]:
+        key = pair[act[i]]
+        if ordered:
+            while j0 < warm_pair.shape[0] and (warm_pair[j0] < key or (warm_pair[j0] == key
+                                                                     and rank_prev[j0] < rank[i])):
+                j0 += 1
+        for j in range(j0, warm_pair.shape[0]):
+            if warm_pair[j] == key and rank_prev[j] == rank[i]:
                 start[i, 0], start[i, 1], start[i, 2] = warm_impulse[j, 0], warm_impulse[j, 1], warm_impulse[j, 2]
+                break
+            if ordered:
                 break
     p = np.empty(3 * m)
     sweeps, residual = 0, 0.0
@@ -266,16 +328,15 @@ def _all_kernels():
     the compiled callees."""
     with _LOCK:
         if "k" not in _COMPILED:
-            sweeps, disc, blocks = _cone_parts()
+            sweeps, _, _ = _cone_parts()
             velocities, positions, _ = _body_kernels()
             if not HAVE_NUMBA:
-                _COMPILED["k"] = (_rows, _delassus, _response, with_globals(_step, _sweeps=sweeps, _blocks=blocks))
+                _COMPILED["k"] = (_rows, _delassus, _response, with_globals(_step, _sweeps=sweeps))
             else:
                 rows, delassus = kernel(_rows), kernel(with_globals(_delassus, _block=kernel(_block)))
                 response = kernel(_response)
                 step = kernel(with_globals(_step, _rows=rows, _delassus=delassus, _response=response, _sweeps=sweeps,
-                                           _blocks=blocks, free_velocities=velocities,
-                                           advance_positions=positions))
+                                           free_velocities=velocities, advance_positions=positions))
                 _COMPILED["k"] = (rows, delassus, response, step)
         return _COMPILED["k"]
 

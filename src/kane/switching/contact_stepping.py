@@ -38,6 +38,8 @@ Fast path: when ``contacts(q)`` returns a :class:`kane.mechanics.collision_batch
 :func:`kane.mechanics.collision_batch.contacts_batch` of kane's coal geometry) and the dynamics is a
 :class:`.contact_bodies.FreeBodies`, the step runs in :mod:`.contact_fast` (compiled rows, W and sweeps, no
 scipy.sparse, no object per contact) with the same results; any other dynamics gets the batch's ContactPoints.
+With ``contacts`` a :class:`.contact_loop.BatchContacts` of those FreeBodies, many steps (collision included) run
+in one compiled call (:mod:`.contact_loop`; ``watch`` is then called before each chunk of steps), same results.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from ..model.model import GROUND
 from ..mechanics.collision_batch import ContactBatch
 from .cone_solver import ConeSolverOptions, solve_cones
 from .contact_fast import WarmStart, batch_step, free_bodies_of, step_arrays
+from .contact_loop import BatchContacts
 from .contact_samples import MODES, ContactRecords, SampleBlock, run_failure
 
 __all__ = ["ContactOptions", "ContactRecords", "ContactRun", "ContactScheme", "ContactStep", "MODES", "dense_rows",
@@ -391,8 +394,22 @@ def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: flo
         sink(block)
 
     k = 0
+    loop, chunk = isinstance(contacts, BatchContacts) and contacts.loop_for(dynamics), None
     try:
-        for k in range(n):
+        while loop and good < n:  # the compiled loop (contact_loop): chunks of steps, watch before each
+            if watch is not None:
+                watch(good, float(t[good]))
+            end = n if sink is None else max(good + 1, min(n, sent["samples"] + every - 1))
+            chunk = contacts.run(good, end, Q, U, energy, iterations, converged, rec, h, options,
+                                 chunk.warm if chunk is not None else None)
+            good = chunk.done
+            if sink is not None:
+                modes_now = _last_modes(rec, good - 1, table)
+            if chunk.failure is not None:
+                raise chunk.failure
+            if sink is not None and good + 1 - sent["samples"] >= every:
+                send(good + 1)
+        for k in range(good, n):
             if watch is not None:
                 watch(k, float(t[k]))
             found = contacts(Q[k])
@@ -448,6 +465,15 @@ def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: flo
     if sink is not None:
         send(n + 1)
     return ContactRun(t, Q, U, energy, records(), iterations, converged, float(h), options.scheme)
+
+
+def _last_modes(rec: dict, step: int, table: dict) -> tuple:
+    """:func:`_pressing` of step ``step``'s records in the record lists of the compiled loop."""
+    if not rec["step"]:
+        return ()
+    rows = np.nonzero(rec["step"][-1] == step)[0]
+    names = _pair_names(rec["name"][-1], table) if len(rows) else ()
+    return _pressing(tuple(names[i] for i in rows.tolist()), rec["mode"][-1][rows])
 
 
 def _pressing(names, mode) -> tuple:
