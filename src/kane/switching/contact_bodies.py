@@ -30,7 +30,7 @@ from scipy import sparse
 from ..errors import ModelError
 from ..model.model import GROUND
 from ..protocol import Capabilities, unsupported
-from ..spatial import quaternion_to_rotation, skew
+from ..spatial import cross3, quaternion_to_rotation, skew
 
 __all__ = ["FreeBodies", "advance_positions", "free_velocities", "total_energy"]
 
@@ -212,7 +212,7 @@ class FreeBodies:
         _, ub = self._split(q, u)
         omega = ub[:, 0:3]
         f = np.empty_like(ub)
-        f[:, 0:3] = -np.cross(omega, np.einsum("bij,bj->bi", self.inertias, omega))
+        f[:, 0:3] = -cross3(omega, np.einsum("bij,bj->bi", self.inertias, omega))
         f[:, 3:6] = self.masses[:, None] * self.gravity(t)[None, :]
         return f.reshape(-1)
 
@@ -292,7 +292,7 @@ class FreeBodies:
         R = quaternion_to_rotation(qb[:, 3:7])  # (k, 3, 3)
         d = np.asarray(points_world, dtype=float).reshape(-1, 3) - qb[:, 0:3]
         values = np.zeros((index.size, 3, 6))
-        values[:, :, 0:3] = -np.cross(d[:, None, :], np.swapaxes(R, 1, 2)).transpose(0, 2, 1)  # -[d]x R
+        values[:, :, 0:3] = -cross3(d[:, None, :], np.swapaxes(R, 1, 2)).transpose(0, 2, 1)  # -[d]x R
         values[:, [0, 1, 2], [3, 4, 5]] = 1.0
         return 6 * index[:, None] + np.arange(6), values
 
