@@ -120,6 +120,7 @@ def total_energy(qb, u, masses, inertias, g):
 
 _COMPILED: dict = {}
 _LOCK = threading.Lock()
+_XYZ = np.arange(3)  # row (and column offset) indices of a 3 x 3 identity block
 
 
 def _compiled():
@@ -281,7 +282,7 @@ class FreeBodies:
         i = self._body(body)
         c, R = self.pose(q, body)
         J[:, 6 * i:6 * i + 3] = -skew(np.asarray(point_world, dtype=float) - c) @ R
-        J[:, 6 * i + 3:6 * i + 6] = np.eye(3)
+        J[_XYZ, 6 * i + 3 + _XYZ] = 1.0  # the identity block, without making np.eye(3)
         return J
 
     def point_jacobians(self, q, bodies: Sequence[str], points_world) -> tuple[np.ndarray, np.ndarray]:
