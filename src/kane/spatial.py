@@ -22,10 +22,19 @@ import math
 import numpy as np
 
 __all__ = [
-    "quaternion_to_rotation", "rotation_to_quaternion", "rotation_vector", "quaternion_compose",
+    "quaternion_to_rotation", "rotation_to_quaternion", "rotation_vector", "quaternion_compose", "cross3",
     "skew", "unskew", "crm", "crf", "motion_transform", "force_transform", "inverse_transform", "transform_parts",
     "spatial_inertia", "inertia_parts", "transform_inertia", "rotation_rpy", "rotation_axis_angle",
 ]
+
+
+def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a x b over the last axis (..., 3): np.cross without its axis bookkeeping, which dominates for one point
+    (the same products and differences: the same bits)."""
+    if a.ndim == 1 and b.ndim == 1:
+        return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+    return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1], a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
 
 
 def skew(v) -> np.ndarray:

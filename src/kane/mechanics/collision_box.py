@@ -157,7 +157,7 @@ def box_support_set(R, t, half, direction, origin, B, tol, cloud, out):
             value += half[c] * d
         elif d < -EPS:
             value -= half[c] * d
-    n = 0
+    n = np.int64(0)  # int64 from the start: a literal 0 here makes numba compile _hull a second time
     for k in range(8):
         x, y, z = CORNERS[k, 0] * half[0], CORNERS[k, 1] * half[1], CORNERS[k, 2] * half[2]
         if value - (x * d0 + y * d1 + z * d2) < tol:

@@ -286,10 +286,10 @@ def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa
         return _sphere_sphere(ti, si[0], tj, sj[0], margin, pa, pb, normal)
     if ki == SPHERE and kj == PLANE:
         w, off = _plane_world(Rj, tj, nj, oj)
-        return _sphere_plane(ti, si[0], w, off, True, margin, pa, pb, normal)
+        return _sphere_plane(ti, si[0], w, off, ki == SPHERE, margin, pa, pb, normal)
     if ki == PLANE and kj == SPHERE:
         w, off = _plane_world(Ri, ti, ni, oi)
-        return _sphere_plane(tj, sj[0], w, off, False, margin, pa, pb, normal)
+        return _sphere_plane(tj, sj[0], w, off, ki == SPHERE, margin, pa, pb, normal)
     if ki == BOX and kj == SPHERE:
         dist = _box_sphere(Ri, ti, si, tj, sj[0], margin, pa[0], pb[0], normal)
         return 0 if dist - margin > EPS else 1
@@ -299,10 +299,10 @@ def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa
         return 0 if dist - margin > EPS else 1
     if ki == BOX and kj == PLANE:
         w, off = _plane_world(Rj, tj, nj, oj)
-        return _box_plane(Ri, ti, si, w, off, True, margin, patch, tol, pa, pb, normal, work)
+        return _box_plane(Ri, ti, si, w, off, ki == BOX, margin, patch, tol, pa, pb, normal, work)
     if ki == PLANE and kj == BOX:
         w, off = _plane_world(Ri, ti, ni, oi)
-        return _box_plane(Rj, tj, sj, w, off, False, margin, patch, tol, pa, pb, normal, work)
+        return _box_plane(Rj, tj, sj, w, off, ki == BOX, margin, patch, tol, pa, pb, normal, work)
     if ki == BOX and kj == BOX:
         return box_box(Ri, ti, si, Rj, tj, sj, margin, patch, tol, pa, pb, normal, work)
     if ki == SPHERE and kj == CAPSULE:
@@ -314,10 +314,11 @@ def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa
         return 0 if dist - margin > EPS else 1
     if ki == CAPSULE and kj == PLANE:
         w, off = _plane_world(Rj, tj, nj, oj)
-        return _capsule_plane(Ri, ti, si[0], si[1], w, off, True, margin, patch, tol, pa, pb, normal, work)
+        return _capsule_plane(Ri, ti, si[0], si[1], w, off, ki == CAPSULE, margin, patch, tol, pa, pb, normal, work)
     if ki == PLANE and kj == CAPSULE:
         w, off = _plane_world(Ri, ti, ni, oi)
-        return _capsule_plane(Rj, tj, sj[0], sj[1], w, off, False, margin, patch, tol, pa, pb, normal, work)
+        return _capsule_plane(Rj, tj, sj[0], sj[1], w, off, ki == CAPSULE, margin, patch, tol, pa, pb, normal,
+                              work)
     return -1
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ModelError
+from ..spatial import cross3
 
 __all__ = ["ContactMaterial", "ContactPoint"]
 
@@ -100,6 +101,6 @@ class ContactPoint:
         """Two unit tangents ``(t1, t2)`` [(3,), (3,)] with (t1, t2, n) right-handed, chosen continuously from n."""
         n = np.asarray(self.normal_world, dtype=float)
         a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-        t1 = np.cross(a, n)
+        t1 = cross3(a, n)
         t1 /= np.linalg.norm(t1)
-        return t1, np.cross(n, t1)
+        return t1, cross3(n, t1)

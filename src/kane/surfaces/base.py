@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import ArgumentError, ModelError
 from ..mechanics.arguments import real_array
+from ..spatial import cross3
 
 __all__ = ["Surface", "SurfaceDerivatives", "cross3", "finite_vector", "positive_length"]
 
@@ -22,14 +23,6 @@ __all__ = ["Surface", "SurfaceDerivatives", "cross3", "finite_vector", "positive
 # product of the surface's typical tangent lengths (a vanishing tangent: a pole, a collapsed edge of the net)
 _DEGENERATE = 1e-12
 _SCALARS = (float, int, np.float64)
-
-
-def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a x b over the last axis (..., 3): np.cross without its axis bookkeeping, which dominates for one point."""
-    if a.ndim == 1 and b.ndim == 1:
-        return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-    return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1], a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
 
 
 @dataclass(frozen=True)

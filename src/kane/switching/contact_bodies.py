@@ -31,7 +31,7 @@ from ..errors import ModelError
 from ..jit import kernel
 from ..model.model import GROUND
 from ..protocol import Capabilities, unsupported
-from ..spatial import quaternion_to_rotation, skew
+from ..spatial import cross3, quaternion_to_rotation, skew
 
 __all__ = ["FreeBodies", "advance_positions", "free_velocities", "total_energy"]
 
@@ -121,6 +121,7 @@ def total_energy(qb, u, masses, inertias, g):
 
 _COMPILED: dict = {}
 _LOCK = threading.Lock()
+_XYZ = np.arange(3)  # row (and column offset) indices of a 3 x 3 identity block
 
 
 def _compiled():
@@ -207,7 +208,7 @@ class FreeBodies:
         _, ub = self._split(q, u)
         omega = ub[:, 0:3]
         f = np.empty_like(ub)
-        f[:, 0:3] = -np.cross(omega, np.einsum("bij,bj->bi", self.inertias, omega))
+        f[:, 0:3] = -cross3(omega, np.einsum("bij,bj->bi", self.inertias, omega))
         f[:, 3:6] = self.masses[:, None] * self.gravity(t)[None, :]
         return f.reshape(-1)
 
@@ -276,7 +277,7 @@ class FreeBodies:
         i = self._body(body)
         c, R = self.pose(q, body)
         J[:, 6 * i:6 * i + 3] = -skew(np.asarray(point_world, dtype=float) - c) @ R
-        J[:, 6 * i + 3:6 * i + 6] = np.eye(3)
+        J[_XYZ, 6 * i + 3 + _XYZ] = 1.0  # the identity block, without making np.eye(3)
         return J
 
     def point_jacobians(self, q, bodies: Sequence[str], points_world) -> tuple[np.ndarray, np.ndarray]:
@@ -287,7 +288,7 @@ class FreeBodies:
         R = quaternion_to_rotation(qb[:, 3:7])  # (k, 3, 3)
         d = np.asarray(points_world, dtype=float).reshape(-1, 3) - qb[:, 0:3]
         values = np.zeros((index.size, 3, 6))
-        values[:, :, 0:3] = -np.cross(d[:, None, :], np.swapaxes(R, 1, 2)).transpose(0, 2, 1)  # -[d]x R
+        values[:, :, 0:3] = -cross3(d[:, None, :], np.swapaxes(R, 1, 2)).transpose(0, 2, 1)  # -[d]x R
         values[:, [0, 1, 2], [3, 4, 5]] = 1.0
         return 6 * index[:, None] + np.arange(6), values
 
