@@ -1,7 +1,8 @@
 """Model files on the compiled time-stepping path (kane.switching.contact_stepping_model): a model of free bodies
 runs FreeBodies built by hand from the file's masses and inertias to round-off; a model that is not (a free
 joint's frame off the ground's origin) runs the general loop with the reason recorded and still carries the
-weight; the general loop and the compiled step agree on the incline; `kane simulate` records the loop."""
+weight; the general loop and the compiled loop agree on the incline; a capsule (coal's pair) takes the compiled
+step; `kane simulate` records the loop."""
 
 import math
 from pathlib import Path
@@ -30,7 +31,7 @@ G = 9.81
 def test_the_pile_file_steps_as_free_bodies_built_by_hand():
     result = run_contacts(load_model(EXAMPLES / "box_pile.toml"), ContactRunOptions(t_end=0.12))
     run = result.run
-    assert run.engine == "compiled step" and run.engine_reason == ""
+    assert run.engine == "compiled loop" and run.engine_reason == ""
     # the same boxes by hand: m = 1 kg, half side h = 0.05 m, I = 2 m h^2 / 3 (examples/box_pile.toml)
     names, m, h = ("box1", "box2", "box3"), 1.0, 0.05
     free = FreeBodies(names, [m] * 3, [np.eye(3) * 2 * m * h * h / 3] * 3, (0.0, 0.0, -G))
@@ -74,17 +75,17 @@ def test_a_free_joint_off_the_grounds_origin_runs_the_general_loop_and_says_why(
     np.testing.assert_allclose(result.outputs["block|floor.normal_force"][1:], 3.0 * G, rtol=1e-12)
     assert np.abs(result.outputs["block|floor.point_x"][1:] - 0.3).max() < 1e-12
     assert np.abs(result.run.q - result.run.q[0]).max() < 1e-12
-    # at the origin the same box takes the compiled step, with the same forces
+    # at the origin the same box takes the compiled loop, with the same forces
     at_origin = run_contacts(LoadedModel.from_system(_offset_box((0.0, 0.0, 0.0))),
                              ContactRunOptions(dt=2e-3, t_end=0.02))
-    assert at_origin.run.engine == "compiled step"
+    assert at_origin.run.engine == "compiled loop"
     np.testing.assert_allclose(at_origin.outputs["block|floor.normal_force"][1:], 3.0 * G, rtol=1e-12)
 
 
 def test_the_general_loop_and_the_compiled_step_slide_the_box_down_the_incline_alike():
     loaded = load_model(EXAMPLES / "box_on_incline.toml")
     fast = run_contacts(loaded, ContactRunOptions(t_end=0.05))
-    assert fast.run.engine == "compiled step"
+    assert fast.run.engine == "compiled loop"
     dyn = fast.dynamics
     params = dict(loaded.parameters)
     bodies, points = model_contact_problem(dyn.equations, params)
@@ -103,6 +104,20 @@ def test_kane_simulate_writes_the_compiled_steps_run_in_the_models_speeds(tmp_pa
     done = CliRunner().invoke(main, ["simulate", str(EXAMPLES / "box_pile.toml"), "-o", str(out), "--t-end", "0.25"])
     assert done.exit_code == 0, done.output
     traj = kane.load_trajectory(out)
-    assert traj.stats.loop == "compiled step" and traj.n_samples == 251  # two blocks of 100 steps and the rest
+    assert traj.stats.loop == "compiled loop" and traj.n_samples == 251  # two blocks of 100 steps and the rest
     ref = run_contacts(load_model(EXAMPLES / "box_pile.toml"), ContactRunOptions(t_end=0.25)).run
     assert np.abs(traj.q - ref.q).max() < 1e-12 and np.abs(traj.u - ref.u).max() < 1e-12
+
+
+def test_a_capsule_on_the_floor_takes_the_compiled_step_and_carries_its_weight():
+    from kane.model.collision import Capsule
+
+    s = kane.System("capsule", gravity=(0, 0, -G))
+    s.add_body("rod", mass=2.0, inertia=(0.01, 0.01, 0.002))
+    s.add_joint("ground", "rod", J.Free(), q0=[0.0, 0.0, 0.05, 1.0, 0.0, 0.0, 0.0])
+    s.add_collision("rod", Capsule(0.05, 0.3), (((0, 0, 1), (0, 1, 0), (-1, 0, 0)), (0, 0, 0)), name="rod",
+                    material=ContactMaterial(0.5))
+    s.add_collision("ground", Box((1.0, 1.0, 0.1)), (np.eye(3), (0.0, 0.0, -0.1)), name="table")
+    result = run_contacts(LoadedModel.from_system(s), ContactRunOptions(dt=2e-3, t_end=0.02))
+    assert result.run.engine == "compiled step"  # capsule-box goes to coal: the step compiled, not the loop
+    np.testing.assert_allclose(result.outputs["rod|table.normal_force"][2:], 2.0 * G, rtol=1e-9)

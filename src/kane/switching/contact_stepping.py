@@ -464,7 +464,8 @@ def simulate_contacts(dynamics, contacts: Callable, q0, u0, h: float, t_end: flo
         raise
     if sink is not None:
         send(n + 1)
-    return ContactRun(t, Q, U, energy, records(), iterations, converged, float(h), options.scheme)
+    return ContactRun(t, Q, U, energy, records(), iterations, converged, float(h), options.scheme,
+                      engine="compiled loop" if loop else "python")
 
 
 def _last_modes(rec: dict, step: int, table: dict) -> tuple:

@@ -1,12 +1,13 @@
-"""Model files on the compiled time-stepping path: :func:`model_stepping_run` runs a model whose bodies are free
-bodies under gravity (:func:`.contact_events_model.free_model`: FreeBodies built from the model's masses, inertias
-and gravity, checked on a probe state against the model's own equations and body poses) on
-:mod:`.contact_fast` (one compiled step per time step) with its contacts from
-:func:`kane.mechanics.collision_batch.contacts_batch` (one compiled call for spheres, boxes, capsules and
-half-spaces; coal for the other pairs), the free joints' body-axis linear velocities mapped to world axes and
-back; any other model runs the general loop on its own equations (:class:`.system_bodies.SystemBodies`, coal's
-contact points) with the reason recorded. :func:`.contact_run.run_contacts` and :class:`.contact_run.ContactJob`
-call it for ``--contact-scheme time-stepping`` (the default).
+"""Model files on the compiled time-stepping path: :func:`model_stepping` runs a model whose bodies are free bodies
+under gravity (:func:`.contact_events_model.free_model`: FreeBodies built from the model's masses, inertias and
+gravity, checked on a probe state against the model's own equations and body poses) on the compiled multi-step
+loop (:mod:`.contact_loop`: collision and steps in one compiled call, when every pair is spheres, boxes and
+half-spaces) or else the compiled step per time step (:mod:`.contact_fast`, contacts from
+:func:`kane.mechanics.collision_batch.contacts_batch`, coal for the other pairs), the free joints' body-axis
+linear velocities mapped to world axes and back; any other model runs the general loop on its own equations
+(:class:`.system_bodies.SystemBodies`, coal's contact points) with the reason recorded.
+:func:`.contact_run.run_contacts` and :class:`.contact_run.ContactJob` call it for ``--contact-scheme
+time-stepping`` (the default).
 
 The two paths step the same contact problem but not the same free motion: the FreeBodies step takes the
 gyroscopic term by the implicit midpoint rule (no kinetic energy gained, :mod:`.contact_bodies`), the general one
@@ -21,6 +22,7 @@ import numpy as np
 
 from ..jit import HAVE_NUMBA
 from .contact_events_model import free_model, to_free, to_model
+from .contact_loop import BatchContacts
 from .contact_stepping import simulate_contacts
 from .contact_stream import STREAM_EVERY
 
@@ -30,12 +32,16 @@ __all__ = ["ModelStepping", "model_stepping"]
 class ModelStepping:
     """How a model's contact time stepping runs: ``dynamics`` and ``contacts`` (q -> contacts) to step, ``records``
     (q -> the :class:`~kane.model.contact.ContactPoint` list of the run's records), ``free`` (the FreeBodies, or
-    None on the general path), ``loop`` and ``reason`` (what the run file records: ``"compiled step"`` and "", or
+    None on the general path), ``loop`` and ``reason`` (what the run file records: ``"compiled loop"`` (collision and steps in one
+    compiled call, :mod:`.contact_loop`) or ``"compiled step"`` and "", or
     ``"python"`` and why: the model is not free bodies, or numba is not installed)."""
 
     def __init__(self, dynamics, contacts, records, free, reason: str):
         self.dynamics, self.contacts, self.records, self.free = dynamics, contacts, records, free
-        self.loop = "compiled step" if free is not None and HAVE_NUMBA else "python"
+        if free is not None and isinstance(contacts, BatchContacts) and contacts.loop_for(free):
+            self.loop = "compiled loop"
+        else:
+            self.loop = "compiled step" if free is not None and HAVE_NUMBA else "python"
         self.reason = reason if free is None or HAVE_NUMBA else "numba is not installed (the free-body step in Python)"
 
     def run(self, q0, u0, h: float, t_end: float, options, bodies, params, *, sink=None, every: int = STREAM_EVERY,
@@ -80,14 +86,5 @@ def model_stepping(dynamics, params, bodies, contacts) -> ModelStepping:
     free, why = free_model(dynamics, params, bodies)
     if free is None:
         return ModelStepping(dynamics, contacts, contacts, None, why)
-    from ..mechanics.collision import CollisionData
-    from ..mechanics.collision_batch import contacts_batch
-
-    model = dynamics.equations.model
-    data = CollisionData(model)
-
-    def batch(q):
-        qb = np.reshape(q, (-1, 7))
-        return contacts_batch(model, data, (qb[:, 0:3], qb[:, 3:7]))
-
+    batch = BatchContacts(dynamics.equations.model, free)
     return ModelStepping(free, batch, lambda q: batch(q).points(), free, "")
