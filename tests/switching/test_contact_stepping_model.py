@@ -104,7 +104,8 @@ def test_kane_simulate_writes_the_compiled_steps_run_in_the_models_speeds(tmp_pa
     done = CliRunner().invoke(main, ["simulate", str(EXAMPLES / "box_pile.toml"), "-o", str(out), "--t-end", "0.25"])
     assert done.exit_code == 0, done.output
     traj = kane.load_trajectory(out)
-    assert traj.stats.loop == "compiled loop" and traj.n_samples == 251  # two blocks of 100 steps and the rest
+    # watched at every step (limits, progress, Ctrl-C): the compiled step; two blocks of 100 steps and the rest
+    assert traj.stats.loop == "compiled step" and traj.n_samples == 251
     ref = run_contacts(load_model(EXAMPLES / "box_pile.toml"), ContactRunOptions(t_end=0.25)).run
     assert np.abs(traj.q - ref.q).max() < 1e-12 and np.abs(traj.u - ref.u).max() < 1e-12
 

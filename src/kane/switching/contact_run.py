@@ -405,7 +405,7 @@ class ContactJob:
             records = stepping.records
 
             def run(sink, watch):
-                sink.loop = (stepping.loop, stepping.reason)
+                sink.loop = (stepping.step_loop, stepping.reason)  # watched: limits and signals per step
                 stepping.run(q0, u0, opts.dt, t_end, contact, bodies, params, sink=sink, every=STREAM_EVERY,
                              watch=watch)
 

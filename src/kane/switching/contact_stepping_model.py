@@ -34,14 +34,14 @@ class ModelStepping:
     (q -> the :class:`~kane.model.contact.ContactPoint` list of the run's records), ``free`` (the FreeBodies, or
     None on the general path), ``loop`` and ``reason`` (what the run file records: ``"compiled loop"`` (collision and steps in one
     compiled call, :mod:`.contact_loop`) or ``"compiled step"`` and "", or
-    ``"python"`` and why: the model is not free bodies, or numba is not installed)."""
+    ``"python"`` and why: the model is not free bodies, or numba is not installed); ``step_loop`` the loop of a
+    watched run (a watch is called at every step, so such a run takes the compiled step, not the loop)."""
 
     def __init__(self, dynamics, contacts, records, free, reason: str):
         self.dynamics, self.contacts, self.records, self.free = dynamics, contacts, records, free
-        if free is not None and isinstance(contacts, BatchContacts) and contacts.loop_for(free):
-            self.loop = "compiled loop"
-        else:
-            self.loop = "compiled step" if free is not None and HAVE_NUMBA else "python"
+        self.step_loop = "compiled step" if free is not None and HAVE_NUMBA else "python"
+        looped = free is not None and isinstance(contacts, BatchContacts) and contacts.loop_for(free)
+        self.loop = "compiled loop" if looped else self.step_loop
         self.reason = reason if free is None or HAVE_NUMBA else "numba is not installed (the free-body step in Python)"
 
     def run(self, q0, u0, h: float, t_end: float, options, bodies, params, *, sink=None, every: int = STREAM_EVERY,
@@ -67,16 +67,20 @@ class ModelStepping:
                     raise
             return None if call is None else wrapped
 
+        contacts = self.contacts
+        if watch is not None:  # watched at every step (limits, progress, signals): the compiled step per step
+            contacts = contacts.__call__
         forward = outer(None if sink is None else (lambda block: sink(replace(block, u=to_model(free, block.q,
                                                                                                block.u)))))
         try:
-            run = simulate_contacts(free, self.contacts, q0, to_free(free, q0, u0), h, t_end, options, sink=forward,
+            run = simulate_contacts(free, contacts, q0, to_free(free, q0, u0), h, t_end, options, sink=forward,
                                     every=every, watch=outer(watch))
         except SimulationError as exc:  # a failed step: its last good state in the model's speeds
             if not raised and exc.q is not None and exc.u is not None:
                 exc.u = to_model(free, np.reshape(exc.q, (1, -1)), np.reshape(exc.u, (1, -1)))[0]
             raise
-        return replace(run, u=to_model(free, run.q, run.u), engine=self.loop, engine_reason=self.reason)
+        return replace(run, u=to_model(free, run.q, run.u), engine=self.loop if watch is None else self.step_loop,
+                       engine_reason=self.reason)
 
 
 def model_stepping(dynamics, params, bodies, contacts) -> ModelStepping:
