@@ -113,23 +113,25 @@ def free_model(dynamics, params, system_bodies=None) -> tuple:
         return None, f"{why}"
 
 
-def to_model(free, Q, U) -> np.ndarray:
-    """U (K, 6N) of FreeBodies ``free`` (v in world axes) at Q (K, 7N) as the model's free joints' speeds (v in
-    body axes), a copy."""
+def _turn_velocities(free, Q, U, to_world: bool) -> np.ndarray:
+    """U (K, 6N) with each body's v turned by R (body -> world axes) or R^T (world -> body axes) at Q (K, 7N)."""
     Q, U = np.asarray(Q, dtype=float), np.array(U, dtype=float)
     K, nb = U.shape[0], len(free.names)
     Ub = U.reshape(K, nb, 6)
     R = quaternion_to_rotation(Q.reshape(K, nb, 7)[:, :, 3:7]).reshape(K, nb, 3, 3)
-    Ub[:, :, 3:] = np.einsum("kbji,kbj->kbi", R, Ub[:, :, 3:])
+    Ub[:, :, 3:] = np.einsum("kbij,kbj->kbi" if to_world else "kbji,kbj->kbi", R, Ub[:, :, 3:])
     return U
+
+
+def to_model(free, Q, U) -> np.ndarray:
+    """U (K, 6N) of FreeBodies ``free`` (v in world axes) at Q (K, 7N) as the model's free joints' speeds (v in
+    body axes), a copy."""
+    return _turn_velocities(free, Q, U, to_world=False)
 
 
 def to_free(bodies, q, u) -> np.ndarray:
     """u (6N,) of a model's free joints (omega body, v body axes) as FreeBodies' (omega body, v world)."""
-    out = np.array(u, dtype=float).reshape(-1, 6)
-    for i, name in enumerate(bodies.names):
-        out[i, 3:] = bodies.pose(q, name)[1] @ out[i, 3:]
-    return out.reshape(-1)
+    return _turn_velocities(bodies, np.reshape(q, (1, -1)), np.reshape(u, (1, -1)), to_world=True)[0]
 
 
 def model_scene(dynamics, params, system_bodies=None) -> tuple:

@@ -32,10 +32,10 @@ __all__ = ["ModelStepping", "model_stepping"]
 class ModelStepping:
     """How a model's contact time stepping runs: ``dynamics`` and ``contacts`` (q -> contacts) to step, ``records``
     (q -> the :class:`~kane.model.contact.ContactPoint` list of the run's records), ``free`` (the FreeBodies, or
-    None on the general path), ``loop`` and ``reason`` (what the run file records: ``"compiled loop"`` (collision and steps in one
-    compiled call, :mod:`.contact_loop`) or ``"compiled step"`` and "", or
-    ``"python"`` and why: the model is not free bodies, or numba is not installed); ``step_loop`` the loop of a
-    watched run (a watch is called at every step, so such a run takes the compiled step, not the loop)."""
+    None on the general path), ``loop`` and ``reason`` (what the run file records: ``"compiled loop"`` (collision
+    and steps in one compiled call, :mod:`.contact_loop`) or ``"compiled step"`` and "", or ``"python"`` and why:
+    the model is not free bodies, or numba is not installed); ``step_loop`` the loop of a watched run (a watch is
+    called at every step, so such a run takes the compiled step, not the loop)."""
 
     def __init__(self, dynamics, contacts, records, free, reason: str):
         self.dynamics, self.contacts, self.records, self.free = dynamics, contacts, records, free
