@@ -47,6 +47,7 @@ def workspace():
 
 EDGES = np.array([[0, 1], [1, 2], [2, 3], [3, 0], [4, 5], [5, 6], [6, 7], [7, 4], [0, 4], [1, 5], [2, 6], [3, 7]],
                  dtype=np.int64)
+EDGE_AXIS = np.array([0, 1, 0, 1, 0, 1, 0, 1, 2, 2, 2, 2], dtype=np.int64)  # the local axis each edge runs along
 
 
 @jit
@@ -305,13 +306,31 @@ def _segments(p1, q1, p2, q2):
 
 
 @jit
-def _box_distance(Ra, ta, ha, Rb, tb, hb, ca, cb, pa, pb):
+def _box_distance(Ra, ta, ha, Rb, tb, hb, ca, cb, n0, n1, n2, reach, pa, pb):
     """Distance of two separated boxes (corners ca, cb (8, 3)), the nearest of the corner-box and edge-edge
-    feature pairs; their points into pa, pb."""
+    feature pairs; their points into pa, pb. Only features within ``reach`` of each box's support plane along the
+    separating axis n (a -> b) are tried: the nearest points of boxes at most ``reach`` apart lie there (n . pa >=
+    n . pb - dist >= s_b - dist >= s_a - dist, with s_a <= s_b the support values), so a distance up to ``reach``
+    is the same (the same feature pair, found in the same order) as over all 16 corners and 144 edge pairs, and a
+    larger one stays larger than ``reach``. Parallel edges are skipped: their distance is reached at an end, a
+    corner the corner-box tests have tried."""
+    near_a, near_b = 0, 0  # bit k: corner k is near its box's support plane
+    s_a, s_b = -np.inf, np.inf
+    for k in range(8):
+        s_a = max(s_a, ca[k, 0] * n0 + ca[k, 1] * n1 + ca[k, 2] * n2)
+        s_b = min(s_b, cb[k, 0] * n0 + cb[k, 1] * n1 + cb[k, 2] * n2)
+    for k in range(8):
+        if ca[k, 0] * n0 + ca[k, 1] * n1 + ca[k, 2] * n2 >= s_a - reach:
+            near_a |= 1 << k
+        if cb[k, 0] * n0 + cb[k, 1] * n1 + cb[k, 2] * n2 <= s_b + reach:
+            near_b |= 1 << k
     best = np.inf
     for side in range(2):
         C, R2, t2, h2 = (ca, Rb, tb, hb) if side == 0 else (cb, Ra, ta, ha)
+        near = near_a if side == 0 else near_b
         for k in range(8):
+            if not (near >> k) & 1:
+                continue
             q0, q1, q2 = C[k, 0] - t2[0], C[k, 1] - t2[1], C[k, 2] - t2[2]
             w0, w1, w2 = t2[0], t2[1], t2[2]
             for i in range(3):
@@ -323,11 +342,19 @@ def _box_distance(Ra, ta, ha, Rb, tb, hb, ca, cb, pa, pb):
                 P, Q = (pa, pb) if side == 0 else (pb, pa)
                 P[0], P[1], P[2], Q[0], Q[1], Q[2] = C[k, 0], C[k, 1], C[k, 2], w0, w1, w2
     for i in range(12):
+        if not ((near_a >> EDGES[i, 0]) & 1 or (near_a >> EDGES[i, 1]) & 1):
+            continue
         a0, a1 = ca[EDGES[i, 0]], ca[EDGES[i, 1]]
-        ra = 0.5 * np.sqrt((a1[0] - a0[0]) ** 2 + (a1[1] - a0[1]) ** 2 + (a1[2] - a0[2]) ** 2)
+        ia = EDGE_AXIS[i]
+        ra = ha[ia]  # half the edge's length: the radius of its bounding sphere
         for j in range(12):
+            if not ((near_b >> EDGES[j, 0]) & 1 or (near_b >> EDGES[j, 1]) & 1):
+                continue
+            jb = EDGE_AXIS[j]
+            if abs(Ra[0, ia] * Rb[0, jb] + Ra[1, ia] * Rb[1, jb] + Ra[2, ia] * Rb[2, jb]) >= 1.0 - 1e-12:
+                continue  # parallel edges are no closer than a corner (tried above)
             b0, b1 = cb[EDGES[j, 0]], cb[EDGES[j, 1]]
-            rb = 0.5 * np.sqrt((b1[0] - b0[0]) ** 2 + (b1[1] - b0[1]) ** 2 + (b1[2] - b0[2]) ** 2)
+            rb = hb[jb]
             gap = np.sqrt((0.5 * (a0[0] + a1[0] - b0[0] - b1[0])) ** 2 + (0.5 * (a0[1] + a1[1] - b0[1] - b1[1])) ** 2
                           + (0.5 * (a0[2] + a1[2] - b0[2] - b1[2])) ** 2) - ra - rb
             if gap > 0.0 and gap * gap >= best:  # the edges' bounding spheres are farther apart than the best
@@ -399,6 +426,8 @@ def box_box(Ra, ta, ha, Rb, tb, hb, margin, patch, tol, out_a, out_b, normal, wo
             extent += hb[c] * abs(Rb[0, c] * L0 + Rb[1, c] * L1 + Rb[2, c] * L2)
         s = t0 * L0 + t1 * L1 + t2 * L2
         gap = abs(s) - extent
+        if gap - margin > EPS:  # a separating axis with a gap beyond the margin: apart (the maximum would be too)
+            return 0
         if gap > best:
             best = gap
             n0, n1, n2 = (L0, L1, L2) if s >= 0 else (-L0, -L1, -L2)
@@ -408,7 +437,8 @@ def box_box(Ra, ta, ha, Rb, tb, hb, margin, patch, tol, out_a, out_b, normal, wo
     if best > 0.0:  # apart (within the margin): the nearest features
         _corners(Ra, ta, ha, work.corners[0])
         _corners(Rb, tb, hb, work.corners[1])
-        dist = _box_distance(Ra, ta, ha, Rb, tb, hb, work.corners[0], work.corners[1], pa, pb)
+        dist = _box_distance(Ra, ta, ha, Rb, tb, hb, work.corners[0], work.corners[1], n0, n1, n2,
+                             margin + 1e-9, pa, pb)
         if dist - margin > EPS:
             return 0
         n0, n1, n2 = (pb[0] - pa[0]) / dist, (pb[1] - pa[1]) / dist, (pb[2] - pa[2]) / dist
@@ -436,5 +466,6 @@ def box_box(Ra, ta, ha, Rb, tb, hb, margin, patch, tol, out_a, out_b, normal, wo
         m = clip_sets(work.plane[1], n_a, work.plane[2], n_b, work.plane[3], work.plane[4], work.added)
         if m > 1:
             return patch_points(work.plane[3], m, origin, B, dist, normal, out_a, out_b)
-    out_a[0], out_b[0] = pa, pb
+    for i in range(3):
+        out_a[0, i], out_b[0, i] = pa[i], pb[i]
     return 1

@@ -10,10 +10,11 @@ velocities less the normal targets). Find p with, per contact,
   s >= 0 (the friction impulse opposes the slip).
 
 Each sweep visits the contacts in order: the normal impulse takes its exact 1-D update p_n <- max(0, p_n - v_n /
-W_nn), then the tangential impulse takes one projected step p_t <- proj_{|p_t| <= mu p_n}(p_t - v_t / w_t) with
-w_t the largest eigenvalue of the contact's 2x2 tangential block. The scalar step w_t matters: a fixed point of
-the Euclidean projection with a scalar step has v_t parallel to -p_t on the cone's rim (Coulomb's law), which a
-step by the inverse 2x2 block would not give when that block is anisotropic. v is kept up to date incrementally
+W_nn), then the tangential impulse its exact update, the minimum of the contact's tangential energy over the disc
+|p_t| <= mu p_n (:func:`_disc_minimum`, a 2-D trust-region problem: on the rim the velocity opposes the friction,
+Coulomb's maximal dissipation, also when the 2x2 tangential block is anisotropic). Its multiplier is kept per
+contact from sweep to sweep as the start of the next sweep's Newton iteration (near convergence one or two
+steps). v is kept up to date incrementally
 through the nonzero 3x3 blocks of W (contacts that share a body, copied contiguous in sweep order), so a sweep
 costs O(nonzero blocks). The inner
 loop runs under numba when it is installed (the plain-Python loop otherwise, with the same arithmetic).
@@ -62,44 +63,61 @@ class ConeSolution:
     converged: bool
 
 
-def _disc_minimum(a, d, c, g1, g2, radius):
-    """argmin over |x| <= radius of x^T T x / 2 + g . x, T = [[a, c], [c, d]] positive semidefinite: the exact
-    tangential update (a 2-D trust-region problem). On the rim (T + lam 1) x = -g with lam >= 0, so the velocity
-    T x + g = -lam x opposes the friction: Coulomb's maximal dissipation holds at every update."""
-    if radius <= 0.0:
-        return 0.0, 0.0
+def _disc_setup(a, d, c, E):
+    """E (10,) := what :func:`_disc_minimum` needs of the tangential block T = [[a, c], [c, d]] (positive
+    semidefinite), once per contact and solve: a, d (regularized when T is singular: a jointed body that cannot
+    slide one way), T^-1 (11, 12, 22), the eigenvalues l1 >= l2 and the eigenvector (cos, sin) of l1, and 1.0
+    (0.0: T = 0, no tangential mobility)."""
     scale = a + d
-    if scale <= 0.0:  # no tangential mobility: the friction only has to oppose g, on the rim
-        gn = np.sqrt(g1 * g1 + g2 * g2)
-        return (0.0, 0.0) if gn == 0.0 else (-radius * g1 / gn, -radius * g2 / gn)
+    if scale <= 0.0:
+        E[9] = 0.0
+        return
     det = a * d - c * c
-    if det <= 1e-14 * scale * scale:  # semidefinite T (a jointed body that cannot slide one way): regularized
+    if det <= 1e-14 * scale * scale:
         a, d = a + 1e-12 * scale, d + 1e-12 * scale
         det = a * d - c * c
-    x1 = -(d * g1 - c * g2) / det
-    x2 = -(a * g2 - c * g1) / det
-    if x1 * x1 + x2 * x2 <= radius * radius:
-        return x1, x2
     half = 0.5 * (a - d)
     root = np.sqrt(half * half + c * c)
-    l1, l2 = 0.5 * (a + d) + root, 0.5 * (a + d) - root  # eigenvalues, eigenvector (cos, sin) of l1
-    angle = 0.5 * np.arctan2(2.0 * c, a - d)
-    cs, sn = np.cos(angle), np.sin(angle)
+    # the eigenvector of l1: (l1 - d, c) or (c, l1 - a), whichever has no cancellation; (1, 0) when T is isotropic
+    v1, v2 = (half + root, c) if half >= 0.0 else (c, root - half)
+    norm = np.sqrt(v1 * v1 + v2 * v2)
+    cs, sn = (1.0, 0.0) if norm == 0.0 else ((v1 / norm, v2 / norm) if v1 >= 0.0 else (-v1 / norm, -v2 / norm))
+    E[0], E[1], E[2], E[3], E[4] = a, d, d / det, -c / det, a / det
+    E[5], E[6], E[7], E[8], E[9] = 0.5 * (a + d) + root, 0.5 * (a + d) - root, cs, sn, 1.0
+
+
+def _disc_minimum(E, g1, g2, radius, lam):
+    """(x1, x2, multiplier): argmin over |x| <= radius of x^T T x / 2 + g . x for the tangential block T of
+    :func:`_disc_setup` (E): the exact tangential update (a 2-D trust-region problem). On the rim (T + lam 1) x = -g
+    with lam >= 0, so the velocity T x + g = -lam x opposes the friction: Coulomb's maximal dissipation holds at
+    every update. The Newton iteration for lam starts from the given ``lam`` (the previous sweep's, or 0); the
+    returned multiplier is 0 off the rim."""
+    if radius <= 0.0:
+        return 0.0, 0.0, 0.0
+    if E[9] == 0.0:  # no tangential mobility: the friction only has to oppose g, on the rim
+        gn = np.sqrt(g1 * g1 + g2 * g2)
+        return (0.0, 0.0, 0.0) if gn == 0.0 else (-radius * g1 / gn, -radius * g2 / gn, 0.0)
+    x1 = -(E[2] * g1 + E[3] * g2)  # the unconstrained minimum -T^-1 g
+    x2 = -(E[3] * g1 + E[4] * g2)
+    if x1 * x1 + x2 * x2 <= radius * radius:
+        return x1, x2, 0.0
+    l1, l2, cs, sn = E[5], E[6], E[7], E[8]
     h1, h2 = cs * g1 + sn * g2, -sn * g1 + cs * g2  # g in the eigenbasis
-    lam = 0.0
-    for _ in range(60):  # Newton on 1/|x(lam)| - 1/radius: concave, increasing, monotone from lam = 0
-        e1, e2 = h1 / (l1 + lam), h2 / (l2 + lam)
+    inv_radius = 1.0 / radius
+    for _ in range(60):  # Newton on 1/|x(lam)| - 1/radius: concave and increasing (from above the root one
+        # step lands below it, from below it climbs monotonically)
+        r1, r2 = 1.0 / (l1 + lam), 1.0 / (l2 + lam)
+        e1, e2 = h1 * r1, h2 * r2  # x(lam) in the eigenbasis, s2 = |x|^2, d(s2)/d(lam) = -2 (e1^2 r1 + e2^2 r2)
         s2 = e1 * e1 + e2 * e2
         norm = np.sqrt(s2)
         if abs(norm - radius) <= 1e-15 * radius:
             break
-        ds2 = -2.0 * (e1 * e1 / (l1 + lam) + e2 * e2 / (l2 + lam))
-        step = (1.0 / norm - 1.0 / radius) / (-0.5 * ds2 / (s2 * norm))
+        step = s2 * (1.0 - norm * inv_radius) / (e1 * e1 * r1 + e2 * e2 * r2)
         lam = max(lam - step, 0.5 * lam)
     y1, y2 = -h1 / (l1 + lam), -h2 / (l2 + lam)
     x1, x2 = cs * y1 - sn * y2, sn * y1 + cs * y2
     f = radius / np.sqrt(x1 * x1 + x2 * x2)
-    return x1 * f, x2 * f
+    return x1 * f, x2 * f, lam
 
 
 def _pgs(W, b, mu, p, ptr, nbr, max_it, tol):
@@ -142,11 +160,17 @@ def _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol):
         vscale = max(vscale, abs(b[k]))
     residual = 0.0
     it = 0
+    lam = np.zeros(m)  # per contact the multiplier of its last tangential update on the rim
+    E = np.empty((m, 10))  # per contact its tangential block, factored once, and 1 / W_nn
+    inv_n = np.empty(m)
+    for i in range(m):
+        _disc_setup(diag[i, 1, 1], diag[i, 2, 2], diag[i, 1, 2], E[i])
+        inv_n[i] = 1.0 / diag[i, 0, 0]
     for it in range(1, max_it + 1):
         for i in range(m):
             k = 3 * i
             D = diag[i]
-            pn = max(0.0, p[k] - v[k] / D[0, 0])
+            pn = max(0.0, p[k] - v[k] * inv_n[i])
             dn = pn - p[k]
             # the tangential velocity after the normal update
             vt1 = v[k + 1] + D[1, 0] * dn
@@ -154,7 +178,7 @@ def _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol):
             a, d, c = D[1, 1], D[2, 2], D[1, 2]
             g1 = vt1 - a * p[k + 1] - c * p[k + 2]  # the tangential velocity without this contact's friction
             g2 = vt2 - c * p[k + 1] - d * p[k + 2]
-            x1, x2 = _disc_minimum(a, d, c, g1, g2, mu[i] * pn)
+            x1, x2, lam[i] = _disc_minimum(E[i], g1, g2, mu[i] * pn, lam[i])
             d0, d1, d2 = dn, x1 - p[k + 1], x2 - p[k + 2]
             p[k], p[k + 1], p[k + 2] = pn, x1, x2
             for jj in range(ptr[i], ptr[i + 1]):
@@ -173,6 +197,8 @@ def _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol):
             else:
                 rt = np.sqrt((v[k + 1] + vt * p[k + 1] / pt) ** 2 + (v[k + 2] + vt * p[k + 2] / pt) ** 2)
             residual = max(residual, rn, rt)
+            if residual > tol * vscale and it < max_it:
+                break  # another sweep follows: its residual is the one that counts
         if residual <= tol * vscale:
             break
     return v, it, residual / vscale if vscale > 0.0 else 0.0
@@ -191,7 +217,7 @@ def _kernel():
                 _COMPILED["pgs"], _COMPILED["parts"] = _pgs, (_sweeps, _disc_minimum, _blocks)
             else:
                 disc, blocks = kernel(_disc_minimum), kernel(_blocks)
-                sweeps = kernel(with_globals(_sweeps, _disc_minimum=disc))
+                sweeps = kernel(with_globals(_sweeps, _disc_minimum=disc, _disc_setup=kernel(_disc_setup)))
                 _COMPILED["pgs"] = kernel(with_globals(_pgs, _blocks=blocks, _sweeps=sweeps))
                 _COMPILED["parts"] = (sweeps, disc, blocks)
         return _COMPILED["pgs"]

@@ -50,6 +50,7 @@ def free_velocities(inertias, u, g, h, out):
     """out (6N,) = the free velocity of a step of h [s] from u (6N,) under gravity g (3,) [m/s^2]: per body
     v + h g, and omega+ of the implicit midpoint rule I (omega+ - omega) = -h omega_m x I omega_m (module
     docstring; ``inertias`` (N, 3, 3) [kg m^2], Newton's method from omega+ = omega until the update is round-off)."""
+    a = np.empty((3, 3))  # the Jacobian of Newton's step, one buffer for every body
     for b in range(inertias.shape[0]):
         I = inertias[b]
         w0, w1, w2 = u[6 * b], u[6 * b + 1], u[6 * b + 2]
@@ -64,7 +65,6 @@ def free_velocities(inertias, u, g, h, out):
             r1 = I[1, 0] * d0 + I[1, 1] * d1 + I[1, 2] * d2 + h * (m2 * L0 - m0 * L2)
             r2 = I[2, 0] * d0 + I[2, 1] * d1 + I[2, 2] * d2 + h * (m0 * L1 - m1 * L0)
             # dF/dx = I + h/2 ([omega_m]x I - [I omega_m]x)
-            a = np.empty((3, 3))
             for c in range(3):
                 a[0, c] = I[0, c] + 0.5 * h * (m1 * I[2, c] - m2 * I[1, c])
                 a[1, c] = I[1, c] + 0.5 * h * (m2 * I[0, c] - m0 * I[2, c])

@@ -39,7 +39,15 @@ __all__ = ["WarmStart", "batch_step", "free_bodies_of", "step_arrays"]
 def _rows(qb, u, u_free, body_a, body_b, point_a, point_b, normal, basis, JA, JB, v_free, v_start):
     """Per contact k: basis[k] (3, 3) rows (n, t1, t2); JA[k], JB[k] (3, 6) the rows on body a's speeds (minus
     the point Jacobian) and body b's; v_free[k], v_start[k] (3,) = J_k u_free, J_k u."""
-    R = np.empty((3, 3))  # the body's rotation, one buffer for every contact
+    R_all = np.empty((qb.shape[0], 3, 3))  # each body's rotation, once
+    for body in range(qb.shape[0]):
+        w, x, y, z = qb[body, 3], qb[body, 4], qb[body, 5], qb[body, 6]
+        nq = np.sqrt(w * w + x * x + y * y + z * z)
+        w, x, y, z = w / nq, x / nq, y / nq, z / nq
+        R = R_all[body]
+        R[0, 0], R[0, 1], R[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)
+        R[1, 0], R[1, 1], R[1, 2] = 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)
+        R[2, 0], R[2, 1], R[2, 2] = 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)
     for k in range(normal.shape[0]):
         n0, n1, n2 = normal[k, 0], normal[k, 1], normal[k, 2]
         if abs(n0) < 0.9:  # ContactPoint.tangents_world: a = e_x, else e_y; t1 = a x n / |a x n|, t2 = n x t1
@@ -64,12 +72,7 @@ def _rows(qb, u, u_free, body_a, body_b, point_a, point_b, normal, basis, JA, JB
                         out[k, r, c] = 0.0
                 continue
             p = point_a[k] if side == 0 else point_b[k]
-            w, x, y, z = qb[body, 3], qb[body, 4], qb[body, 5], qb[body, 6]
-            nq = np.sqrt(w * w + x * x + y * y + z * z)
-            w, x, y, z = w / nq, x / nq, y / nq, z / nq
-            R[0, 0], R[0, 1], R[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)
-            R[1, 0], R[1, 1], R[1, 2] = 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)
-            R[2, 0], R[2, 1], R[2, 2] = 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)
+            R = R_all[body]
             d0, d1, d2 = p[0] - qb[body, 0], p[1] - qb[body, 1], p[2] - qb[body, 2]
             for r in range(3):
                 e0, e1, e2 = basis[k, r, 0], basis[k, r, 1], basis[k, r, 2]
@@ -154,7 +157,9 @@ def _delassus(body_a, body_b, JA, JB, Iinv_all, minv, n_bodies):
             j = nbr[jj]
             if j < i:
                 continue  # W_ji = X of the pair (j, i), written when column j was built
-            X[:, :] = 0.0
+            for r in range(3):
+                for c in range(3):
+                    X[r, c] = 0.0
             for si in range(2):
                 bi = body_a[i] if si == 0 else body_b[i]
                 if bi < 0:
@@ -162,12 +167,15 @@ def _delassus(body_a, body_b, JA, JB, Iinv_all, minv, n_bodies):
                 for sj in range(2):
                     if (body_a[j] if sj == 0 else body_b[j]) == bi:
                         _block(T[i, si], JA[i] if si == 0 else JB[i], JA[j] if sj == 0 else JB[j], minv[bi], X)
-            if j == i:
-                diag[i] = X
-                blocks[jj] = X
-            else:
-                blocks[jj] = X.T
-                blocks[cursor[j]] = X
+            for r in range(3):  # element by element: numba's array-to-array assignment checks overlaps and copies
+                for c in range(3):
+                    if j == i:
+                        diag[i, r, c] = X[r, c]
+                        blocks[jj, r, c] = X[r, c]
+                    else:
+                        blocks[jj, r, c] = X[c, r]
+                        blocks[cursor[j], r, c] = X[r, c]
+            if j != i:
                 cursor[j] += 1
     count_nbr = 0  # a pair whose block is exactly zero is no neighbour (cone_solver.block_neighbours)
     for i in range(m):
@@ -179,7 +187,10 @@ def _delassus(body_a, body_b, JA, JB, Iinv_all, minv, n_bodies):
                 for c in range(3):
                     keep = keep or blocks[jj, r, c] != 0.0
             if keep:
-                nbr[count_nbr], blocks[count_nbr] = nbr[jj], blocks[jj]
+                nbr[count_nbr] = nbr[jj]
+                for r in range(3):
+                    for c in range(3):
+                        blocks[count_nbr, r, c] = blocks[jj, r, c]
                 count_nbr += 1
     ptr[m] = count_nbr
     return ptr, nbr[:count_nbr], blocks[:count_nbr], diag

@@ -60,11 +60,11 @@ def _loop(Q, U, E, iterations, converged, k0, k1, g, h, masses, inertias, inerti
         if rows + m_all > rec_step.shape[0]:
             return k, 1, rows, warm_pair, warm_impulse
         m3 = 3 * m_all
-        point_a, point_b = F[:m3].copy().reshape(m_all, 3), F[m3:2 * m3].copy().reshape(m_all, 3)
-        normal, distance = F[2 * m3:3 * m3].copy().reshape(m_all, 3), F[3 * m3:3 * m3 + m_all].copy()
-        mu_static, mu_kinetic = F[3 * m3 + m_all:3 * m3 + 2 * m_all].copy(), F[3 * m3 + 2 * m_all:4 * m3].copy()
-        restitution = F[4 * m3:4 * m3 + m_all].copy()
-        body_a, body_b, pair = I[:m_all].copy(), I[m_all:2 * m_all].copy(), I[4 * m_all:5 * m_all].copy()
+        point_a, point_b = F[:m3].reshape(m_all, 3), F[m3:2 * m3].reshape(m_all, 3)  # views of this step's batch
+        normal, distance = F[2 * m3:3 * m3].reshape(m_all, 3), F[3 * m3:3 * m3 + m_all]
+        mu_static, mu_kinetic = F[3 * m3 + m_all:3 * m3 + 2 * m_all], F[3 * m3 + 2 * m_all:4 * m3]
+        restitution = F[4 * m3:4 * m3 + m_all]
+        body_a, body_b, pair = I[:m_all], I[m_all:2 * m_all], I[4 * m_all:5 * m_all]
         active, mode = np.empty(m_all, np.int64), np.empty(m_all, np.int8)
         impulse, velocity = np.empty((m_all, 3)), np.empty((m_all, 3))
         if not use_warm:
