@@ -105,7 +105,8 @@ def test_the_box_slides_by_coulombs_law_sticks_below_atan_mu_s_and_the_pile_lose
     theta, gentle = np.radians(30.0), np.radians(10.0)
     # sliding: a = g (sin theta - mu_k cos theta) at every step, N = m g cos theta, friction mu_k N, mode slip
     np.testing.assert_allclose(ns["acceleration"], g * (np.sin(theta) - mu_k * np.cos(theta)), rtol=0, atol=1e-9)
-    np.testing.assert_allclose(ns["normal_force"][1:], m * g * np.cos(theta), rtol=1e-12)
+    # N to the solver's tolerance (velocities to 1e-12 of the free velocity; 4 corners share N)
+    np.testing.assert_allclose(ns["normal_force"][1:], m * g * np.cos(theta), rtol=1e-10)
     assert np.all(ns["mode"][1:] == 2) and ns["run"].engine.startswith("compiled")
     # held: tan(10 deg) = 0.18 < mu_s = 0.3, the friction is the constraint force m g sin theta
     assert ns["moved"] < 1e-12 and ns["held"].scheme.value == "event-driven"

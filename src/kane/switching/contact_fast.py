@@ -227,7 +227,7 @@ def _response(p, body_a, body_b, JA, JB, Iinv, minv, u_free, u_next, velocity):
 
 
 def _step(qb, u, g, h, inertias, inertias_inv, masses_inv, lookup, body_a, body_b, point_a, point_b, normal,
-          distance, restitution, mu_static, mu_kinetic, pair, warm_pair, warm_impulse, slip_tol, max_it, tol,
+          distance, restitution, mu_static, mu_kinetic, pair, warm_pair, warm_impulse, slip_tol, max_it, tol, relax,
           q_next, u_next, active, impulse, velocity, mode):
     """The whole step (module docstring) in one call: q_next (N, 7), u_next (6N,), and for the m active contacts
     (the first m rows) their indices into the batch ``active``, ``impulse``, ``velocity`` (m, 3) and ``mode``.
@@ -301,7 +301,7 @@ def _step(qb, u, g, h, inertias, inertias_inv, masses_inv, lookup, body_a, body_
             norm = np.sqrt(start[i, 1] * start[i, 1] + start[i, 2] * start[i, 2])
             scale = mu[i] * pn / norm if norm > mu[i] * pn else 1.0
             p[3 * i], p[3 * i + 1], p[3 * i + 2] = pn, start[i, 1] * scale, start[i, 2] * scale
-        _, sweeps, residual = _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol)
+        _, sweeps, residual = _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol, relax)
         _response(p, ia, ib, JA, JB, inertias_inv, masses_inv, u_free, u_next, velocity)
         demoted = False
         for i in range(m):
@@ -414,7 +414,7 @@ def step_arrays(bodies, batch, t, q, u, h, options, warm: WarmStart | None):
         c(batch.normal, dtype=float), c(batch.distance, dtype=float), c(batch.restitution, dtype=float),
         c(batch.mu_static, dtype=float), c(batch.mu_kinetic, dtype=float), c(batch.pair, dtype=np.int64),
         warm_pair, warm_impulse, float(options.slip_tolerance), int(solver.max_iterations), float(solver.tolerance),
-        q_next, u_next, active, impulse, velocity, mode)
+        float(solver.relaxation), q_next, u_next, active, impulse, velocity, mode)
     if m == -1:
         bad = sorted({batch.body_names[k] for k in np.r_[batch.body_a, batch.body_b]
                       if k >= 0 and lookup[k] == -2})

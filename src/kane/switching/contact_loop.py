@@ -36,7 +36,7 @@ _ROWS_PER_STEP = 16  # the record buffer of a call: rows per step at first (doub
 
 def _loop(Q, U, E, iterations, converged, k0, k1, g, h, masses, inertias, inertias_inv, masses_inv, lookup,
           tables, margin, patch, patch_tol, aabb, warm_pair, warm_impulse, use_warm, has_energy, slip_tol, max_it,
-          tol, rec_step, rec_pair, rec_float, rec_mode):
+          tol, relax, rec_step, rec_pair, rec_float, rec_mode):
     """Steps k0 .. k1 - 1 from Q[k0], U[k0] (module docstring); records (step, pair, impulse 0:3 | normal 3:6 |
     slip 6:8, mode) from row 0. Returns (steps done, code: 0 done, 1 record buffer full, -1/-2 the step's failure,
     -3 a pair left to coal; rows, warm pair, warm impulse)."""
@@ -71,7 +71,7 @@ def _loop(Q, U, E, iterations, converged, k0, k1, g, h, masses, inertias, inerti
             warm_pair, warm_impulse = np.zeros(0, np.int64), np.zeros((0, 3))
         m, sweeps, residual = _step(qb, U[k], g, h, inertias, inertias_inv, masses_inv, lookup, body_a, body_b,
                                     point_a, point_b, normal, distance, restitution, mu_static, mu_kinetic, pair,
-                                    warm_pair, warm_impulse, slip_tol, max_it, tol, Q[k + 1].reshape(n, 7),
+                                    warm_pair, warm_impulse, slip_tol, max_it, tol, relax, Q[k + 1].reshape(n, 7),
                                     U[k + 1], active, impulse, velocity, mode)
         if m < 0:
             return k, m, rows, warm_pair, warm_impulse
@@ -166,7 +166,7 @@ class BatchContacts:
                 free.inertias_inv, free.masses_inv, lookup, self.tables, float(opts.margin), bool(opts.patch),
                 _PATCH_TOLERANCE, opts.broad_phase is BroadPhase.SWEEP, warm[0], warm[1], bool(options.warm_start),
                 energy is not None, float(options.slip_tolerance), int(solver.max_iterations),
-                float(solver.tolerance), rec_step, rec_pair, rec_float, rec_mode)
+                float(solver.tolerance), float(solver.relaxation), rec_step, rec_pair, rec_float, rec_mode)
             if rows:
                 rec["step"].append(rec_step[:rows].copy())
                 rec["name"].append(WarmStart(rec_pair[:rows].copy(), rec_float[:rows, 0:3], self.shape_names))
