@@ -109,3 +109,32 @@ def test_with_globals_binds_a_copys_callees_and_leaves_the_function_alone():
     tripled = jit.with_globals(_apply, _scale=lambda x: 3.0 * x)
     assert tripled(2.0) == 7.0 and _apply(2.0) == 5.0
     assert tripled.__name__ == "_apply" and tripled.__code__ is _apply.__code__
+
+
+CALLEE_INLINED = """
+from kane.jit import kernel
+
+
+def _step(x):
+    return x + {increment}
+
+
+step = kernel(_step, inline=True)
+"""
+
+
+def test_an_inlined_callee_is_compiled_into_its_caller_cached_and_rebuilt_when_it_changes(tmp_path):
+    """``kernel(f, inline=True)`` (numba's inline="always", as the cone solver's tangential update): the caller's
+    cached machine code holds the callee, so only the package stamp can tell that the callee changed."""
+    (tmp_path / "caller.py").write_text(CALLER)
+    callee = tmp_path / "callee.py"
+    callee.write_text(CALLEE_INLINED.format(increment=1.0))
+    value, stamped, log = _run(tmp_path)
+    assert value == 4.0 and stamped and "data saved" in log
+    value, _, log = _run(tmp_path)
+    assert value == 4.0 and "data loaded" in log and "data saved" not in log
+    callee.write_text(CALLEE_INLINED.format(increment=2.5))
+    st = callee.stat()
+    os.utime(callee, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    value, _, log = _run(tmp_path)
+    assert value == 7.0 and "data saved" in log

@@ -47,19 +47,21 @@ def source_stamp() -> str:
         return _STAMP["stamp"]
 
 
-def kernel(function, *, cache: bool = True):
+def kernel(function, *, cache: bool = True, inline: bool = False):
     """``function`` compiled by numba on first call (nogil), cached on disk under :func:`source_stamp` when
-    ``cache``; the Python function itself without numba."""
+    ``cache``; the Python function itself without numba. ``inline``: numba inlines it into its compiled callers
+    (``inline="always"``: for a small function called in a hot loop, where the call itself costs)."""
     if not HAVE_NUMBA:
         return function
     import numba
 
+    mode = "always" if inline else "never"
     if not cache:
-        return numba.njit(cache=False, nogil=True)(function)
-    compiled = numba.njit(cache=True, nogil=True)(function)
+        return numba.njit(cache=False, nogil=True, inline=mode)(function)
+    compiled = numba.njit(cache=True, nogil=True, inline=mode)(function)
     index = getattr(getattr(compiled, "_cache", None), "_cache_file", None)
     if index is None or not hasattr(index, "_source_stamp"):
-        return numba.njit(cache=False, nogil=True)(function)
+        return numba.njit(cache=False, nogil=True, inline=mode)(function)
     index._source_stamp = ("kane", source_stamp())
     return compiled
 

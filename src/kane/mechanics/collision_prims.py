@@ -281,15 +281,14 @@ def _capsule_plane(R, t, rad, h, w, off, capsule_first, margin, patch, tol, pa, 
 
 @jit
 def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa, pb, normal, work):
-    """Contacts of one pair into pa/pb (rows) and normal: the count, or -1 when coal must solve it."""
+    """Contacts of one pair into pa/pb (rows) and normal: the count, or -1 when coal must solve it. A half-space
+    comes as its world normal and offset (ni, oi or nj, oj; :func:`_plane_world`)."""
     if ki == SPHERE and kj == SPHERE:
         return _sphere_sphere(ti, si[0], tj, sj[0], margin, pa, pb, normal)
     if ki == SPHERE and kj == PLANE:
-        w, off = _plane_world(Rj, tj, nj, oj)
-        return _sphere_plane(ti, si[0], w, off, ki == SPHERE, margin, pa, pb, normal)
+        return _sphere_plane(ti, si[0], nj, oj, ki == SPHERE, margin, pa, pb, normal)
     if ki == PLANE and kj == SPHERE:
-        w, off = _plane_world(Ri, ti, ni, oi)
-        return _sphere_plane(tj, sj[0], w, off, ki == SPHERE, margin, pa, pb, normal)
+        return _sphere_plane(tj, sj[0], ni, oi, ki == SPHERE, margin, pa, pb, normal)
     if ki == BOX and kj == SPHERE:
         dist = _box_sphere(Ri, ti, si, tj, sj[0], margin, pa[0], pb[0], normal)
         return 0 if dist - margin > EPS else 1
@@ -298,11 +297,9 @@ def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa
         normal *= -1.0
         return 0 if dist - margin > EPS else 1
     if ki == BOX and kj == PLANE:
-        w, off = _plane_world(Rj, tj, nj, oj)
-        return _box_plane(Ri, ti, si, w, off, ki == BOX, margin, patch, tol, pa, pb, normal, work)
+        return _box_plane(Ri, ti, si, nj, oj, ki == BOX, margin, patch, tol, pa, pb, normal, work)
     if ki == PLANE and kj == BOX:
-        w, off = _plane_world(Ri, ti, ni, oi)
-        return _box_plane(Rj, tj, sj, w, off, ki == BOX, margin, patch, tol, pa, pb, normal, work)
+        return _box_plane(Rj, tj, sj, ni, oi, ki == BOX, margin, patch, tol, pa, pb, normal, work)
     if ki == BOX and kj == BOX:
         return box_box(Ri, ti, si, Rj, tj, sj, margin, patch, tol, pa, pb, normal, work)
     if ki == SPHERE and kj == CAPSULE:
@@ -313,11 +310,9 @@ def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa
         normal *= -1.0
         return 0 if dist - margin > EPS else 1
     if ki == CAPSULE and kj == PLANE:
-        w, off = _plane_world(Rj, tj, nj, oj)
-        return _capsule_plane(Ri, ti, si[0], si[1], w, off, ki == CAPSULE, margin, patch, tol, pa, pb, normal, work)
+        return _capsule_plane(Ri, ti, si[0], si[1], nj, oj, ki == CAPSULE, margin, patch, tol, pa, pb, normal, work)
     if ki == PLANE and kj == CAPSULE:
-        w, off = _plane_world(Ri, ti, ni, oi)
-        return _capsule_plane(Rj, tj, sj[0], sj[1], w, off, ki == CAPSULE, margin, patch, tol, pa, pb, normal,
+        return _capsule_plane(Rj, tj, sj[0], sj[1], ni, oi, ki == CAPSULE, margin, patch, tol, pa, pb, normal,
                               work)
     return -1
 
@@ -369,6 +364,12 @@ def _batch(R_body, e_body, r_body, kind, size, plane_normal, plane_offset, R_bs,
                 c += R_s[k, i, j] * aabb_centre[k, j]
                 h += abs(R_s[k, i, j]) * aabb_half[k, j]
             lo[k, i], hi[k, i] = c - h, c + h
+    w_s, off_s = np.zeros((n, 3)), np.zeros(n)  # the half-spaces in world axes, once
+    for k in range(n):
+        if kind[k] == PLANE:
+            w, off_s[k] = _plane_world(R_s[k], r_s[k], plane_normal[k], plane_offset[k])
+            for i in range(3):
+                w_s[k, i] = w[i]
     cap = 8 * n + 16
     FS, IS = np.empty((cap, 13)), np.empty((cap, 5), dtype=np.int64)  # per contact: floats, integers
     fallback = np.empty((n + 4, 2), dtype=np.int64)
@@ -382,9 +383,16 @@ def _batch(R_body, e_body, r_body, kind, size, plane_normal, plane_offset, R_bs,
                     lo[j, 0] > hi[i, 0] or lo[i, 0] > hi[j, 0] or lo[j, 1] > hi[i, 1] or lo[i, 1] > hi[j, 1]
                     or lo[j, 2] > hi[i, 2] or lo[i, 2] > hi[j, 2]):
                 continue
-            count = _pair(kind[i], kind[j], R_s[i], r_s[i], size[i], R_s[j], r_s[j], size[j], plane_normal[i],
-                          plane_offset[i], plane_normal[j], plane_offset[j], margin, patch, tol, pa, pb, normal,
-                          work)
+            if kind[i] == BOX and kind[j] == BOX:  # a pile's pairs called directly: through _pair's branches each
+                # call costs ~150 ns more (measured on the 20-box pile: 23 -> 20 us a step)
+                count = box_box(R_s[i], r_s[i], size[i], R_s[j], r_s[j], size[j], margin, patch, tol, pa, pb, normal,
+                                work)
+            elif kind[i] == BOX and kind[j] == PLANE:
+                count = _box_plane(R_s[i], r_s[i], size[i], w_s[j], off_s[j], True, margin, patch, tol, pa, pb,
+                                   normal, work)
+            else:
+                count = _pair(kind[i], kind[j], R_s[i], r_s[i], size[i], R_s[j], r_s[j], size[j], w_s[i], off_s[i],
+                              w_s[j], off_s[j], margin, patch, tol, pa, pb, normal, work)
             if count < 0:
                 if n_fb == fallback.shape[0]:
                     fallback = _grow(fallback, 2 * n_fb)

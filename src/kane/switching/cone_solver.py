@@ -222,7 +222,7 @@ def _kernel():
             if not HAVE_NUMBA:  # numba is optional: the same loop in Python
                 _COMPILED["pgs"], _COMPILED["parts"] = _pgs, (_sweeps, _disc_minimum, _blocks)
             else:
-                disc, blocks = kernel(_disc_minimum), kernel(_blocks)
+                disc, blocks = kernel(_disc_minimum, inline=True), kernel(_blocks)  # inlined: ~1/3 of a sweep
                 sweeps = kernel(with_globals(_sweeps, _disc_minimum=disc, _disc_setup=kernel(_disc_setup)))
                 _COMPILED["pgs"] = kernel(with_globals(_pgs, _blocks=blocks, _sweeps=sweeps))
                 _COMPILED["parts"] = (sweeps, disc, blocks)
