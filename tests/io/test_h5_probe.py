@@ -134,7 +134,7 @@ def test_threads_probe_at_once_and_none_waits_on_another_threads_hang(tmp_path, 
     def hang():
         hung_started.set()
         try:
-            h5_probe.probe(paths[0], limit_s=4.0)
+            h5_probe.probe(paths[0], limit_s=3.0)
         except HDF5LayoutError as exc:
             errors.append(str(exc))
         outcomes.append("hang ended")
@@ -143,8 +143,8 @@ def test_threads_probe_at_once_and_none_waits_on_another_threads_hang(tmp_path, 
     slow.start()
     hung_started.wait()
     with ThreadPoolExecutor(2) as pool:
-        list(pool.map(lambda p: h5_probe.probe(p, limit_s=4.0), paths[1:]))
+        list(pool.map(lambda p: h5_probe.probe(p, limit_s=3.0), paths[1:]))
     outcomes.append("others probed")
     slow.join()
-    assert outcomes == ["others probed", "hang ended"]  # the four files did not wait for the hang's 4 s
+    assert outcomes == ["others probed", "hang ended"]  # the four files did not wait for the hang's 3 s
     assert len(errors) == 1 and "run0.h5" in errors[0] and "did not get through" in errors[0]
