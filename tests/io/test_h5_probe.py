@@ -6,7 +6,9 @@ The damaged file that hung HDF5 2.0.0 in a recorded fuzz run is not reproducible
 crash are played by the child's program itself (a sleep, a SIGSEGV): what is tested is that kane survives them."""
 
 import signal
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from click.testing import CliRunner
@@ -57,10 +59,17 @@ def test_the_commands_refuse_a_file_whose_probe_hangs(run, monkeypatch, command)
         " ".join(result.output.split())
 
 
+def _count_children(monkeypatch):
+    """The files sent to a probe server (one forked child each) and the servers started, as they happen."""
+    children, servers = [], []
+    check, start = h5_probe._Server.check, h5_probe._Server.__init__
+    monkeypatch.setattr(h5_probe._Server, "check", lambda self, path: children.append(path) or check(self, path))
+    monkeypatch.setattr(h5_probe._Server, "__init__", lambda self, *a: servers.append(a) or start(self, *a))
+    return children, servers
+
+
 def test_a_file_that_passed_is_not_probed_again_until_it_changes(run, monkeypatch):
-    children = []
-    real = h5_probe.subprocess.run
-    monkeypatch.setattr(h5_probe.subprocess, "run", lambda *a, **k: children.append(a) or real(*a, **k))
+    children, _ = _count_children(monkeypatch)
     h5_probe.probe(run)
     describe_file(run)
     h5_probe.probe(run)
@@ -70,3 +79,72 @@ def test_a_file_that_passed_is_not_probed_again_until_it_changes(run, monkeypatc
     with pytest.raises(HDF5LayoutError, match="crashed"):
         h5_probe.probe(run)
     assert len(children) == 2
+
+
+def _runs(tmp_path, n):
+    paths = [tmp_path / f"run{k}.h5" for k in range(n)]
+    for k, path in enumerate(paths):
+        Trajectory(t=[0.0, 1.0], q=[[0.0], [0.1 * k]], u=[[0.0], [0.1 * k]]).save(path)
+    return paths
+
+
+def test_one_server_forks_a_child_per_file_and_survives_their_crashes_and_output(tmp_path, monkeypatch):
+    """Each file is read by a fresh child of one server: a crash of one child (its signal reported) and whatever
+    a child prints leave the server answering for the next files; a hang kills the server, the next probe starts
+    another."""
+    children, servers = _count_children(monkeypatch)
+    program = ("import os, signal, sys\nprint('12\\n-11\\n' * 5000)\n"
+               "if sys.argv[1].endswith('run1.h5'): os.kill(os.getpid(), signal.SIGSEGV)\n"
+               "if sys.argv[1].endswith('run3.h5'): signal.pause()\n")
+    monkeypatch.setattr(h5_probe, "_CHILD", program)
+    paths = _runs(tmp_path, 5)
+    h5_probe.probe(paths[0], limit_s=5.0)
+    with pytest.raises(HDF5LayoutError, match=rf"run1\.h5: .* crashed .*signal {int(signal.SIGSEGV)}"):
+        h5_probe.probe(paths[1], limit_s=5.0)
+    h5_probe.probe(paths[2], limit_s=5.0)
+    assert (len(children), len(servers)) == (3, 1)  # three files, one server
+    with pytest.raises(HDF5LayoutError, match=r"run3\.h5: .* did not get through .* in 1 s"):
+        h5_probe.probe(paths[3], limit_s=1.0)
+    h5_probe.probe(paths[4], limit_s=1.0)
+    assert (len(children), len(servers)) == (5, 3)  # a server per limit; the hung one replaced
+
+
+def test_the_child_is_isolated_from_kane_site_and_the_environment(run, monkeypatch):
+    """The forked child has what a fresh isolated Python that imported h5py alone has: no kane, no user code or
+    user site, none of this process's environment variables; a child that finds otherwise crashes itself, which
+    would be reported."""
+    monkeypatch.setenv("KANE_PROBE_SECRET", "1")
+    monkeypatch.setattr(h5_probe, "_CHILD", "import os, signal, sys\n"
+                        "leaks = ['kane' in sys.modules, not sys.flags.isolated, not sys.flags.no_user_site,\n"
+                        "         'KANE_PROBE_SECRET' in os.environ, 'h5py' not in sys.modules]\n"
+                        "if any(leaks): os.kill(os.getpid(), signal.SIGSEGV)\n")
+    h5_probe.probe(run)
+    monkeypatch.setattr(h5_probe, "_CHILD", h5_probe._CHILD.replace("'kane'", "'h5py'"))  # the check can fail
+    run.write_bytes(run.read_bytes())  # written again: its passed verdict no longer stands
+    with pytest.raises(HDF5LayoutError, match="crashed"):
+        h5_probe.probe(run, limit_s=5.0)
+
+
+def test_threads_probe_at_once_and_none_waits_on_another_threads_hang(tmp_path, monkeypatch):
+    monkeypatch.setattr(h5_probe, "_CHILD", "import signal, sys\n"
+                        "if sys.argv[1].endswith('run0.h5'): signal.pause()\n")
+    paths = _runs(tmp_path, 5)
+    outcomes, hung_started, errors = [], threading.Event(), []
+
+    def hang():
+        hung_started.set()
+        try:
+            h5_probe.probe(paths[0], limit_s=3.0)
+        except HDF5LayoutError as exc:
+            errors.append(str(exc))
+        outcomes.append("hang ended")
+
+    slow = threading.Thread(target=hang)
+    slow.start()
+    hung_started.wait()
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda p: h5_probe.probe(p, limit_s=3.0), paths[1:]))
+    outcomes.append("others probed")
+    slow.join()
+    assert outcomes == ["others probed", "hang ended"]  # the four files did not wait for the hang's 3 s
+    assert len(errors) == 1 and "run0.h5" in errors[0] and "did not get through" in errors[0]
