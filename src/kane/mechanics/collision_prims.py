@@ -113,12 +113,13 @@ def primitive_tables(cm) -> PrimitiveTables:
 @jit
 def _sphere_sphere(ca, ra, cb, rb, margin, pa, pb, normal):
     """Two spheres: the points of each along the line of centres (none for concentric spheres)."""
-    d = cb - ca
-    dist = np.sqrt(jit_dot3(d, d))
+    d0, d1, d2 = cb[0] - ca[0], cb[1] - ca[1], cb[2] - ca[2]
+    dist = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
     if dist == 0.0 or dist - ra - rb - margin > EPS:
         return 0
-    normal[:] = d / dist
-    pa[0], pb[0] = ca + ra * normal, cb - rb * normal
+    normal[0], normal[1], normal[2] = d0 / dist, d1 / dist, d2 / dist
+    for i in range(3):  # scalar loops, not array expressions: numba compiles them in a fraction of the time
+        pa[0, i], pb[0, i] = ca[i] + ra * normal[i], cb[i] - rb * normal[i]
     return 1
 
 
@@ -135,12 +136,13 @@ def _sphere_plane(c, rad, w, off, sphere_first, margin, pa, pb, normal):
     gap = jit_dot3(w, c) - off - rad
     if gap - margin > EPS:
         return 0
-    s = c - rad * w  # the sphere's deepest point and its projection onto the plane
-    p = s - gap * w
-    if sphere_first:
-        pa[0], pb[0], normal[:] = s, p, -w
-    else:
-        pa[0], pb[0], normal[:] = p, s, w
+    for i in range(3):
+        s = c[i] - rad * w[i]  # the sphere's deepest point and its projection onto the plane
+        p = s - gap * w[i]
+        if sphere_first:
+            pa[0, i], pb[0, i], normal[i] = s, p, -w[i]
+        else:
+            pa[0, i], pb[0, i], normal[i] = p, s, w[i]
     return 1
 
 
@@ -148,35 +150,46 @@ def _sphere_plane(c, rad, w, off, sphere_first, margin, pa, pb, normal):
 def _box_sphere(R, t, half, c, rad, margin, p_box, p_sphere, normal):
     """coal's boxSphereDistance: the signed distance; p_box, p_sphere the witness points and ``normal`` from the box
     to the sphere (the Box-Sphere order; the Sphere-Box pair swaps the points and negates it)."""
-    q = jit_mat3_vec(R.T, c - t)
-    pb = t.copy()
+    q, pb, n, ps = np.empty(3), np.empty(3), np.empty(3), np.empty(3)  # scalar loops: quick to compile
+    v0, v1, v2 = c[0] - t[0], c[1] - t[1], c[2] - t[2]
+    for i in range(3):
+        q[i] = R[0, i] * v0 + R[1, i] * v1 + R[2, i] * v2  # the centre in box axes
+        pb[i] = t[i]
     outside, axis, min_d = False, -1, np.inf
     for i in range(3):
         if q[i] < -half[i]:
-            pb -= half[i] * R[:, i]
+            for k in range(3):
+                pb[k] -= half[i] * R[k, i]
             outside = True
         elif q[i] > half[i]:
-            pb += half[i] * R[:, i]
+            for k in range(3):
+                pb[k] += half[i] * R[k, i]
             outside = True
         else:
-            pb += q[i] * R[:, i]
+            for k in range(3):
+                pb[k] += q[i] * R[k, i]
             face = half[i] - abs(q[i])
             if not outside and face < min_d:
                 axis, min_d = i, face
-    n = pb - c
+    for k in range(3):
+        n[k] = pb[k] - c[k]
     pdist = np.sqrt(jit_dot3(n, n))
     if outside:
         dist = pdist - rad
-        n = n / -pdist
+        for k in range(3):
+            n[k] = n[k] / -pdist
     else:
-        n = R[:, axis].copy() if q[axis] >= 0 else -R[:, axis]
+        sign = 1.0 if q[axis] >= 0 else -1.0
+        for k in range(3):
+            n[k] = sign * R[k, axis]
         dist = -min_d - rad
-    ps = c - rad * n
+    for k in range(3):
+        ps[k] = c[k] - rad * n[k]
     if not outside or dist <= 0:
-        pb = ps - dist * n
-    normal[:] = n
-    p_box[:] = pb
-    p_sphere[:] = ps
+        for k in range(3):
+            pb[k] = ps[k] - dist * n[k]
+    for i in range(3):
+        normal[i], p_box[i], p_sphere[i] = n[i], pb[i], ps[i]
     return dist
 
 
@@ -223,21 +236,23 @@ def _sphere_capsule(c, r1, R, t, r2, h, pa, pb, normal):
         v[i] = -2.0 * h * R[i, 2]
         w[i] = c[i] - s1[i]
     c1, c2 = jit_dot3(w, v), jit_dot3(v, v)
-    if c1 <= 0:
-        sp = s1
-    elif c2 <= c1:
-        sp = s1 + v
-    else:
-        sp = s1 + v * (c1 / c2)
-    n = sp - c
+    sp, n = np.empty(3), np.empty(3)
+    for i in range(3):
+        if c1 <= 0:
+            sp[i] = s1[i]
+        elif c2 <= c1:
+            sp[i] = s1[i] + v[i]
+        else:
+            sp[i] = s1[i] + v[i] * (c1 / c2)
+        n[i] = sp[i] - c[i]
     norm = np.sqrt(jit_dot3(n, n))
-    if norm > 2.220446049250313e-16:
-        n = n / norm
-    else:
-        n = np.array([1.0, 0.0, 0.0])
-    normal[:] = n
-    pa[:] = c + n * r1
-    pb[:] = sp - n * r2
+    for i in range(3):
+        if norm > 2.220446049250313e-16:
+            n[i] = n[i] / norm
+        else:
+            n[i] = 1.0 if i == 0 else 0.0
+    for i in range(3):
+        normal[i], pa[i], pb[i] = n[i], c[i] + n[i] * r1, sp[i] - n[i] * r2
     return norm - r1 - r2
 
 
@@ -250,32 +265,37 @@ def _capsule_plane(R, t, rad, h, w, off, capsule_first, margin, patch, tol, pa, 
         d[c] = -(R[0, c] * w[0] + R[1, c] * w[1] + R[2, c] * w[2])
     z = h if d[2] > EPS else (-h if d[2] < -EPS else 0.0)
     nd = np.sqrt(jit_dot3(d, d))
-    local = np.array([rad * d[0] / nd, rad * d[1] / nd, z + rad * d[2] / nd])
-    p = jit_mat3_vec(R, local) + t
+    l0, l1, l2 = rad * d[0] / nd, rad * d[1] / nd, z + rad * d[2] / nd
+    p, q = np.empty(3), np.empty(3)
+    for i in range(3):
+        p[i] = (R[i, 0] * l0 + R[i, 1] * l1 + R[i, 2] * l2) + t[i]
     dist = jit_dot3(w, p) - off
     if dist - margin > EPS:
         return 0
-    q = p - dist * w
-    normal[:] = -w if capsule_first else w
+    for i in range(3):
+        q[i] = p[i] - dist * w[i]
+        normal[i] = -w[i] if capsule_first else w[i]
     if patch:
         value = d[2] * z + rad * jit_dot3(d, d)
         if value - (rad * (d[0] * d[0] + d[1] * d[1]) + d[2] * h) <= tol and \
                 value - (rad * (d[0] * d[0] + d[1] * d[1]) - d[2] * h) <= tol:
-            origin = 0.5 * (p + q)
+            origin, end = work.point[2], work.point[3]
+            for i in range(3):
+                origin[i] = 0.5 * (p[i] + q[i])
             B = work.basis
             patch_basis(normal, B)
             for k in range(2):
-                end = jit_mat3_vec(R, np.array([rad * d[0], rad * d[1], h if k == 0 else -h])) + t - origin
+                e0, e1, e2 = rad * d[0], rad * d[1], h if k == 0 else -h
+                for i in range(3):
+                    end[i] = (R[i, 0] * e0 + R[i, 1] * e1 + R[i, 2] * e2) + t[i] - origin[i]
                 x0 = B[0, 0] * end[0] + B[1, 0] * end[1] + B[2, 0] * end[2]
                 x1 = B[0, 1] * end[0] + B[1, 1] * end[1] + B[2, 1] * end[2]
                 for i in range(3):
                     x = origin[i] + x0 * B[i, 0] + x1 * B[i, 1]
                     pa[k, i], pb[k, i] = x - 0.5 * dist * normal[i], x + 0.5 * dist * normal[i]
             return 2
-    if capsule_first:
-        pa[0], pb[0] = p, q
-    else:
-        pa[0], pb[0] = q, p
+    for i in range(3):
+        pa[0, i], pb[0, i] = (p[i], q[i]) if capsule_first else (q[i], p[i])
     return 1
 
 
@@ -294,7 +314,8 @@ def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa
         return 0 if dist - margin > EPS else 1
     if ki == SPHERE and kj == BOX:
         dist = _box_sphere(Rj, tj, sj, ti, si[0], margin, pb[0], pa[0], normal)
-        normal *= -1.0
+        for i in range(3):
+            normal[i] = -normal[i]
         return 0 if dist - margin > EPS else 1
     if ki == BOX and kj == PLANE:
         return _box_plane(Ri, ti, si, nj, oj, ki == BOX, margin, patch, tol, pa, pb, normal, work)
@@ -307,7 +328,8 @@ def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa
         return 0 if dist - margin > EPS else 1
     if ki == CAPSULE and kj == SPHERE:
         dist = _sphere_capsule(tj, sj[0], Ri, ti, si[0], si[1], pb[0], pa[0], normal)
-        normal *= -1.0
+        for i in range(3):
+            normal[i] = -normal[i]
         return 0 if dist - margin > EPS else 1
     if ki == CAPSULE and kj == PLANE:
         return _capsule_plane(Ri, ti, si[0], si[1], nj, oj, ki == CAPSULE, margin, patch, tol, pa, pb, normal, work)
@@ -321,7 +343,9 @@ def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa
 def _grow(a, size):
     """``a`` copied into a larger array of ``size`` rows."""
     b = np.empty((size,) + a.shape[1:], dtype=a.dtype)
-    b[:a.shape[0]] = a
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            b[i, j] = a[i, j]
     return b
 
 
