@@ -240,7 +240,7 @@ def _step(qb, u, g, h, inertias, inertias_inv, masses_inv, lookup, body_a, body_
         ib_all[k] = -1 if body_b[k] < 0 else lookup[body_b[k]]
         if ia_all[k] == -2 or ib_all[k] == -2:
             return -1, 0, 0.0
-    u_free = np.empty_like(u)
+    u_free = np.empty(u.shape[0])
     free_velocities(inertias, u, g, h, u_free)
     basis, JA, JB = np.empty((m_all, 3, 3)), np.empty((m_all, 3, 6)), np.empty((m_all, 3, 6))
     v_free, v_start = np.empty((m_all, 3)), np.empty((m_all, 3))
@@ -251,11 +251,19 @@ def _step(qb, u, g, h, inertias, inertias_inv, masses_inv, lookup, body_a, body_
             active[m] = k
             m += 1
     if m == 0:
-        u_next[:] = u_free
+        for c in range(u_free.shape[0]):
+            u_next[c] = u_free[c]
         advance_positions(qb, u_free, h, q_next)
         return 0, 0, 0.0
     act = active[:m]
-    ia, ib, JA, JB = ia_all[act], ib_all[act], JA[act], JB[act]
+    ia, ib = np.empty(m, np.int64), np.empty(m, np.int64)  # the active contacts' rows (loops: quick to compile)
+    JA_all, JB_all = JA, JB
+    JA, JB = np.empty((m, 3, 6)), np.empty((m, 3, 6))
+    for i in range(m):
+        ia[i], ib[i] = ia_all[act[i]], ib_all[act[i]]
+        for r in range(3):
+            for c in range(6):
+                JA[i, r, c], JB[i, r, c] = JA_all[act[i], r, c], JB_all[act[i], r, c]
     mu, mu_k, b = np.empty(m), np.empty(m), np.empty(3 * m)
     for i in range(m):
         k = act[i]
