@@ -272,7 +272,7 @@ def stepping_alone(names, q0, u0, steps: int, options: ContactOptions = LOOSE, r
             "candidates": np.array([len(b) for b in batches])}
 
 
-def run(t_end: float = 1.5, repeat: int = 1, tight_steps: int | None = None) -> dict:
+def run(t_end: float = 1.5, repeat: int = 3, tight_steps: int | None = None) -> dict:
     """The pile: kane with the loose and the tight solver (the tight one over the first ``tight_steps``, default
     all), MuJoCo, each over t_end [s]; the stepping alone (:func:`stepping_alone`)."""
     names, q0, u0 = pile_scene()
