@@ -101,18 +101,19 @@ class WorkEnergyBalance:
     potential (inputs, dampers, forces: the trapezoidal integral of the recorded power; None when a load has no
     known potential); ``jumps`` [J], the energy changes at the instants where the state jumps (the impulses of a
     switching run's mode changes: two samples at one time); ``residual`` |change - work - jumps| relative to the
-    largest of |E0|, |work|, |jumps| and the kinetic energy reached (the energy drift when no load works)."""
+    largest of |E0|, |work|, |jumps| and the kinetic energy reached (the energy drift when no load works);
+    ``unknown_work`` says why the work is None."""
 
     change: float
     work: float | None
     residual: float | None
     jumps: float = 0.0
+    unknown_work: str = "the work of the loads cannot be computed: a load has no known potential"
 
     def rows(self) -> list[tuple[str, str]]:
         """(label, text) lines for a run summary."""
         if self.work is None:
-            return [("energy change", f"{self.change:.6g} J (the work of the loads cannot be computed: a load has "
-                                      "no known potential)")]
+            return [("energy change", f"{self.change:.6g} J ({self.unknown_work})")]
         driven = self.work != 0.0 or self.jumps != 0.0
         return [("energy change", f"{self.change:.6g} J"),
                 ("work of inputs and non-conservative loads", f"{self.work:.6g} J" if self.work != 0.0 else ""),
@@ -128,6 +129,9 @@ def work_energy_balance(dyn, traj, params=None) -> WorkEnergyBalance | None:
     e = traj.energy
     change = float(e[-1] - e[0])
     if "power" not in traj.residuals:
+        if str(getattr(traj.stats, "method", "") or "").startswith("contact "):  # a contact run records no power
+            return WorkEnergyBalance(change, None, None, unknown_work="a contact run: the contacts' dissipation "
+                                     "and the work of any load without a potential")
         return WorkEnergyBalance(change, None, None)
     try:
         ke = np.atleast_1d(dyn.kinetic_energy(float(traj.t[0]), traj.q, traj.u, params=params))
