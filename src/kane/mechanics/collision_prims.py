@@ -30,7 +30,8 @@ from ..model.collision import Box, Capsule, HalfSpace, Sphere
 from .collision_box import (EPS, HAVE_NUMBA, box_box, box_support_set, jit, jit_dot3, jit_mat3_vec, patch_basis,
                             patch_points, workspace)
 
-__all__ = ["HAVE_NUMBA", "PrimitiveTables", "PrimitiveContacts", "primitive_tables", "primitive_contacts"]
+__all__ = ["HAVE_NUMBA", "PrimitiveTables", "PrimitiveContacts", "primitive_tables", "primitive_contacts",
+           "quaternion_rotations"]
 
 SPHERE, PLANE, BOX, OTHER, CAPSULE = 0, 1, 2, 3, 4
 
@@ -340,6 +341,20 @@ def _pair(ki, kj, Ri, ti, si, Rj, tj, sj, ni, oi, nj, oj, margin, patch, tol, pa
 
 
 @jit
+def quaternion_rotations(q, first, R):
+    """R[k] (N, 3, 3) := the rotation of the scalar-first quaternion q[k, first:first + 4] (normalized first):
+    :func:`kane.spatial.quaternion_to_rotation`'s arithmetic, compiled (the collision batch's bodies, the contact
+    step's rows)."""
+    for k in range(q.shape[0]):
+        w, x, y, z = q[k, first], q[k, first + 1], q[k, first + 2], q[k, first + 3]
+        norm = np.sqrt(w * w + x * x + y * y + z * z)
+        w, x, y, z = w / norm, x / norm, y / norm, z / norm
+        R[k, 0, 0], R[k, 0, 1], R[k, 0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)
+        R[k, 1, 0], R[k, 1, 1], R[k, 1, 2] = 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)
+        R[k, 2, 0], R[k, 2, 1], R[k, 2, 2] = 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)
+
+
+@jit
 def _grow(a, size):
     """``a`` copied into a larger array of ``size`` rows."""
     b = np.empty((size,) + a.shape[1:], dtype=a.dtype)
@@ -355,18 +370,9 @@ def _batch(R_body, e_body, r_body, kind, size, plane_normal, plane_offset, R_bs,
     """The batch (primitive_contacts): shape poses and AABBs, every allowed candidate pair in (i, j) order, the
     contacts in field blocks F (13 m floats) and I (5 m integers), the pairs left to coal, m."""
     n = kind.shape[0]
-    if e_body.shape[0]:  # scalar-first quaternions: kane.spatial.quaternion_to_rotation's arithmetic
+    if e_body.shape[0]:  # scalar-first quaternions
         R_body = np.empty((e_body.shape[0], 3, 3))
-        for k in range(e_body.shape[0]):
-            norm = np.sqrt(e_body[k, 0] * e_body[k, 0] + e_body[k, 1] * e_body[k, 1] + e_body[k, 2] * e_body[k, 2]
-                           + e_body[k, 3] * e_body[k, 3])
-            w, x, y, z = e_body[k, 0] / norm, e_body[k, 1] / norm, e_body[k, 2] / norm, e_body[k, 3] / norm
-            R_body[k, 0, 0], R_body[k, 0, 1], R_body[k, 0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), \
-                2 * (x * z + w * y)
-            R_body[k, 1, 0], R_body[k, 1, 1], R_body[k, 1, 2] = 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), \
-                2 * (y * z - w * x)
-            R_body[k, 2, 0], R_body[k, 2, 1], R_body[k, 2, 2] = 2 * (x * z - w * y), 2 * (y * z + w * x), \
-                1 - 2 * (x * x + y * y)
+        quaternion_rotations(e_body, 0, R_body)
     R_s, r_s = np.empty((n, 3, 3)), np.empty((n, 3))
     lo, hi = np.empty((n, 3)), np.empty((n, 3))
     for k in range(n):

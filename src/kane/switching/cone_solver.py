@@ -167,8 +167,8 @@ def _sweeps(blocks, diag, b, mu, p, ptr, nbr, max_it, tol, relax):
     residual = 0.0
     it = 0
     lam = np.zeros(m)  # per contact the multiplier of its last tangential update on the rim
-    E = np.empty((m, 10))  # per contact its tangential block, factored once, and 1 / W_nn
-    inv_n = np.empty(m)
+    E = np.empty((m, 10))  # per contact its tangential block, factored once
+    inv_n = np.empty(m)  # and 1 / W_nn
     for i in range(m):
         _disc_setup(diag[i, 1, 1], diag[i, 2, 2], diag[i, 1, 2], E[i])
         inv_n[i] = 1.0 / diag[i, 0, 0]

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import ArgumentError
 from ..jit import HAVE_NUMBA, kernel, with_globals
+from ..mechanics.collision_prims import quaternion_rotations
 from .cone_solver import _parts as _cone_parts
 from .contact_bodies import FreeBodies, advance_positions, free_velocities
 from .contact_bodies import _compiled as _body_kernels
@@ -40,14 +41,7 @@ def _rows(qb, u, u_free, body_a, body_b, point_a, point_b, normal, basis, JA, JB
     """Per contact k: basis[k] (3, 3) rows (n, t1, t2); JA[k], JB[k] (3, 6) the rows on body a's speeds (minus
     the point Jacobian) and body b's; v_free[k], v_start[k] (3,) = J_k u_free, J_k u."""
     R_all = np.empty((qb.shape[0], 3, 3))  # each body's rotation, once
-    for body in range(qb.shape[0]):
-        w, x, y, z = qb[body, 3], qb[body, 4], qb[body, 5], qb[body, 6]
-        nq = np.sqrt(w * w + x * x + y * y + z * z)
-        w, x, y, z = w / nq, x / nq, y / nq, z / nq
-        R = R_all[body]
-        R[0, 0], R[0, 1], R[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)
-        R[1, 0], R[1, 1], R[1, 2] = 2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)
-        R[2, 0], R[2, 1], R[2, 2] = 2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)
+    quaternion_rotations(qb, 3, R_all)
     for k in range(normal.shape[0]):
         n0, n1, n2 = normal[k, 0], normal[k, 1], normal[k, 2]
         if abs(n0) < 0.9:  # ContactPoint.tangents_world: a = e_x, else e_y; t1 = a x n / |a x n|, t2 = n x t1
